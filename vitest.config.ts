@@ -1,0 +1,24 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['__tests__/unit/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['__tests__/integration/**/*.test.ts'],
+          globalSetup: ['__tests__/helpers/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
