@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { build } from './kustomize/build.js';
+import { reconcile } from './reconcile.js';
+import { exitCode } from './report/model.js';
+import { renderLines } from './report/render.js';
+import { normalize, type Mode, type Settings } from './settings.js';
+
+const USAGE = `usage: kustomize-reconcile <command> [flags]
+
+commands:
+  build   build --path with kustomize and print the objects as YAML (no cluster needed)
+  diff    plan against the cluster (server-side dry-run) and print what would change;
+          exit 0 = no change, 1 = changes, 2 = error
+  apply   server-side apply --path to the cluster and print the change set; exit 0 = ok, 2 = error
+
+flags:
+  --path DIR             directory to build, relative to --root (default .)
+  --root DIR             source root; --path may not leave it (default: current directory)
+  --kubeconfig FILE      kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
+  --context NAME         kubeconfig context (default: the file's current context)
+  --field-manager NAME   server-side apply field manager (default kustomize-controller)
+  --kustomize-path BIN   kustomize binary (default: kustomize on PATH)
+  --concurrency N        dry-runs in flight at once (default 8)
+  --output text|json     json prints the report value (default text)
+  -h, --help             show this help`;
+
+const COMMANDS: Record<string, Mode | 'build'> = { build: 'build', diff: 'preview', apply: 'apply' };
+
+/** The terminal edge: flags in; report on stdout, progress on stderr, exit code out. */
+export async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        path: { type: 'string' },
+        root: { type: 'string' },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        'field-manager': { type: 'string' },
+        'kustomize-path': { type: 'string' },
+        concurrency: { type: 'string' },
+        output: { type: 'string', default: 'text' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    process.stderr.write(`kustomize-reconcile: ${(err as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  const command = positionals[0];
+  const mode = command ? COMMANDS[command] : undefined;
+  if (!mode || positionals.length > 1) {
+    process.stderr.write(
+      `kustomize-reconcile: ${command ? `unknown command "${positionals.join(' ')}"` : 'missing command'}\n\n${USAGE}\n`,
+    );
+    return 2;
+  }
+  if (values.output !== 'text' && values.output !== 'json') {
+    process.stderr.write(`kustomize-reconcile: --output must be text or json; got "${values.output}"\n`);
+    return 2;
+  }
+  let settings: Settings;
+  try {
+    settings = normalize({
+      mode: mode === 'build' ? 'preview' : mode,
+      kubeconfig: values.kubeconfig ? { kind: 'path', path: values.kubeconfig } : { kind: 'default' },
+      context: values.context,
+      root: values.root ?? process.cwd(),
+      path: values.path,
+      fieldManager: values['field-manager'],
+      kustomizeBin: values['kustomize-path'],
+      concurrency: values.concurrency,
+    });
+  } catch (err) {
+    process.stderr.write(`kustomize-reconcile: ${(err as Error).message}\n`);
+    return 2;
+  }
+
+  if (mode === 'build') {
+    try {
+      const result = await build(settings);
+      const docs = result.objects.map((o) => stringify(o, { lineWidth: 0 }));
+      process.stdout.write(
+        values.output === 'json' ? JSON.stringify(result.objects, null, 2) + '\n' : docs.join('---\n'),
+      );
+      return 0;
+    } catch (err) {
+      process.stderr.write(`kustomize-reconcile: ${(err as Error).message}\n`);
+      return 2;
+    }
+  }
+
+  const json = values.output === 'json';
+  const report = await reconcile(settings, {
+    log: (line) => {
+      if (!json) process.stdout.write(line + '\n');
+    },
+    secret: () => {},
+  });
+  if (json) {
+    process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  } else {
+    const lines = renderLines(report);
+    process.stdout.write(lines.slice(report.changeset.length).join('\n') + '\n');
+  }
+  return exitCode(report, mode === 'preview');
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,126 @@
+import type { ClusterClient } from './client.js';
+
+/** How one apiVersion+kind is reached on the server. */
+export interface ResourceMapping {
+  group: string;
+  version: string;
+  kind: string;
+  /** The plural resource name, as the server says it; never guessed. */
+  resource: string;
+  namespaced: boolean;
+}
+
+const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;q=0.9';
+
+interface AggregatedList {
+  kind?: string;
+  items?: {
+    metadata?: { name?: string };
+    versions?: {
+      version: string;
+      resources?: { resource: string; responseKind?: { kind?: string }; scope?: string }[];
+    }[];
+  }[];
+}
+
+interface LegacyResourceList {
+  groupVersion: string;
+  resources?: { name: string; kind: string; namespaced: boolean }[];
+}
+
+/** Key of the mapping table: `group/version/Kind` (core group empty). */
+export function mappingKey(apiVersion: string, kind: string): string {
+  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+  return `${group}/${version}/${kind}`;
+}
+
+/** Reads an aggregated discovery document (`/api` or `/apis`, v2) into mappings. Subresources are left out. */
+export function mappingsFromAggregated(doc: AggregatedList): ResourceMapping[] {
+  const out: ResourceMapping[] = [];
+  for (const item of doc.items ?? []) {
+    const group = item.metadata?.name ?? '';
+    for (const v of item.versions ?? []) {
+      for (const r of v.resources ?? []) {
+        const kind = r.responseKind?.kind;
+        if (!kind || r.resource.includes('/')) continue;
+        out.push({ group, version: v.version, kind, resource: r.resource, namespaced: r.scope === 'Namespaced' });
+      }
+    }
+  }
+  return out;
+}
+
+/** Reads a legacy APIResourceList (`/api/v1`, `/apis/g/v`) into mappings. */
+export function mappingsFromLegacy(list: LegacyResourceList): ResourceMapping[] {
+  const [group, version] = list.groupVersion.includes('/') ? list.groupVersion.split('/', 2) : ['', list.groupVersion];
+  return (list.resources ?? [])
+    .filter((r) => !r.name.includes('/'))
+    .map((r) => ({
+      group: group ?? '',
+      version: version ?? '',
+      kind: r.kind,
+      resource: r.name,
+      namespaced: r.namespaced,
+    }));
+}
+
+/**
+ * Maps apiVersion+kind to resources by the server's discovery. Uses aggregated discovery (two
+ * requests for the whole server) and falls back to per-group-version lists on older servers.
+ */
+export class Discovery {
+  private table = new Map<string, ResourceMapping>();
+  private loaded = false;
+
+  constructor(private readonly client: ClusterClient) {}
+
+  async refresh(): Promise<void> {
+    const table = new Map<string, ResourceMapping>();
+    for (const root of ['/api', '/apis']) {
+      const doc = await this.client.request<
+        AggregatedList & {
+          versions?: string[];
+          groups?: { preferredVersion?: { groupVersion: string }; versions?: { groupVersion: string }[] }[];
+        }
+      >('GET', root, { accept: AGGREGATED });
+      let mappings: ResourceMapping[];
+      if (doc.kind === 'APIGroupDiscoveryList') {
+        mappings = mappingsFromAggregated(doc);
+      } else {
+        const gvs =
+          root === '/api'
+            ? (doc.versions ?? []).map((v) => `/api/${v}`)
+            : (doc.groups ?? []).flatMap((g) => (g.versions ?? []).map((v) => `/apis/${v.groupVersion}`));
+        const lists = await Promise.all(gvs.map((p) => this.client.request<LegacyResourceList>('GET', p)));
+        mappings = lists.flatMap(mappingsFromLegacy);
+      }
+      for (const m of mappings) table.set(`${m.group}/${m.version}/${m.kind}`, m);
+    }
+    this.table = table;
+    this.loaded = true;
+  }
+
+  /** The mapping for apiVersion+kind; discovery is read again once before giving up (a CRD may be new). */
+  async mapping(apiVersion: string, kind: string): Promise<ResourceMapping> {
+    const key = mappingKey(apiVersion, kind);
+    if (!this.loaded) await this.refresh();
+    let m = this.table.get(key);
+    if (!m) {
+      await this.refresh();
+      m = this.table.get(key);
+    }
+    if (!m) {
+      throw new Error(
+        `the server has no resource for kind ${kind} in ${apiVersion}: is its CustomResourceDefinition installed, and is the apiVersion right?`,
+      );
+    }
+    return m;
+  }
+}
+
+/** The URL path of an object (or of its collection when `name` is empty). */
+export function objectPath(m: ResourceMapping, namespace: string | undefined, name: string): string {
+  const base = m.group === '' ? `/api/${m.version}` : `/apis/${m.group}/${m.version}`;
+  const ns = m.namespaced ? `/namespaces/${encodeURIComponent(namespace ?? '')}` : '';
+  return `${base}${ns}/${m.resource}${name ? `/${encodeURIComponent(name)}` : ''}`;
+}

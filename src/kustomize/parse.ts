@@ -1,0 +1,78 @@
+import { parseAllDocuments } from 'yaml';
+
+/** A Kubernetes object as plain JSON; unknown fields are kept as they are. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+
+/** YAML aliases beyond this count are refused, so a "billion laughs" document cannot exhaust memory. */
+const MAX_ALIAS_COUNT = 100;
+
+/**
+ * Parses a multi-document YAML stream into objects. Empty documents are skipped;
+ * a document that is not a Kubernetes object (no apiVersion, kind or metadata.name) is an
+ * error naming its position and `source`.
+ */
+export function parseManifests(text: string, source: string): KubeObject[] {
+  const objects: KubeObject[] = [];
+  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
+  if (!Array.isArray(docs)) {
+    return objects;
+  }
+  docs.forEach((doc, i) => {
+    const where = `${source}, document ${i + 1}`;
+    if (doc.errors.length > 0) {
+      throw new Error(`${where}: invalid YAML: ${doc.errors[0]?.message ?? 'unknown error'}`);
+    }
+    const value: unknown = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    if (value === null || value === undefined) {
+      return;
+    }
+    objects.push(asKubeObject(value, where));
+  });
+  return objects;
+}
+
+/** Checks the shape every manifest must have and names what is missing. */
+export function asKubeObject(value: unknown, where: string): KubeObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new Error(
+      `${where}: expected a Kubernetes object (a YAML mapping), got ${Array.isArray(value) ? 'a list' : typeof value}`,
+    );
+  }
+  const obj = value as Record<string, unknown>;
+  const missing: string[] = [];
+  if (typeof obj['apiVersion'] !== 'string' || obj['apiVersion'] === '') missing.push('apiVersion');
+  if (typeof obj['kind'] !== 'string' || obj['kind'] === '') missing.push('kind');
+  const metadata = obj['metadata'];
+  const name =
+    typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['name'] : undefined;
+  if (typeof name !== 'string' || name === '') missing.push('metadata.name');
+  if (missing.length > 0) {
+    const kind = typeof obj['kind'] === 'string' ? ` (kind ${obj['kind']})` : '';
+    throw new Error(`${where}${kind}: missing ${missing.join(', ')}`);
+  }
+  return obj as KubeObject;
+}
+
+/** `Kind/namespace/name`, or `Kind/name` for cluster-scoped objects, as Flux prints subjects. */
+export function subjectOf(obj: Pick<KubeObject, 'kind' | 'metadata'>): string {
+  const ns = obj.metadata.namespace;
+  return ns ? `${obj.kind}/${ns}/${obj.metadata.name}` : `${obj.kind}/${obj.metadata.name}`;
+}
+
+/** True when a parsed YAML value looks like a Kubernetes manifest (used to pick files for a generated kustomization). */
+export function looksLikeManifest(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const obj = value as Record<string, unknown>;
+  return typeof obj['apiVersion'] === 'string' && typeof obj['kind'] === 'string';
+}

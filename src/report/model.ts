@@ -1,0 +1,30 @@
+import type { Mode } from '../settings.js';
+import type { Action, ChangeSetEntry } from '../ssa/changeset.js';
+
+/** One run's outcome: the single value every report (log, summary, outputs, JSON) is rendered from. */
+export interface Report {
+  mode: Mode;
+  path: string;
+  /** API server URL the run talked to (no credentials). */
+  server: string;
+  ok: boolean;
+  changeset: ChangeSetEntry[];
+  counts: Record<Action, number>;
+  durationMs: number;
+  /** Set when the run failed; the changeset then holds what was done before the failure. */
+  error?: string;
+}
+
+/** True when the plan found anything to create or configure. */
+export function hasChanges(report: Pick<Report, 'counts'>): boolean {
+  return report.counts.created + report.counts.configured > 0;
+}
+
+/**
+ * The exit code: 2 on error; 1 when changes were found and the mode reports rather than
+ * corrects them (CLI `diff`, action `drift`); else 0.
+ */
+export function exitCode(report: Pick<Report, 'ok' | 'counts'>, changesAreFindings: boolean): 0 | 1 | 2 {
+  if (!report.ok) return 2;
+  return changesAreFindings && hasChanges(report) ? 1 : 0;
+}

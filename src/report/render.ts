@@ -1,0 +1,53 @@
+import type { Report } from './model.js';
+import { hasChanges } from './model.js';
+
+const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
+
+/** One line per object, like Flux's "server-side apply" log, then a totals line. */
+export function renderLines(report: Report): string[] {
+  const lines = report.changeset.map((e) => `${e.subject} ${e.action}`);
+  const { created, configured, unchanged } = report.counts;
+  const totals = `${created} created, ${configured} configured, ${unchanged} unchanged in ${(report.durationMs / 1000).toFixed(1)}s`;
+  lines.push(
+    report.ok
+      ? `${VERB[report.mode]} ${report.path}: ${totals}`
+      : `Failed on ${report.path} after ${totals}: ${report.error ?? 'unknown error'}`,
+  );
+  return lines;
+}
+
+/** The job summary: a headline, the totals, and a table of what changed (unchanged objects folded away). */
+export function renderSummary(report: Report): string {
+  const { created, configured, unchanged } = report.counts;
+  const icon = !report.ok ? '❌' : hasChanges(report) ? '🔄' : '✅';
+  const out: string[] = [];
+  out.push(`### ${icon} kustomize-reconcile: ${report.mode} \`${escapeCode(report.path)}\``);
+  out.push('');
+  if (!report.ok) {
+    out.push('**Failed:** ' + escapeText(report.error ?? 'unknown error'));
+    out.push('');
+  }
+  out.push(
+    `**${created}** created · **${configured}** configured · **${unchanged}** unchanged · ${(report.durationMs / 1000).toFixed(1)}s`,
+  );
+  const changed = report.changeset.filter((e) => e.action !== 'unchanged');
+  if (changed.length > 0) {
+    out.push('', '| Object | Action |', '| --- | --- |');
+    for (const e of changed) out.push(`| \`${escapeCode(e.subject)}\` | ${e.action} |`);
+  }
+  const same = report.changeset.filter((e) => e.action === 'unchanged');
+  if (same.length > 0) {
+    out.push('', `<details><summary>${same.length} unchanged</summary>`, '');
+    for (const e of same) out.push(`- \`${escapeCode(e.subject)}\``);
+    out.push('', '</details>');
+  }
+  return out.join('\n') + '\n';
+}
+
+function escapeCode(s: string): string {
+  return s.replaceAll('`', "'").replaceAll('|', '\\|');
+}
+
+function escapeText(s: string): string {
+  return s.replace(/[<>&|]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '|': '\\|' })[c] ?? c);
+}

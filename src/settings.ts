@@ -1,0 +1,138 @@
+import * as core from '@actions/core';
+import { isAbsolute, resolve } from 'node:path';
+import type { KubeconfigSource } from './cluster/kubeconfig.js';
+
+export type Mode = 'apply' | 'preview' | 'drift';
+export const MODES: readonly Mode[] = ['apply', 'preview', 'drift'];
+
+/** Everything a run needs to know, from action inputs or CLI flags. Nothing else reads inputs or env. */
+export interface Settings {
+  /** apply: change the cluster; preview: plan only, report what would change; drift: plan, fail on drift. */
+  mode: Mode;
+  kubeconfig: KubeconfigSource;
+  /** kubeconfig context to use; empty means the file's current context. */
+  context?: string;
+  /** The source root; `path` is relative to it and may not leave it. */
+  root: string;
+  /** Directory to build, relative to `root`. */
+  path: string;
+  /** Field manager for server-side apply (Flux's own by default, so ownership carries over). */
+  fieldManager: string;
+  /** kustomize binary, a path or a name on PATH. */
+  kustomizeBin: string;
+  /** Dry-runs in flight at once. */
+  concurrency: number;
+}
+
+export const DEFAULTS = {
+  mode: 'apply' as Mode,
+  path: '.',
+  fieldManager: 'kustomize-controller',
+  kustomizeBin: 'kustomize',
+  concurrency: 8,
+};
+
+/**
+ * Inputs that action.yml declares for later stages of the pipeline (see the README's roadmap).
+ * Setting one to anything but its neutral value is an error rather than silently ignored.
+ */
+export const NOT_YET_SUPPORTED: Record<string, string> = {
+  kustomizations: '',
+  prune: 'false',
+  wait: 'false',
+  timeout: '',
+  force: 'false',
+  'target-namespace': '',
+  'sops-age-key': '',
+  'sops-pgp-key': '',
+  vars: '',
+  'drift-correction': 'false',
+  'default-service-account': '',
+  'inventory-namespace': '',
+};
+
+export type InputReader = (name: string) => string;
+
+/** Reads the action's inputs (`INPUT_*`) and `GITHUB_WORKSPACE`; masks the kubeconfig content at once. */
+export function readActionSettings(
+  input: InputReader = (n) => core.getInput(n),
+  env: NodeJS.ProcessEnv = process.env,
+): Settings {
+  for (const [name, neutral] of Object.entries(NOT_YET_SUPPORTED)) {
+    const v = input(name).trim();
+    if (v !== '' && v !== neutral) {
+      throw new Error(
+        `input "${name}" is not supported by this version yet (got "${v}"); remove it or set it to "${neutral}"`,
+      );
+    }
+  }
+  const root = env['GITHUB_WORKSPACE'] || process.cwd();
+  const raw = input('kubeconfig');
+  const kubeconfig = kubeconfigSource(raw, root);
+  if (kubeconfig.kind === 'content') core.setSecret(kubeconfig.content);
+  return normalize({
+    mode: input('mode'),
+    kubeconfig,
+    context: input('context'),
+    root,
+    path: input('path'),
+    fieldManager: input('field-manager'),
+    kustomizeBin: input('kustomize-path'),
+    concurrency: input('concurrency'),
+  });
+}
+
+/**
+ * The kubeconfig input takes the file's text or a path (relative to the workspace). Text is
+ * recognised by being multi-line or starting like YAML/JSON; empty means KUBECONFIG or ~/.kube/config.
+ */
+export function kubeconfigSource(value: string, root: string): KubeconfigSource {
+  const v = value.trim();
+  if (v === '') return { kind: 'default' };
+  if (
+    v.includes('\n') ||
+    v.startsWith('{') ||
+    /^(apiVersion|kind|clusters|contexts|users|current-context|preferences)\s*:/.test(v)
+  ) {
+    return { kind: 'content', content: value };
+  }
+  return { kind: 'path', path: isAbsolute(v) ? v : resolve(root, v) };
+}
+
+export interface RawSettings {
+  mode?: string;
+  kubeconfig: KubeconfigSource;
+  context?: string;
+  root: string;
+  path?: string;
+  fieldManager?: string;
+  kustomizeBin?: string;
+  concurrency?: string;
+}
+
+/** Applies defaults and validates; errors name the input (or flag) and say what is allowed. */
+export function normalize(raw: RawSettings): Settings {
+  const mode = (raw.mode?.trim() || DEFAULTS.mode) as Mode;
+  if (!MODES.includes(mode)) {
+    throw new Error(`mode must be one of ${MODES.join(', ')}; got "${raw.mode}"`);
+  }
+  const concurrencyText = raw.concurrency?.trim() || String(DEFAULTS.concurrency);
+  const concurrency = Number(concurrencyText);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new Error(`concurrency must be a whole number from 1 to 64; got "${concurrencyText}"`);
+  }
+  const fieldManager = raw.fieldManager?.trim() || DEFAULTS.fieldManager;
+  if (fieldManager.length > 128) {
+    throw new Error(`field-manager must be at most 128 characters; got ${fieldManager.length}`);
+  }
+  return {
+    mode,
+    kubeconfig: raw.kubeconfig,
+    ...(raw.context?.trim() ? { context: raw.context.trim() } : {}),
+    root: resolve(raw.root),
+    path: raw.path?.trim() || DEFAULTS.path,
+    fieldManager,
+    kustomizeBin: raw.kustomizeBin?.trim() || DEFAULTS.kustomizeBin,
+    concurrency,
+  };
+}

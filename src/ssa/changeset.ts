@@ -1,0 +1,18 @@
+/** What applying one object did (or would do, in a preview), with Flux's action words. */
+export type Action = 'created' | 'configured' | 'unchanged';
+
+export interface ChangeSetEntry {
+  /** `Kind/namespace/name` or `Kind/name`, as Flux prints it. */
+  subject: string;
+  action: Action;
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+export function countActions(changeset: readonly ChangeSetEntry[]): Record<Action, number> {
+  const counts: Record<Action, number> = { created: 0, configured: 0, unchanged: 0 };
+  for (const e of changeset) counts[e.action]++;
+  return counts;
+}
