@@ -1,0 +1,81 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { inject } from 'vitest';
+import { ClusterClient } from '../../src/cluster/client.js';
+import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
+import { NODE, REPO } from './paths.js';
+
+export function kubeconfigPath(): string {
+  return inject('kubeconfig');
+}
+
+/** An admin client on the shared test cluster. */
+export async function adminClient(): Promise<ClusterClient> {
+  return new ClusterClient(await loadKubeConfig({ kind: 'path', path: kubeconfigPath() }));
+}
+
+/** Creates a namespace with a random suffix, for one test. */
+export async function freshNamespace(client: ClusterClient, prefix = 't'): Promise<string> {
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
+  await client.request('POST', '/api/v1/namespaces', {
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+  });
+  return name;
+}
+
+/** Writes files (relative path → text) into a new temporary directory and returns it. */
+export async function writeTree(files: Record<string, string>): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'kr-tree-'));
+  for (const [rel, text] of Object.entries(files)) {
+    await mkdir(dirname(join(root, rel)), { recursive: true });
+    await writeFile(join(root, rel), text);
+  }
+  return root;
+}
+
+/** Polls `fn` every 250 ms until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
+      );
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a bundled entry point (dist/cli.js or dist/index.js) under the tests' Node 24. */
+export function runNode(
+  script: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(
+      NODE,
+      [join(REPO, script), ...args],
+      { cwd: opts.cwd ?? REPO, env: opts.env ?? process.env, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}

@@ -1,0 +1,145 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { isNotFound } from '../../src/cluster/errors.js';
+import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree } from '../helpers/cluster.js';
+import { TOOLS } from '../helpers/paths.js';
+
+/** Reads a GITHUB_OUTPUT file (`name<<delimiter` blocks) into a map. */
+function parseOutputs(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([^<]+)<<(.+)$/.exec(lines[i]!);
+    if (!m) continue;
+    const [, name, delim] = m;
+    const value: string[] = [];
+    for (i++; i < lines.length && lines[i] !== delim; i++) value.push(lines[i]!);
+    out[name!] = value.join('\n');
+  }
+  return out;
+}
+
+function manifests(ns: string): Record<string, string> {
+  return {
+    'deploy/app.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app-settings
+  namespace: ${ns}
+data:
+  color: blue
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: app-credentials
+  namespace: ${ns}
+stringData:
+  password: hunter2-very-secret
+`,
+    'deploy/values.yaml': 'replicaCount: 3\n',
+  };
+}
+
+describe('the bundled action, run the way GitHub runs it', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  async function runAction(workspace: string, inputs: Record<string, string>) {
+    const dir = await mkdtemp(join(tmpdir(), 'kr-gha-'));
+    const outputFile = join(dir, 'output');
+    const summaryFile = join(dir, 'summary');
+    await writeFile(outputFile, '');
+    await writeFile(summaryFile, '');
+    const env: NodeJS.ProcessEnv = {
+      PATH: `${TOOLS}:${process.env['PATH'] ?? ''}`,
+      HOME: process.env['HOME'],
+      GITHUB_WORKSPACE: workspace,
+      GITHUB_OUTPUT: outputFile,
+      GITHUB_STEP_SUMMARY: summaryFile,
+      RUNNER_TEMP: dir,
+    };
+    for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
+    const result = await runNode('dist/index.js', [], { env, cwd: workspace });
+    return {
+      ...result,
+      outputs: parseOutputs(await readFile(outputFile, 'utf8')),
+      summary: await readFile(summaryFile, 'utf8'),
+    };
+  }
+
+  it('applies a plain YAML directory and writes outputs and the job summary', async () => {
+    const ns = await freshNamespace(client);
+    const workspace = await writeTree(manifests(ns));
+    const kubeconfig = await readFile(kubeconfigPath(), 'utf8');
+
+    const res = await runAction(workspace, { kubeconfig, path: 'deploy', mode: 'apply' });
+    expect(res.code, res.stdout + res.stderr).toBe(0);
+    expect(JSON.parse(res.outputs['changeset']!)).toEqual([
+      expect.objectContaining({ subject: `ConfigMap/${ns}/app-settings`, action: 'created' }),
+      expect.objectContaining({ subject: `Secret/${ns}/app-credentials`, action: 'created' }),
+    ]);
+    expect(res.outputs['created']).toBe('2');
+    expect(res.outputs['changed']).toBe('true');
+    expect(JSON.parse(res.outputs['report']!)).toMatchObject({ ok: true, mode: 'apply', path: 'deploy' });
+    expect(res.summary).toContain(`| \`ConfigMap/${ns}/app-settings\` | created |`);
+    expect(res.stdout).toContain(`ConfigMap/${ns}/app-settings created`);
+    expect(res.stdout).toContain('Skipped 1 YAML file(s) without Kubernetes objects: values.yaml');
+    // The kubeconfig's client key was registered as a secret before anything else was printed.
+    const key = /client-key-data: (\S+)/.exec(kubeconfig)![1]!;
+    expect(res.stdout).toContain(`::add-mask::${key}`);
+    const printed = res.stdout
+      .split('\n')
+      .filter((l) => !l.startsWith('::add-mask::'))
+      .join('\n');
+    expect(printed).not.toContain(key);
+    expect(res.stdout + res.summary).not.toContain('hunter2-very-secret');
+
+    const cm = await client.request<{ data: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${ns}/configmaps/app-settings`,
+    );
+    expect(cm.data).toEqual({ color: 'blue' });
+
+    const again = await runAction(workspace, { kubeconfig: kubeconfigPath(), path: 'deploy' });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.outputs['unchanged']).toBe('2');
+    expect(again.outputs['changed']).toBe('false');
+  });
+
+  it('fails with exit code 2 and a message naming the object when the apply is refused', async () => {
+    const workspace = await writeTree({
+      'bad/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: no-namespace\ndata:\n  a: b\n',
+    });
+    const res = await runAction(workspace, { kubeconfig: kubeconfigPath(), path: 'bad' });
+    expect(res.code).toBe(2);
+    expect(res.stdout).toContain('::error::ConfigMap/no-namespace: namespace not specified');
+    expect(res.summary).toContain('**Failed:**');
+  });
+
+  it('refuses inputs of later pipeline stages instead of ignoring them', async () => {
+    const workspace = await writeTree(manifests('unused'));
+    const res = await runAction(workspace, { kubeconfig: kubeconfigPath(), path: 'deploy', prune: 'true' });
+    expect(res.code).toBe(2);
+    expect(res.stdout).toContain('input "prune" is not supported by this version yet');
+  });
+
+  it('in preview mode reports what would change and writes nothing', async () => {
+    const ns = await freshNamespace(client);
+    const workspace = await writeTree(manifests(ns));
+    const res = await runAction(workspace, { kubeconfig: kubeconfigPath(), path: 'deploy', mode: 'preview' });
+    expect(res.code, res.stdout + res.stderr).toBe(0);
+    expect(res.outputs['created']).toBe('2');
+    await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/app-settings`)).rejects.toSatisfy(
+      isNotFound,
+    );
+  });
+});

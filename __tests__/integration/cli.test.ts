@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { isNotFound } from '../../src/cluster/errors.js';
+import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree } from '../helpers/cluster.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
+
+describe('the bundled CLI', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  const cli = (root: string, ...args: string[]) =>
+    runNode('dist/cli.js', [...args, '--kubeconfig', kubeconfigPath(), '--kustomize-path', KUSTOMIZE], { cwd: root });
+
+  it('diff exits 1 with changes and writes nothing; apply creates; diff then exits 0', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'app/kustomization.yaml': `namespace: ${ns}\nresources: [cm.yaml]\n`,
+      'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n',
+    });
+    const diff = await cli(root, 'diff', '--path', 'app');
+    expect(diff.code, diff.stderr).toBe(1);
+    expect(diff.stdout).toContain(`ConfigMap/${ns}/settings created`);
+    await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/settings`)).rejects.toSatisfy(isNotFound);
+
+    const apply = await cli(root, 'apply', '--path', 'app', '--output', 'json');
+    expect(apply.code, apply.stderr).toBe(0);
+    const report = JSON.parse(apply.stdout) as { ok: boolean; changeset: { subject: string; action: string }[] };
+    expect(report.ok).toBe(true);
+    expect(report.changeset).toEqual([
+      expect.objectContaining({ subject: `ConfigMap/${ns}/settings`, action: 'created' }),
+    ]);
+
+    const after = await cli(root, 'diff', '--path', 'app');
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.stdout).toContain(`ConfigMap/${ns}/settings unchanged`);
+  });
+
+  it('applies a CRD and its custom resource in one run (definitions stage first)', async () => {
+    const ns = await freshNamespace(client);
+    const group = `${ns}.example.com`;
+    const root = await writeTree({
+      'crd/crd.yaml': `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.${group}
+spec:
+  group: ${group}
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: object, properties: {size: {type: integer}}}
+`,
+      'crd/widget.yaml': `apiVersion: ${group}/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: ${ns}\nspec:\n  size: 3\n`,
+    });
+    const apply = await cli(root, 'apply', '--path', 'crd');
+    expect(apply.code, apply.stdout + apply.stderr).toBe(0);
+    expect(apply.stdout).toContain(`CustomResourceDefinition/widgets.${group} created`);
+    expect(apply.stdout).toContain(`Widget/${ns}/w1 created`);
+    const w = await client.request<{ spec: { size: number } }>('GET', `/apis/${group}/v1/namespaces/${ns}/widgets/w1`);
+    expect(w.spec.size).toBe(3);
+    await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`);
+  });
+
+  it('reports a path outside the root and an unknown kind as errors with exit code 2', async () => {
+    const root = await writeTree({
+      'x/thing.yaml': 'apiVersion: nowhere.example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n  namespace: default\n',
+    });
+    const escape = await cli(root, 'apply', '--path', '../..');
+    expect(escape.code).toBe(2);
+    expect(escape.stdout).toMatch(/path "\.\.\/\.\." leaves the source root/);
+
+    const unknown = await cli(root, 'apply', '--path', 'x');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stdout).toContain(
+      'Gadget/default/g: the server has no resource for kind Gadget in nowhere.example.com/v1',
+    );
+  });
+
+  it('build prints the built objects without a cluster', async () => {
+    const root = await writeTree({
+      'plain/a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: x\n',
+      'plain/nested/b.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  namespace: x\n',
+    });
+    const res = await runNode('dist/cli.js', ['build', '--path', 'plain', '--kustomize-path', KUSTOMIZE], {
+      cwd: root,
+    });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('name: a');
+    expect(res.stdout).toContain('name: b');
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { kubeconfigSource, normalize, readActionSettings } from '../../src/settings.js';
+
+describe('kubeconfigSource', () => {
+  it.each([
+    { value: '', want: { kind: 'default' } },
+    { value: '  ', want: { kind: 'default' } },
+    { value: 'kube/config', want: { kind: 'path', path: '/ws/kube/config' } },
+    { value: '/etc/kubeconfig', want: { kind: 'path', path: '/etc/kubeconfig' } },
+    { value: 'apiVersion: v1\nkind: Config\n', want: { kind: 'content', content: 'apiVersion: v1\nkind: Config\n' } },
+    { value: 'clusters: []', want: { kind: 'content', content: 'clusters: []' } },
+    { value: '{"apiVersion":"v1"}', want: { kind: 'content', content: '{"apiVersion":"v1"}' } },
+  ])('$value → $want.kind', ({ value, want }) => {
+    expect(kubeconfigSource(value, '/ws')).toEqual(want);
+  });
+});
+
+describe('normalize', () => {
+  const base = { kubeconfig: { kind: 'default' as const }, root: '/ws' };
+  it('fills Flux-compatible defaults', () => {
+    expect(normalize(base)).toEqual({
+      mode: 'apply',
+      kubeconfig: { kind: 'default' },
+      root: '/ws',
+      path: '.',
+      fieldManager: 'kustomize-controller',
+      kustomizeBin: 'kustomize',
+      concurrency: 8,
+    });
+  });
+  it.each([
+    [{ mode: 'sync' }, 'mode must be one of apply, preview, drift; got "sync"'],
+    [{ concurrency: '0' }, 'concurrency must be a whole number from 1 to 64; got "0"'],
+    [{ concurrency: 'many' }, 'concurrency must be a whole number from 1 to 64; got "many"'],
+    [{ fieldManager: 'x'.repeat(129) }, 'field-manager must be at most 128 characters'],
+  ])('%j is refused', (raw, error) => {
+    expect(() => normalize({ ...base, ...raw })).toThrow(error);
+  });
+});
+
+describe('readActionSettings', () => {
+  const inputs = (m: Record<string, string>) => (name: string) => m[name] ?? '';
+  it('reads inputs and the workspace', () => {
+    const s = readActionSettings(inputs({ path: 'deploy', mode: 'preview', kubeconfig: 'kc.yaml' }), {
+      GITHUB_WORKSPACE: '/ws',
+    });
+    expect(s).toMatchObject({
+      mode: 'preview',
+      path: 'deploy',
+      root: '/ws',
+      kubeconfig: { kind: 'path', path: '/ws/kc.yaml' },
+    });
+  });
+  it.each([
+    ['prune', 'true'],
+    ['wait', 'true'],
+    ['sops-age-key', 'AGE-SECRET-KEY-1'],
+    ['target-namespace', 'apps'],
+  ])('refuses input %s=%s of a later stage', (name, value) => {
+    expect(() => readActionSettings(inputs({ [name]: value }), { GITHUB_WORKSPACE: '/ws' })).toThrow(
+      `input "${name}" is not supported by this version yet`,
+    );
+  });
+  it('accepts the neutral value of a later-stage input', () => {
+    expect(() =>
+      readActionSettings(inputs({ prune: 'false', wait: 'false' }), { GITHUB_WORKSPACE: '/ws' }),
+    ).not.toThrow();
+  });
+});
