@@ -1,0 +1,146 @@
+import { glob, readFile, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { FLUX_API_VERSION, SpecError, normalizeSourcePath, parseKustomizations } from './parse.js';
+import type { KustomizationSpec } from './types.js';
+
+/**
+ * Splits the `kustomizations` input into patterns. Entries are separated by newlines or commas
+ * (except commas inside a glob's `{a,b}`); `#` starts a comment (at the start of a line or after a
+ * space), so a YAML block can be annotated.
+ */
+export function splitPatterns(input: string): string[] {
+  return input
+    .split(/\r?\n/)
+    .map((line) => line.replace(/(^|\s)#.*$/, ''))
+    .flatMap(splitOutsideBraces)
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+function splitOutsideBraces(line: string): string[] {
+  const entries: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < line.length; i++) {
+    const char = line[i];
+    if (char === '{') depth++;
+    if (char === '}') depth = Math.max(0, depth - 1);
+    if (char === ',' && depth === 0) {
+      entries.push(line.slice(start, i));
+      start = i + 1;
+    }
+  }
+  entries.push(line.slice(start));
+  return entries;
+}
+
+const GLOB_MAGIC = /[*?[\]{}]/;
+
+/** The pattern relative to `root`, or undefined when it would reach outside the root. */
+function patternInsideRoot(pattern: string, root: string): string | undefined {
+  const relativePattern = isAbsolute(pattern) ? relative(root, pattern).split(sep).join('/') : pattern;
+  if (isAbsolute(relativePattern)) return undefined;
+  const normal = normalizeSourcePath(relativePattern);
+  return normal === undefined || normal === '.' ? undefined : normal;
+}
+
+/** True when `path` (real, symlinks resolved) is `root` or below it. */
+function isInside(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+/** Files (not directories) a pattern matches, relative to root with `/` separators, sorted. */
+async function matchFiles(pattern: string, root: string, realRoot: string): Promise<string[]> {
+  const files: string[] = [];
+  for await (const match of glob(pattern, { cwd: root })) {
+    const absolute = resolve(root, match);
+    const info = await stat(absolute).catch(() => undefined);
+    if (info?.isFile() !== true) continue;
+    // A symlink in the tree could point anywhere; the files read must stay in the checkout.
+    if (!isInside(await realpath(absolute), realRoot)) {
+      throw new SpecError([`kustomizations pattern ${JSON.stringify(pattern)}: ${match} links outside the root`]);
+    }
+    files.push(match.split(sep).join('/'));
+  }
+  return files.sort();
+}
+
+interface Located {
+  file: string;
+  document: number;
+}
+
+function where({ file, document }: Located): string {
+  return `${file}, document ${document}`;
+}
+
+/**
+ * Loads the Flux Kustomizations that `patterns` (file paths or globs relative to `root`) point at,
+ * in pattern order and, within a pattern, in sorted file order. Refuses patterns that match no file
+ * or leave the root, a file named without a glob that holds no v1 Kustomization, a glob whose files
+ * hold none, and two Kustomizations with the same namespace/name. Problems of all files are
+ * reported together in one SpecError.
+ */
+export async function loadKustomizations(patterns: string[], root: string): Promise<KustomizationSpec[]> {
+  const absoluteRoot = resolve(root);
+  const realRoot = await realpath(absoluteRoot);
+  const problems: string[] = [];
+  const specs: KustomizationSpec[] = [];
+  /** How many Kustomizations (valid or not) each file read so far holds; a file is read once. */
+  const counts = new Map<string, number>();
+  const seenNames = new Map<string, Located>();
+
+  const readKustomizationFile = async (file: string): Promise<number> => {
+    try {
+      const parsed = parseKustomizations(await readFile(resolve(absoluteRoot, file), 'utf8'), file);
+      for (const spec of parsed) {
+        const key = `${spec.namespace}/${spec.name}`;
+        const here = { file, document: spec.origin.kind === 'file' ? spec.origin.document : 0 };
+        const earlier = seenNames.get(key);
+        if (earlier === undefined) {
+          seenNames.set(key, here);
+          specs.push(spec);
+        } else {
+          problems.push(`Kustomization ${key} is defined twice: in ${where(earlier)} and in ${where(here)}`);
+        }
+      }
+      return parsed.length;
+    } catch (error) {
+      if (!(error instanceof SpecError)) throw error;
+      problems.push(...error.problems);
+      // Counted as holding one, so that the file is not also reported as holding none.
+      return 1;
+    }
+  };
+
+  for (const pattern of patterns) {
+    const quoted = JSON.stringify(pattern);
+    const inside = patternInsideRoot(pattern, absoluteRoot);
+    if (inside === undefined) {
+      problems.push(`kustomizations pattern ${quoted} must stay inside the root ${absoluteRoot}`);
+      continue;
+    }
+    const files = await matchFiles(inside, absoluteRoot, realRoot);
+    if (files.length === 0) {
+      problems.push(`kustomizations pattern ${quoted} matches no file under ${absoluteRoot}`);
+      continue;
+    }
+    let found = 0;
+    for (const file of files) {
+      const count = counts.get(file) ?? (await readKustomizationFile(file));
+      counts.set(file, count);
+      found += count;
+      // A glob over a Flux repository also matches plain manifests and kustomization.yaml files,
+      // so only a file named outright must hold a Kustomization.
+      if (count === 0 && !GLOB_MAGIC.test(inside)) problems.push(`no ${FLUX_API_VERSION} Kustomization in ${file}`);
+    }
+    if (found === 0 && GLOB_MAGIC.test(inside)) {
+      problems.push(
+        `no ${FLUX_API_VERSION} Kustomization in the files that kustomizations pattern ${quoted} matches: ${files.join(', ')}`,
+      );
+    }
+  }
+  if (problems.length > 0) throw new SpecError(problems);
+  return specs;
+}
