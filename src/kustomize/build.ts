@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve, sep } from 'node:path';
-import { stringify } from 'yaml';
+import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
+import { parse, stringify } from 'yaml';
+import type { Image, Patch } from '../spec/types.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
-import { parseManifests, type KubeObject } from './parse.js';
+import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin } from './merge.js';
+import { objectKey, parseManifests, type KubeObject } from './parse.js';
 
 export interface BuildOptions {
   /** The source root (the workspace); `path` is relative to it and may not leave it. */
@@ -13,62 +15,149 @@ export interface BuildOptions {
   path: string;
   /** The kustomize binary: a path, or a name looked up on PATH. */
   kustomizeBin: string;
+  /** Flux spec fields merged into the kustomization before the build. */
+  targetNamespace?: string;
+  namePrefix?: string;
+  nameSuffix?: string;
+  patches?: readonly Patch[];
+  images?: readonly Image[];
+  components?: readonly string[];
+  ignoreMissingComponents?: boolean;
+  buildMetadata?: readonly string[];
+  /** Allow `resources`/`components` that kustomize would fetch over the network (off by default). */
+  allowRemoteBases?: boolean;
 }
 
 export interface BuildResult {
   objects: KubeObject[];
+  /** Each object's source file relative to the root, by objectKey (absent for remote bases). */
+  origins: Map<string, string>;
   /** True when `path` had no kustomization file and one was generated over its YAML files. */
   generated: boolean;
   /** YAML files left out of a generated kustomization because they hold no Kubernetes objects. */
   skipped: string[];
+  /** Components dropped because they are missing and ignoreMissingComponents is set. */
+  missingComponents: string[];
 }
 
-/** Directories never scanned for manifests (Flux's default source-ignore set). */
-const IGNORED_DIRS = new Set(['.git', '.github', '.circleci']);
+/**
+ * Files and directories left out of the build copy: Flux's default source-ignore set, which
+ * source-controller drops before kustomize-controller ever sees the tree.
+ */
+const IGNORED_NAMES = new Set([
+  '.git',
+  '.gitignore',
+  '.gitmodules',
+  '.gitattributes',
+  '.github',
+  '.circleci',
+  '.travis.yml',
+  '.gitlab-ci.yml',
+  'appveyor.yml',
+  '.drone.yml',
+  'cloudbuild.yaml',
+  'codeship-services.yml',
+  'codeship-steps.yml',
+  '.goreleaser.yml',
+  '.sops.yaml',
+  '.flux.yaml',
+]);
+const IGNORED_EXTENSIONS = /\.(jpe?g|gif|png|wmv|flv|zip|tar\.gz)$/i;
 const MAX_OUTPUT_BYTES = 512 * 1024 * 1024;
 
-/** Builds `path` with the real kustomize, generating a kustomization over plain YAML when there is none. */
+/**
+ * Builds one Kustomization with the real kustomize, the way kustomize-controller does: on a copy of
+ * the source root (the user's files are never touched), with a kustomization generated over plain
+ * YAML when there is none, Flux's spec fields merged into it, and the load restrictor on.
+ */
 export async function build(opts: BuildOptions): Promise<BuildResult> {
-  const dir = await resolveInsideRoot(opts.root, opts.path);
-  if (await findKustomizationFile(dir)) {
-    const text = await runKustomize(opts.kustomizeBin, dir, opts.path);
-    return { objects: parseManifests(text, `kustomize build ${opts.path}`), generated: false, skipped: [] };
-  }
-  // Never write into the user's tree: generate over a temporary copy.
+  const realRoot = await realpath(opts.root);
+  const dir = await resolveInsideRoot(realRoot, opts.path);
+  const relPath = relative(realRoot, dir) || '.';
   const work = await mkdtemp(join(tmpdir(), 'kr-build-'));
+  const copyRoot = join(work, 'src');
   try {
-    await cp(dir, work, { recursive: true, filter: (src) => !IGNORED_DIRS.has(src.split(sep).pop() ?? '') });
-    const entries = await scan(work, '');
-    const { kustomization, skipped } = generateKustomization(
-      entries.map((e) => (e.kind === 'file' ? { ...e, path: e.path } : e)),
+    await cp(realRoot, copyRoot, {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (src) => src === realRoot || !(IGNORED_NAMES.has(basename(src)) || IGNORED_EXTENSIONS.test(src)),
+    });
+    const kdir = join(copyRoot, relPath);
+    const found = await findKustomizationFile(kdir);
+    let existing: Record<string, unknown>;
+    let skipped: string[] = [];
+    if (found) {
+      existing = await readKustomization(join(kdir, found), join(relPath, found));
+    } else {
+      const generated = generateKustomization(await scan(kdir, ''), relPath === '.' ? '' : toPosix(relPath));
+      existing = { ...generated.kustomization };
+      skipped = generated.skipped.map((f) => join(relPath, f));
+    }
+    const { components, missing } = await checkComponents(
+      kdir,
+      relPath,
+      opts.components ?? [],
+      opts.ignoreMissingComponents ?? false,
     );
-    await writeFile(join(work, 'kustomization.yaml'), stringify(kustomization));
-    const text = await runKustomize(opts.kustomizeBin, work, opts.path);
-    return { objects: parseManifests(text, `kustomize build ${opts.path}`), generated: true, skipped };
+    const { kustomization, addedOrigin } = mergeKustomization(existing, {
+      ...pick(opts),
+      components,
+    });
+    await writeFile(join(kdir, found ?? 'kustomization.yaml'), stringify(kustomization));
+    if (!opts.allowRemoteBases) await refuseRemoteBases(copyRoot, kdir, new Set());
+
+    const text = await runKustomize(opts.kustomizeBin, kdir, copyRoot);
+    const objects = parseManifests(text, `kustomize build ${relPath}`);
+    const origins = new Map<string, string>();
+    for (const obj of objects) {
+      const origin = takeOrigin(obj, addedOrigin);
+      if (origin !== undefined) origins.set(objectKey(obj), toPosix(normalize(join(relPath, origin))));
+    }
+    return { objects, origins, generated: !found, skipped, missingComponents: missing };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+function pick(o: BuildOptions) {
+  return {
+    targetNamespace: o.targetNamespace,
+    namePrefix: o.namePrefix,
+    nameSuffix: o.nameSuffix,
+    patches: o.patches,
+    images: o.images,
+    buildMetadata: o.buildMetadata,
+  };
 }
 
 /** Joins `path` to `root` and refuses a result outside the root, symlinks resolved. */
 export async function resolveInsideRoot(root: string, path: string): Promise<string> {
   const realRoot = await realpath(root);
   const joined = resolve(realRoot, path);
+  if (!isInside(realRoot, joined)) {
+    throw new Error(`path "${path}" leaves the source root ${realRoot}; it must name a directory inside it`);
+  }
   let real: string;
   try {
     real = await realpath(joined);
   } catch {
     throw new Error(`path "${path}" does not exist under the source root ${realRoot}`);
   }
-  const rel = relative(realRoot, real);
-  if (rel === '..' || rel.startsWith(`..${sep}`) || resolve(realRoot, rel) !== real) {
-    throw new Error(`path "${path}" leaves the source root ${realRoot}; it must name a directory inside it`);
+  if (!isInside(realRoot, real)) {
+    throw new Error(
+      `path "${path}" leaves the source root ${realRoot} through a symlink; it must name a directory inside it`,
+    );
   }
   const info = await stat(real);
   if (!info.isDirectory()) {
     throw new Error(`path "${path}" is a file; it must be a directory (with or without a kustomization.yaml)`);
   }
   return real;
+}
+
+function isInside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 async function findKustomizationFile(dir: string): Promise<string | undefined> {
@@ -79,14 +168,73 @@ async function findKustomizationFile(dir: string): Promise<string | undefined> {
   return undefined;
 }
 
+async function readKustomization(file: string, shown: string): Promise<Record<string, unknown>> {
+  let doc: unknown;
+  try {
+    doc = parse(await readFile(file, 'utf8'), { maxAliasCount: 100, prettyErrors: true });
+  } catch (err) {
+    throw new Error(`${shown}: invalid YAML: ${(err as Error).message}`, { cause: err });
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new Error(`${shown}: a kustomization must be a YAML mapping`);
+  return doc as Record<string, unknown>;
+}
+
+/** Flux's spec.components are relative to the kustomization directory; missing ones fail unless ignored. */
+async function checkComponents(kdir: string, relPath: string, components: readonly string[], ignoreMissing: boolean) {
+  const present: string[] = [];
+  const missing: string[] = [];
+  for (const [i, c] of components.entries()) {
+    if (await stat(join(kdir, c)).catch(() => undefined)) {
+      present.push(c);
+    } else if (ignoreMissing) {
+      missing.push(c);
+    } else {
+      throw new Error(
+        `spec.components[${i}] "${c}" not found relative to ${relPath}; fix the path or set spec.ignoreMissingComponents: true to skip missing components`,
+      );
+    }
+  }
+  return { components: present, missing };
+}
+
+/**
+ * Walks the kustomizations reachable from `kdir` and refuses remote resources, bases and
+ * components: the build must come from the checked-out source alone unless remote bases are allowed.
+ */
+async function refuseRemoteBases(copyRoot: string, kdir: string, seen: Set<string>): Promise<void> {
+  if (seen.has(kdir)) return;
+  seen.add(kdir);
+  const file = await findKustomizationFile(kdir);
+  if (!file) return;
+  const shown = toPosix(relative(copyRoot, join(kdir, file)));
+  let k: Record<string, unknown>;
+  try {
+    k = await readKustomization(join(kdir, file), shown);
+  } catch {
+    return; // kustomize reports it with its own words
+  }
+  for (const { field, entry } of referencedPaths(k)) {
+    const target = resolve(kdir, entry);
+    const info = await stat(target).catch(() => undefined);
+    if (info?.isDirectory()) {
+      await refuseRemoteBases(copyRoot, target, seen);
+    } else if (!info && isRemoteRef(entry)) {
+      throw new Error(
+        `${shown}: ${field} entry "${entry}" is a remote base; remote bases are refused so that the build uses only the checked-out source (allow them with the allow-remote-bases input or --allow-remote-bases)`,
+      );
+    }
+  }
+}
+
 /** Lists YAML files and kustomization sub-directories below `dir`, paths relative to the top. */
 async function scan(top: string, rel: string): Promise<Entry[]> {
   const out: Entry[] = [];
   const dirents = await readdir(join(top, rel), { withFileTypes: true });
-  for (const d of dirents.sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const d of dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const childRel = rel === '' ? d.name : `${rel}/${d.name}`;
     if (d.isDirectory()) {
-      if (IGNORED_DIRS.has(d.name)) continue;
       if (await findKustomizationFile(join(top, childRel))) {
         out.push({ kind: 'dir', path: childRel, hasKustomization: true });
       } else {
@@ -99,8 +247,11 @@ async function scan(top: string, rel: string): Promise<Entry[]> {
   return out;
 }
 
-function runKustomize(bin: string, dir: string, shownPath: string): Promise<string> {
-  const args = ['build', dir, '--load-restrictor=LoadRestrictionsRootOnly'];
+function runKustomize(bin: string, kdir: string, copyRoot: string): Promise<string> {
+  const args = ['build', kdir, '--load-restrictor=LoadRestrictionsRootOnly'];
+  // Messages name files in the temporary copy; show them relative to the source root instead.
+  const shorten = (text: string) =>
+    text.replaceAll(`${copyRoot}${sep}`, '').replaceAll(copyRoot, '.').replaceAll(dirname(copyRoot), '<build>');
   return new Promise((resolvePromise, reject) => {
     execFile(bin, args, { maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' }, (err, stdout, stderr) => {
       if (err) {
@@ -114,10 +265,14 @@ function runKustomize(bin: string, dir: string, shownPath: string): Promise<stri
           return;
         }
         const detail = stderr.trim() || err.message;
-        reject(new Error(`kustomize build ${shownPath} failed: ${detail.replaceAll(dir, shownPath)}`));
+        reject(new Error(`kustomize build ${shorten(kdir)} failed: ${shorten(detail)}`));
         return;
       }
       resolvePromise(stdout);
     });
   });
+}
+
+function toPosix(p: string): string {
+  return p.split(sep).join('/');
 }

@@ -21,9 +21,12 @@ export interface KustomizationFile {
  * added as one resource (its files are not listed). YAML that is not a manifest (for example a
  * values file or a Flux Kustomization's sibling config) is skipped. Paths are relative, `./`-prefixed
  * and sorted so that the output is stable. Entries must already exclude the children of such
- * sub-directories.
+ * sub-directories. `shownDir` prefixes file names in errors.
  */
-export function generateKustomization(entries: readonly Entry[]): {
+export function generateKustomization(
+  entries: readonly Entry[],
+  shownDir = '',
+): {
   kustomization: KustomizationFile;
   skipped: string[];
 } {
@@ -34,7 +37,7 @@ export function generateKustomization(entries: readonly Entry[]): {
       if (entry.hasKustomization) resources.push(`./${entry.path}`);
       continue;
     }
-    if (isManifestFile(entry.text, entry.path)) {
+    if (isManifestFile(entry.text, shownDir ? `${shownDir}/${entry.path}` : entry.path)) {
       resources.push(`./${entry.path}`);
     } else {
       skipped.push(entry.path);
@@ -56,12 +59,14 @@ export function generateKustomization(entries: readonly Entry[]): {
  * A file with invalid YAML is an error naming the file, as in Flux.
  */
 export function isManifestFile(text: string, path: string): boolean {
-  const docs = parseAllDocuments(text);
+  const docs = parseAllDocuments(text, { prettyErrors: true });
   const list = Array.isArray(docs) ? docs : [];
   let found = false;
   for (const doc of list) {
     if (doc.errors.length > 0) {
-      throw new Error(`${path}: invalid YAML: ${doc.errors[0]?.message ?? 'unknown error'}`);
+      throw new Error(
+        `${path}: invalid YAML: ${doc.errors[0]?.message.split('\n')[0]?.replace(/:$/, '') ?? 'unknown error'}`,
+      );
     }
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
     if (value === null || value === undefined) continue;

@@ -31,7 +31,9 @@ export function parseManifests(text: string, source: string): KubeObject[] {
   docs.forEach((doc, i) => {
     const where = `${source}, document ${i + 1}`;
     if (doc.errors.length > 0) {
-      throw new Error(`${where}: invalid YAML: ${doc.errors[0]?.message ?? 'unknown error'}`);
+      throw new Error(
+        `${where}: invalid YAML: ${doc.errors[0]?.message.split('\n')[0]?.replace(/:$/, '') ?? 'unknown error'}`,
+      );
     }
     const value: unknown = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     if (value === null || value === undefined) {
@@ -75,4 +77,10 @@ export function looksLikeManifest(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const obj = value as Record<string, unknown>;
   return typeof obj['apiVersion'] === 'string' && typeof obj['kind'] === 'string';
+}
+
+/** A stable key for an object across build stages: `group/Kind/namespace/name`. */
+export function objectKey(obj: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): string {
+  const group = obj.apiVersion.includes('/') ? obj.apiVersion.slice(0, obj.apiVersion.indexOf('/')) : '';
+  return `${group}/${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
 }

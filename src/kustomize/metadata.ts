@@ -1,0 +1,39 @@
+import type { KubeObject } from './parse.js';
+
+/**
+ * Flux's spec.commonMetadata: after the build, every object's labels and annotations get these
+ * keys, overwriting same-named ones. Unlike kustomize's commonLabels, selectors and pod templates
+ * are left alone. Returns new objects.
+ */
+export function applyCommonMetadata(
+  objects: readonly KubeObject[],
+  common: { labels?: Record<string, string>; annotations?: Record<string, string> } | undefined,
+): KubeObject[] {
+  if (!common || (!common.labels && !common.annotations)) return [...objects];
+  return objects.map((obj) => {
+    const metadata = { ...obj.metadata };
+    if (common.labels && Object.keys(common.labels).length > 0)
+      metadata.labels = { ...metadata.labels, ...common.labels };
+    if (common.annotations && Object.keys(common.annotations).length > 0)
+      metadata.annotations = { ...metadata.annotations, ...common.annotations };
+    return { ...obj, metadata };
+  });
+}
+
+/**
+ * Secret values hidden for display (`build` without --show-secrets): every value of `data` and
+ * `stringData` becomes `***`, so a build can be shared without leaking what it holds.
+ */
+export function maskSecrets(objects: readonly KubeObject[]): KubeObject[] {
+  return objects.map((obj) => {
+    if (obj.kind !== 'Secret' || obj.apiVersion !== 'v1') return obj;
+    const out: KubeObject = { ...obj };
+    for (const field of ['data', 'stringData']) {
+      const map = obj[field];
+      if (typeof map === 'object' && map !== null) {
+        out[field] = Object.fromEntries(Object.keys(map).map((k) => [k, '***']));
+      }
+    }
+    return out;
+  });
+}
