@@ -1,22 +1,31 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { build } from './kustomize/build.js';
-import { reconcile } from './reconcile.js';
+import { maskSecrets } from './kustomize/metadata.js';
+import type { KubeObject } from './kustomize/parse.js';
+import { buildSpec, checkSupported, reconcile, resolveSpecs } from './reconcile.js';
 import { exitCode } from './report/model.js';
 import { renderLines } from './report/render.js';
 import { normalize, type Mode, type Settings } from './settings.js';
+import { splitPatterns } from './spec/load.js';
+import { applyOrder } from './ssa/order.js';
 
 const USAGE = `usage: kustomize-reconcile <command> [flags]
 
 commands:
-  build   build --path with kustomize and print the objects as YAML (no cluster needed)
+  build   build with kustomize and print the objects as YAML, in apply order (no cluster needed);
+          Secret values are masked unless --show-secrets
   diff    plan against the cluster (server-side dry-run) and print what would change;
           exit 0 = no change, 1 = changes, 2 = error
   apply   server-side apply --path to the cluster and print the change set; exit 0 = ok, 2 = error
 
 flags:
   --path DIR             directory to build, relative to --root (default .)
+  --kustomizations GLOB  Flux Kustomization files or globs (repeatable, or comma-separated);
+                         build prints every Kustomization found, apply and diff take one
+  --target-namespace NS  spec.targetNamespace for --path
+  --allow-remote-bases   let kustomize fetch remote resources and components
+  --show-secrets         build: print Secret values instead of ***
   --root DIR             source root; --path may not leave it (default: current directory)
   --kubeconfig FILE      kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
   --context NAME         kubeconfig context (default: the file's current context)
@@ -37,6 +46,10 @@ export async function main(argv: string[]): Promise<number> {
       allowPositionals: true,
       options: {
         path: { type: 'string' },
+        kustomizations: { type: 'string', multiple: true },
+        'target-namespace': { type: 'string' },
+        'allow-remote-bases': { type: 'boolean' },
+        'show-secrets': { type: 'boolean' },
         root: { type: 'string' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -76,6 +89,9 @@ export async function main(argv: string[]): Promise<number> {
       context: values.context,
       root: values.root ?? process.cwd(),
       path: values.path,
+      kustomizations: (values.kustomizations ?? []).flatMap(splitPatterns),
+      targetNamespace: values['target-namespace'],
+      allowRemoteBases: values['allow-remote-bases'] ?? false,
       fieldManager: values['field-manager'],
       kustomizeBin: values['kustomize-path'],
       concurrency: values.concurrency,
@@ -87,11 +103,8 @@ export async function main(argv: string[]): Promise<number> {
 
   if (mode === 'build') {
     try {
-      const result = await build(settings);
-      const docs = result.objects.map((o) => stringify(o, { lineWidth: 0 }));
-      process.stdout.write(
-        values.output === 'json' ? JSON.stringify(result.objects, null, 2) + '\n' : docs.join('---\n'),
-      );
+      const json = values.output === 'json';
+      process.stdout.write(await buildCommand(settings, { json, showSecrets: values['show-secrets'] ?? false }));
       return 0;
     } catch (err) {
       process.stderr.write(`kustomize-reconcile: ${(err as Error).message}\n`);
@@ -113,6 +126,33 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(lines.slice(report.changeset.length).join('\n') + '\n');
   }
   return exitCode(report, mode === 'preview');
+}
+
+/**
+ * `build`: every Kustomization's objects after kustomize and commonMetadata, in apply order, as
+ * multi-document YAML (a comment line names each Kustomization when there are several) or JSON.
+ */
+async function buildCommand(settings: Settings, opts: { json: boolean; showSecrets: boolean }): Promise<string> {
+  const specs = await resolveSpecs(settings);
+  checkSupported(specs, 'build');
+  const results: { kustomization: string; objects: KubeObject[] }[] = [];
+  for (const spec of specs) {
+    const built = await buildSpec(settings, spec);
+    const ordered = applyOrder(built.objects);
+    results.push({
+      kustomization: `${spec.namespace}/${spec.name}`,
+      objects: opts.showSecrets ? ordered : maskSecrets(ordered),
+    });
+  }
+  if (opts.json) {
+    return JSON.stringify(specs.length === 1 ? results[0]!.objects : results, null, 2) + '\n';
+  }
+  return results
+    .map((r) => {
+      const header = results.length > 1 ? `# Kustomization ${r.kustomization}\n` : '';
+      return header + r.objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
+    })
+    .join('---\n');
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -23,7 +23,11 @@ export async function run(): Promise<void> {
     core.setOutput('unchanged', report.counts.unchanged);
     core.setOutput('changed', report.counts.created + report.counts.configured > 0);
     core.setOutput('report', JSON.stringify(report));
-    await core.summary.addRaw(renderSummary(report)).write();
+    if (process.env['GITHUB_STEP_SUMMARY']) {
+      await core.summary.addRaw(renderSummary(report)).write();
+    } else {
+      core.info('No job summary written: GITHUB_STEP_SUMMARY is not set (not running on GitHub Actions?)');
+    }
     const code = exitCode(report, settings.mode === 'drift');
     if (code === 2) core.setFailed(report.error ?? 'failed');
     if (code === 1)

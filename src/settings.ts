@@ -1,6 +1,7 @@
 import * as core from '@actions/core';
 import { isAbsolute, resolve } from 'node:path';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
+import { splitPatterns } from './spec/load.js';
 
 export type Mode = 'apply' | 'preview' | 'drift';
 export const MODES: readonly Mode[] = ['apply', 'preview', 'drift'];
@@ -14,8 +15,14 @@ export interface Settings {
   context?: string;
   /** The source root; `path` is relative to it and may not leave it. */
   root: string;
-  /** Directory to build, relative to `root`. */
+  /** Directory to build, relative to `root` (the single-Kustomization case). */
   path: string;
+  /** Flux Kustomization files or globs, relative to `root`; when set, they replace `path`. */
+  kustomizations: string[];
+  /** spec.targetNamespace for the single-Kustomization case. */
+  targetNamespace?: string;
+  /** Let kustomize fetch remote bases (refused by default: the build uses the checkout alone). */
+  allowRemoteBases: boolean;
   /** Field manager for server-side apply (Flux's own by default, so ownership carries over). */
   fieldManager: string;
   /** kustomize binary, a path or a name on PATH. */
@@ -37,12 +44,10 @@ export const DEFAULTS = {
  * Setting one to anything but its neutral value is an error rather than silently ignored.
  */
 export const NOT_YET_SUPPORTED: Record<string, string> = {
-  kustomizations: '',
   prune: 'false',
   wait: 'false',
   timeout: '',
   force: 'false',
-  'target-namespace': '',
   'sops-age-key': '',
   'sops-pgp-key': '',
   vars: '',
@@ -76,6 +81,9 @@ export function readActionSettings(
     context: input('context'),
     root,
     path: input('path'),
+    kustomizations: splitPatterns(input('kustomizations')),
+    targetNamespace: input('target-namespace'),
+    allowRemoteBases: input('allow-remote-bases'),
     fieldManager: input('field-manager'),
     kustomizeBin: input('kustomize-path'),
     concurrency: input('concurrency'),
@@ -105,6 +113,9 @@ export interface RawSettings {
   context?: string;
   root: string;
   path?: string;
+  kustomizations?: string[];
+  targetNamespace?: string;
+  allowRemoteBases?: string | boolean;
   fieldManager?: string;
   kustomizeBin?: string;
   concurrency?: string;
@@ -125,14 +136,39 @@ export function normalize(raw: RawSettings): Settings {
   if (fieldManager.length > 128) {
     throw new Error(`field-manager must be at most 128 characters; got ${fieldManager.length}`);
   }
+  const path = raw.path?.trim() || DEFAULTS.path;
+  const kustomizations = raw.kustomizations ?? [];
+  if (kustomizations.length > 0 && path !== DEFAULTS.path) {
+    throw new Error(
+      `set either path ("${path}") or kustomizations, not both: a Flux Kustomization file names its own spec.path`,
+    );
+  }
+  const targetNamespace = raw.targetNamespace?.trim();
+  if (kustomizations.length > 0 && targetNamespace) {
+    throw new Error(
+      'target-namespace applies to path; with kustomizations, set spec.targetNamespace in the Kustomization files',
+    );
+  }
   return {
     mode,
     kubeconfig: raw.kubeconfig,
     ...(raw.context?.trim() ? { context: raw.context.trim() } : {}),
     root: resolve(raw.root),
-    path: raw.path?.trim() || DEFAULTS.path,
+    path,
+    kustomizations,
+    ...(targetNamespace ? { targetNamespace } : {}),
+    allowRemoteBases: parseBool(raw.allowRemoteBases, 'allow-remote-bases'),
     fieldManager,
     kustomizeBin: raw.kustomizeBin?.trim() || DEFAULTS.kustomizeBin,
     concurrency,
   };
+}
+
+/** YAML 1.2 core booleans, as GitHub documents boolean inputs; empty means false. */
+export function parseBool(value: string | boolean | undefined, name: string): boolean {
+  if (typeof value === 'boolean') return value;
+  const v = (value ?? '').trim();
+  if (v === '' || /^(false|False|FALSE)$/.test(v)) return false;
+  if (/^(true|True|TRUE)$/.test(v)) return true;
+  throw new Error(`${name} must be true or false; got "${v}"`);
 }

@@ -92,7 +92,7 @@ describe('the bundled action, run the way GitHub runs it', () => {
     expect(JSON.parse(res.outputs['report']!)).toMatchObject({ ok: true, mode: 'apply', path: 'deploy' });
     expect(res.summary).toContain(`| \`ConfigMap/${ns}/app-settings\` | created |`);
     expect(res.stdout).toContain(`ConfigMap/${ns}/app-settings created`);
-    expect(res.stdout).toContain('Skipped 1 YAML file(s) without Kubernetes objects: values.yaml');
+    expect(res.stdout).toContain('Skipped 1 YAML file(s) without Kubernetes objects: deploy/values.yaml');
     // The kubeconfig's client key was registered as a secret before anything else was printed.
     const key = /client-key-data: (\S+)/.exec(kubeconfig)![1]!;
     expect(res.stdout).toContain(`::add-mask::${key}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sortForApply, stageOf } from '../../src/ssa/order.js';
+import { applyOrder, sortForApply, stageOf } from '../../src/ssa/order.js';
 
 const obj = (apiVersion: string, kind: string, name = 'x', namespace?: string) => ({
   apiVersion,
@@ -72,5 +72,24 @@ describe('sortForApply', () => {
     const sorted = sortForApply(input);
     expect(sorted.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['ns1/z', 'ns2/a', 'ns2/b']);
     expect(input[0]!.metadata.name).toBe('b');
+  });
+});
+
+describe('applyOrder', () => {
+  it('puts definitions, then classes, then the rest, each sorted', () => {
+    const input = [
+      obj('apps/v1', 'Deployment'),
+      obj('storage.k8s.io/v1', 'StorageClass'),
+      obj('v1', 'ConfigMap'),
+      obj('v1', 'Namespace'),
+      obj('apiextensions.k8s.io/v1', 'CustomResourceDefinition'),
+    ];
+    expect(applyOrder(input).map((o) => o.kind)).toEqual([
+      'CustomResourceDefinition',
+      'Namespace',
+      'StorageClass',
+      'ConfigMap',
+      'Deployment',
+    ]);
   });
 });

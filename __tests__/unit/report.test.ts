@@ -14,7 +14,9 @@ const entry = (subject: string, action: ChangeSetEntry['action']): ChangeSetEntr
 function report(changeset: ChangeSetEntry[], extra: Partial<Report> = {}): Report {
   return {
     mode: 'apply',
+    kustomization: 'flux-system/deploy',
     path: 'deploy',
+    notes: [],
     server: 'https://k',
     ok: true,
     changeset,

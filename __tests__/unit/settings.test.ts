@@ -23,6 +23,8 @@ describe('normalize', () => {
       kubeconfig: { kind: 'default' },
       root: '/ws',
       path: '.',
+      kustomizations: [],
+      allowRemoteBases: false,
       fieldManager: 'kustomize-controller',
       kustomizeBin: 'kustomize',
       concurrency: 8,
@@ -33,6 +35,9 @@ describe('normalize', () => {
     [{ concurrency: '0' }, 'concurrency must be a whole number from 1 to 64; got "0"'],
     [{ concurrency: 'many' }, 'concurrency must be a whole number from 1 to 64; got "many"'],
     [{ fieldManager: 'x'.repeat(129) }, 'field-manager must be at most 128 characters'],
+    [{ path: 'deploy', kustomizations: ['ks.yaml'] }, 'set either path ("deploy") or kustomizations, not both'],
+    [{ kustomizations: ['ks.yaml'], targetNamespace: 'x' }, 'target-namespace applies to path'],
+    [{ allowRemoteBases: 'yes' }, 'allow-remote-bases must be true or false; got "yes"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);
   });
@@ -55,11 +60,19 @@ describe('readActionSettings', () => {
     ['prune', 'true'],
     ['wait', 'true'],
     ['sops-age-key', 'AGE-SECRET-KEY-1'],
-    ['target-namespace', 'apps'],
+    ['vars', 'A: b'],
   ])('refuses input %s=%s of a later stage', (name, value) => {
     expect(() => readActionSettings(inputs({ [name]: value }), { GITHUB_WORKSPACE: '/ws' })).toThrow(
       `input "${name}" is not supported by this version yet`,
     );
+  });
+  it('reads kustomizations (one per line or comma-separated) and allow-remote-bases', () => {
+    const s = readActionSettings(
+      inputs({ kustomizations: 'clusters/a.yaml\n# comment\nclusters/b/*.yaml, c.yaml', 'allow-remote-bases': 'true' }),
+      { GITHUB_WORKSPACE: '/ws' },
+    );
+    expect(s.kustomizations).toEqual(['clusters/a.yaml', 'clusters/b/*.yaml', 'c.yaml']);
+    expect(s.allowRemoteBases).toBe(true);
   });
   it('accepts the neutral value of a later-stage input', () => {
     expect(() =>

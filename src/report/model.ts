@@ -4,6 +4,8 @@ import type { Action, ChangeSetEntry } from '../ssa/changeset.js';
 /** One run's outcome: the single value every report (log, summary, outputs, JSON) is rendered from. */
 export interface Report {
   mode: Mode;
+  /** The Kustomization reconciled, `namespace/name` (derived from the path for action inputs). */
+  kustomization: string;
   path: string;
   /** API server URL the run talked to (no credentials). */
   server: string;
@@ -11,6 +13,8 @@ export interface Report {
   changeset: ChangeSetEntry[];
   counts: Record<Action, number>;
   durationMs: number;
+  /** Things worth knowing that are not errors: skipped files, dropped components, a suspended spec. */
+  notes: string[];
   /** Set when the run failed; the changeset then holds what was done before the failure. */
   error?: string;
 }

@@ -72,3 +72,9 @@ export function stageOf(obj: Pick<KubeObject, 'apiVersion' | 'kind'>): Stage {
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** The whole apply order: stage by stage, Flux's sort within each stage. */
+export function applyOrder<T extends Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>>(objects: readonly T[]): T[] {
+  const stages: Stage[] = ['definitions', 'classes', 'resources'];
+  return stages.flatMap((stage) => sortForApply(objects.filter((o) => stageOf(o) === stage)));
+}

@@ -1,0 +1,148 @@
+// Flux Kustomization files end to end: the CLI's build over the fixtures, and a Kustomization
+// with build fields applied to the real cluster through the action.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree } from '../helpers/cluster.js';
+import { KUSTOMIZE, REPO } from '../helpers/paths.js';
+
+const build = (cwd: string, ...args: string[]) =>
+  runNode('dist/cli.js', ['build', '--kustomize-path', KUSTOMIZE, ...args], { cwd });
+
+function docs(text: string): { kind: string; metadata: { name: string; namespace?: string } }[] {
+  return parseAllDocuments(text).map(
+    (d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } },
+  );
+}
+
+describe('build --kustomizations', () => {
+  it('prints a Flux Kustomization’s objects in apply order', async () => {
+    const res = await build(REPO, '--kustomizations', '__fixtures__/flux/infrastructure.yaml');
+    expect(res.code, res.stderr).toBe(0);
+    expect(docs(res.stdout).map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      'Namespace/cert-manager',
+      'Namespace/ingress-nginx',
+      'Deployment/cert-manager',
+      'Deployment/ingress-nginx-controller',
+    ]);
+  });
+
+  it('reports every problem of every file at once, naming file, document, Kustomization and field', async () => {
+    const res = await build(REPO, '--kustomizations', '__fixtures__/flux/*.yaml');
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(
+      '__fixtures__/flux/invalid.yaml, document 1, Kustomization flux-system/broken: spec.interval: "10 minutes" is not a duration',
+    );
+    expect(res.stderr).toContain(
+      'spec.sourceRef.kind: OCIRepository is not supported: the source is the checked-out workspace',
+    );
+  });
+
+  it('refuses a spec field whose stage is not built yet instead of ignoring it', async () => {
+    const res = await build(REPO, '--kustomizations', '__fixtures__/flux/apps.yaml');
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(
+      'Kustomization flux-system/apps (__fixtures__/flux/apps.yaml, document 1): spec.postBuild: variable substitution is not supported by this version yet',
+    );
+  });
+
+  it('masks Secret values unless --show-secrets, and prints several Kustomizations with a header each', async () => {
+    const root = await writeTree({
+      'ks.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: one, namespace: flux-system}
+spec: {interval: 5m, prune: false, path: ./one, sourceRef: {kind: GitRepository, name: repo}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: two, namespace: flux-system}
+spec: {interval: 5m, prune: false, path: ./two, sourceRef: {kind: GitRepository, name: repo}, targetNamespace: other}
+`,
+      'one/secret.yaml':
+        'apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: a}\nstringData: {password: tops3cret-value}\n',
+      'two/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: a}\ndata: {k: v}\n',
+    });
+    const masked = await build(root, '--kustomizations', 'ks.yaml');
+    expect(masked.code, masked.stderr).toBe(0);
+    expect(masked.stdout).not.toContain('tops3cret-value');
+    expect(masked.stdout).toContain('password: "***"');
+    expect(masked.stdout).toContain('# Kustomization flux-system/one\n');
+    expect(masked.stdout).toContain('# Kustomization flux-system/two\n');
+    expect(docs(masked.stdout).map((d) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`)).toEqual([
+      'Secret/a/creds',
+      'ConfigMap/other/settings',
+    ]);
+
+    const shown = await build(root, '--kustomizations', 'ks.yaml', '--show-secrets');
+    expect(shown.stdout).toContain('password: tops3cret-value');
+  });
+});
+
+describe('a Flux Kustomization applied through the action', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  it('honours targetNamespace, namePrefix, patches, images and commonMetadata on the cluster', async () => {
+    const ns = await freshNamespace(client);
+    const workspace = await writeTree({
+      'clusters/dev/app.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: app
+  namespace: flux-system
+spec:
+  interval: 10m
+  prune: false
+  sourceRef: {kind: GitRepository, name: flux-system}
+  path: ./apps/web
+  targetNamespace: ${ns}
+  namePrefix: dev-
+  commonMetadata:
+    labels: {team: web}
+  images:
+    - {name: nginx, newTag: "1.27"}
+  patches:
+    - target: {kind: Deployment, name: web}
+      patch: |
+        - op: replace
+          path: /spec/replicas
+          value: 3
+`,
+      'apps/web/kustomization.yaml': 'resources: [deployment.yaml]\n',
+      'apps/web/deployment.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.25"}]
+`,
+    });
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env['PATH'],
+      HOME: process.env['HOME'],
+      GITHUB_WORKSPACE: workspace,
+      INPUT_KUBECONFIG: kubeconfigPath(),
+      INPUT_KUSTOMIZATIONS: 'clusters/dev/*.yaml',
+      'INPUT_KUSTOMIZE-PATH': KUSTOMIZE,
+    };
+    const res = await runNode('dist/index.js', [], { env, cwd: workspace });
+    expect(res.code, res.stdout).toBe(0);
+    expect(res.stdout).toContain(`Deployment/${ns}/dev-web created`);
+    const d = await client.request<{
+      metadata: { labels: Record<string, string> };
+      spec: { replicas: number; template: { spec: { containers: { image: string }[] } } };
+    }>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/dev-web`);
+    expect(d.spec.replicas).toBe(3);
+    expect(d.spec.template.spec.containers[0]!.image).toBe('nginx:1.27');
+    expect(d.metadata.labels).toEqual({ team: 'web' });
+  });
+});

@@ -1,0 +1,30 @@
+import type { KustomizationSpec } from './types.js';
+
+/**
+ * Spec fields whose stage is not built yet. Each is refused with a clear message rather than
+ * silently ignored, so that nobody believes, say, pruning happened when it did not. `build` only
+ * cares about fields that change the built objects.
+ */
+export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'apply'): string[] {
+  const out: string[] = [];
+  const say = (field: string, what: string) => out.push(`${field}: ${what} is not supported by this version yet`);
+  if (spec.postBuild) say('spec.postBuild', 'variable substitution');
+  if (command === 'build') return out;
+  if (spec.decryption) say('spec.decryption', 'SOPS decryption');
+  if (spec.prune) say('spec.prune', 'pruning');
+  if (spec.wait) say('spec.wait', 'waiting for health');
+  if (spec.healthChecks.length > 0) say('spec.healthChecks', 'health checking');
+  if (spec.healthCheckExprs.length > 0) say('spec.healthCheckExprs', 'health checking');
+  if (spec.dependsOn.length > 0) say('spec.dependsOn', 'ordering by dependencies');
+  if (spec.force) say('spec.force', 'recreating objects on immutable-field changes');
+  if (spec.ignore.length > 0) say('spec.ignore', 'drift-ignore rules');
+  if (spec.serviceAccountName) say('spec.serviceAccountName', 'impersonation');
+  if (spec.kubeConfig) say('spec.kubeConfig', 'remote clusters');
+  return out;
+}
+
+/** `namespace/name` and where it was defined, for messages. */
+export function describeSpec(spec: KustomizationSpec): string {
+  const where = spec.origin.kind === 'file' ? `${spec.origin.file}, document ${spec.origin.document}` : 'action inputs';
+  return `Kustomization ${spec.namespace}/${spec.name} (${where})`;
+}
