@@ -42,9 +42,11 @@ export interface BuildResult {
 
 /**
  * Files and directories left out of the build copy: Flux's default source-ignore set, which
- * source-controller drops before kustomize-controller ever sees the tree.
+ * source-controller drops before kustomize-controller ever sees the tree, and node_modules, which
+ * a workspace may hold after `npm ci` and which would make the copy slow (manifests never live there).
  */
 const IGNORED_NAMES = new Set([
+  'node_modules',
   '.git',
   '.gitignore',
   '.gitmodules',
