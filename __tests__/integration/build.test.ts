@@ -196,6 +196,13 @@ describe('build over fixture trees', () => {
       error: "external plugins disabled; unable to load external plugin 'ShellOut'",
     },
     {
+      why: 'a missing file, keeping kustomize’s message with root-relative paths',
+      path: 'missing-file',
+      fields: {},
+      error:
+        "kustomize build missing-file failed: Error: accumulating resources: accumulation err='accumulating resources from 'not-there.yaml': evalsymlink failure on 'missing-file/not-there.yaml'",
+    },
+    {
       why: 'invalid YAML names the file and line',
       path: 'broken',
       fields: {},
