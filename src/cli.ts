@@ -3,11 +3,14 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { maskSecrets } from './kustomize/metadata.js';
 import type { KubeObject } from './kustomize/parse.js';
-import { buildSpec, checkSupported, reconcile, resolveSpecs } from './reconcile.js';
+import { ClusterClient } from './cluster/client.js';
+import { loadKubeConfig } from './cluster/kubeconfig.js';
+import { checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile.js';
 import { exitCode } from './report/model.js';
 import { renderLines } from './report/render.js';
 import { normalize, type Mode, type Settings } from './settings.js';
 import { splitPatterns } from './spec/load.js';
+import { parseVarFlags } from './substitute/variables.js';
 import { applyOrder } from './ssa/order.js';
 
 const USAGE = `usage: kustomize-reconcile <command> [flags]
@@ -26,6 +29,9 @@ flags:
   --target-namespace NS  spec.targetNamespace for --path
   --allow-remote-bases   let kustomize fetch remote resources and components
   --show-secrets         build: print Secret values instead of ***
+  --var NAME=VALUE       a variable for postBuild substitution (repeatable; below substituteFrom
+                         and postBuild.substitute in precedence); with --path it enables substitution
+  --no-strict-substitute unset variables without a default become "" instead of failing
   --root DIR             source root; --path may not leave it (default: current directory)
   --kubeconfig FILE      kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
   --context NAME         kubeconfig context (default: the file's current context)
@@ -44,12 +50,15 @@ export async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
+      allowNegative: true,
       options: {
         path: { type: 'string' },
         kustomizations: { type: 'string', multiple: true },
         'target-namespace': { type: 'string' },
         'allow-remote-bases': { type: 'boolean' },
         'show-secrets': { type: 'boolean' },
+        var: { type: 'string', multiple: true },
+        'strict-substitute': { type: 'boolean', default: true },
         root: { type: 'string' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -92,6 +101,8 @@ export async function main(argv: string[]): Promise<number> {
       kustomizations: (values.kustomizations ?? []).flatMap(splitPatterns),
       targetNamespace: values['target-namespace'],
       allowRemoteBases: values['allow-remote-bases'] ?? false,
+      vars: parseVarFlags(values.var ?? []),
+      strictSubstitute: values['strict-substitute'],
       fieldManager: values['field-manager'],
       kustomizeBin: values['kustomize-path'],
       concurrency: values.concurrency,
@@ -129,20 +140,32 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * `build`: every Kustomization's objects after kustomize and commonMetadata, in apply order, as
+ * `build`: every Kustomization's objects after kustomize, substitution and commonMetadata, in apply order, as
  * multi-document YAML (a comment line names each Kustomization when there are several) or JSON.
  */
 async function buildCommand(settings: Settings, opts: { json: boolean; showSecrets: boolean }): Promise<string> {
   const specs = await resolveSpecs(settings);
   checkSupported(specs, 'build');
+  // A kubeconfig is optional for build: it is only read for postBuild.substituteFrom.
+  const client =
+    settings.kubeconfig.kind === 'default'
+      ? undefined
+      : new ClusterClient(await loadKubeConfig(settings.kubeconfig, settings.context));
   const results: { kustomization: string; objects: KubeObject[] }[] = [];
-  for (const spec of specs) {
-    const built = await buildSpec(settings, spec);
-    const ordered = applyOrder(built.objects);
-    results.push({
-      kustomization: `${spec.namespace}/${spec.name}`,
-      objects: opts.showSecrets ? ordered : maskSecrets(ordered),
-    });
+  try {
+    for (const spec of specs) {
+      const built = await renderSpec(settings, spec, client, {
+        secret: () => {},
+        note: (line) => process.stderr.write(`${line}\n`),
+      });
+      const ordered = applyOrder(built.objects);
+      results.push({
+        kustomization: `${spec.namespace}/${spec.name}`,
+        objects: opts.showSecrets ? ordered : maskSecrets(ordered),
+      });
+    }
+  } finally {
+    client?.close();
   }
   if (opts.json) {
     return JSON.stringify(specs.length === 1 ? results[0]!.objects : results, null, 2) + '\n';

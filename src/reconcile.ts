@@ -12,6 +12,9 @@ import { describeSpec, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
+import { substituteObjects } from './substitute/objects.js';
+import { readSubstituteFrom } from './substitute/sources.js';
+import { mergeVariables, type VariableLayer } from './substitute/variables.js';
 
 export interface Hooks {
   /** Progress lines (one per applied object). */
@@ -37,11 +40,17 @@ export function checkSupported(specs: readonly KustomizationSpec[], command: 'bu
   if (problems.length > 0) throw new Error(problems.join('\n'));
 }
 
-/** Builds one Kustomization: kustomize with Flux's fields, then commonMetadata. */
-export async function buildSpec(
+/**
+ * Renders one Kustomization the way kustomize-controller does: kustomize with Flux's spec fields,
+ * then postBuild substitution, then commonMetadata. `client` reads substituteFrom; without one
+ * (a `build` with no kubeconfig) those sources are skipped with a note, as `flux build --dry-run` does.
+ */
+export async function renderSpec(
   settings: Settings,
   spec: KustomizationSpec,
-): Promise<BuildResult & { objects: KubeObject[] }> {
+  client: ClusterClient | undefined,
+  hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
+): Promise<BuildResult> {
   const built = await build({
     root: settings.root,
     path: spec.path,
@@ -56,7 +65,47 @@ export async function buildSpec(
     buildMetadata: spec.buildMetadata,
     allowRemoteBases: settings.allowRemoteBases,
   });
-  return { ...built, objects: applyCommonMetadata(built.objects, spec.commonMetadata) };
+  const objects = await substitute(settings, spec, built.objects, client, hooks);
+  return { ...built, objects: applyCommonMetadata(objects, spec.commonMetadata) };
+}
+
+/**
+ * postBuild substitution with Flux's sources and precedence, plus the action's own inputs at the
+ * bottom: vars/secret-vars < substituteFrom (in order) < postBuild.substitute. It runs when the spec
+ * has postBuild, or, for the single Kustomization of the inputs, when variables were given.
+ */
+async function substitute(
+  settings: Settings,
+  spec: KustomizationSpec,
+  objects: KubeObject[],
+  client: ClusterClient | undefined,
+  hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
+): Promise<KubeObject[]> {
+  const inputLayers: VariableLayer[] = [
+    { source: 'input "vars"', vars: settings.vars },
+    { source: 'input "secret-vars"', vars: settings.secretVars },
+  ];
+  const inputVars = Object.keys(settings.vars).length + Object.keys(settings.secretVars).length > 0;
+  if (!spec.postBuild && !(spec.origin.kind === 'inputs' && inputVars)) return objects;
+  let fromCluster: VariableLayer[] = [];
+  if (spec.postBuild?.substituteFrom.length) {
+    if (client) {
+      fromCluster = await readSubstituteFrom(client, spec, hooks.secret);
+    } else {
+      hooks.note(
+        `${describeSpec(spec)}: spec.postBuild.substituteFrom skipped: no cluster to read it from (give --kubeconfig)`,
+      );
+    }
+  }
+  const vars = mergeVariables([
+    ...inputLayers,
+    ...fromCluster,
+    { source: `${describeSpec(spec)}: spec.postBuild.substitute`, vars: spec.postBuild?.substitute ?? {} },
+  ]);
+  return substituteObjects(objects, vars, {
+    strict: settings.strictSubstitute,
+    strategy: spec.postBuild?.substituteStrategy ?? 'WithVariables',
+  });
 }
 
 /** One Kustomization end to end: build, plan, apply (unless previewing). Failures land in the report. */
@@ -103,7 +152,7 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
     }
     client = new ClusterClient(kc);
     server = client.server;
-    const built = await buildSpec(settings, spec);
+    const built = await renderSpec(settings, spec, client, { secret: hooks.secret, note });
     if (built.skipped.length > 0)
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);

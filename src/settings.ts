@@ -2,6 +2,7 @@ import * as core from '@actions/core';
 import { isAbsolute, resolve } from 'node:path';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
 import { splitPatterns } from './spec/load.js';
+import { parseVarsInput } from './substitute/variables.js';
 
 export type Mode = 'apply' | 'preview' | 'drift';
 export const MODES: readonly Mode[] = ['apply', 'preview', 'drift'];
@@ -23,6 +24,12 @@ export interface Settings {
   targetNamespace?: string;
   /** Let kustomize fetch remote bases (refused by default: the build uses the checkout alone). */
   allowRemoteBases: boolean;
+  /** Variables for postBuild substitution from the `vars` input or `--var` flags (lowest precedence). */
+  vars: Record<string, string>;
+  /** Like `vars`, from the `secret-vars` input: every value is masked in logs. */
+  secretVars: Record<string, string>;
+  /** An unset variable without a default fails the run (Flux's default); off, it becomes "". */
+  strictSubstitute: boolean;
   /** Field manager for server-side apply (Flux's own by default, so ownership carries over). */
   fieldManager: string;
   /** kustomize binary, a path or a name on PATH. */
@@ -50,7 +57,6 @@ export const NOT_YET_SUPPORTED: Record<string, string> = {
   force: 'false',
   'sops-age-key': '',
   'sops-pgp-key': '',
-  vars: '',
   'drift-correction': 'false',
   'default-service-account': '',
   'inventory-namespace': '',
@@ -72,6 +78,10 @@ export function readActionSettings(
     }
   }
   const root = env['GITHUB_WORKSPACE'] || process.cwd();
+  const secretVars = parseVarsInput(input('secret-vars'), 'secret-vars');
+  for (const value of Object.values(secretVars)) {
+    if (value.length >= 3) core.setSecret(value);
+  }
   const raw = input('kubeconfig');
   const kubeconfig = kubeconfigSource(raw, root);
   if (kubeconfig.kind === 'content') core.setSecret(kubeconfig.content);
@@ -84,6 +94,9 @@ export function readActionSettings(
     kustomizations: splitPatterns(input('kustomizations')),
     targetNamespace: input('target-namespace'),
     allowRemoteBases: input('allow-remote-bases'),
+    vars: parseVarsInput(input('vars'), 'vars'),
+    secretVars,
+    strictSubstitute: input('strict-substitute'),
     fieldManager: input('field-manager'),
     kustomizeBin: input('kustomize-path'),
     concurrency: input('concurrency'),
@@ -116,6 +129,9 @@ export interface RawSettings {
   kustomizations?: string[];
   targetNamespace?: string;
   allowRemoteBases?: string | boolean;
+  vars?: Record<string, string>;
+  secretVars?: Record<string, string>;
+  strictSubstitute?: string | boolean;
   fieldManager?: string;
   kustomizeBin?: string;
   concurrency?: string;
@@ -158,6 +174,12 @@ export function normalize(raw: RawSettings): Settings {
     kustomizations,
     ...(targetNamespace ? { targetNamespace } : {}),
     allowRemoteBases: parseBool(raw.allowRemoteBases, 'allow-remote-bases'),
+    vars: raw.vars ?? {},
+    secretVars: raw.secretVars ?? {},
+    strictSubstitute:
+      raw.strictSubstitute === undefined || raw.strictSubstitute === ''
+        ? true
+        : parseBool(raw.strictSubstitute, 'strict-substitute'),
     fieldManager,
     kustomizeBin: raw.kustomizeBin?.trim() || DEFAULTS.kustomizeBin,
     concurrency,

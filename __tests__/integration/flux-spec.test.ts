@@ -38,11 +38,49 @@ describe('build --kustomizations', () => {
     );
   });
 
-  it('refuses a spec field whose stage is not built yet instead of ignoring it', async () => {
+  it('builds apps.yaml offline: inline variables substituted, substituteFrom skipped with a note', async () => {
     const res = await build(REPO, '--kustomizations', '__fixtures__/flux/apps.yaml');
-    expect(res.code).toBe(2);
+    expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toContain(
-      'Kustomization flux-system/apps (__fixtures__/flux/apps.yaml, document 1): spec.postBuild: variable substitution is not supported by this version yet',
+      'Kustomization flux-system/apps (__fixtures__/flux/apps.yaml, document 1): spec.postBuild.substituteFrom skipped: no cluster to read it from',
+    );
+    const frontend = parseAllDocuments(res.stdout)
+      .map(
+        (d) =>
+          d.toJS() as {
+            kind: string;
+            metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+            spec?: { replicas?: number; template?: { spec: { containers: { image: string }[] } } };
+          },
+      )
+      .find((d) => d.kind === 'Deployment');
+    expect(frontend?.metadata).toMatchObject({
+      name: 'frontend',
+      namespace: 'apps',
+      labels: { environment: 'production', 'app.kubernetes.io/part-of': 'shop' },
+    });
+    // spec.patches (kustomize) run before substitution: the patch's 2 replaced ${replicas:=1} first.
+    expect(frontend?.spec?.replicas).toBe(2);
+    expect(frontend?.spec?.template?.spec.containers[0]?.image).toBe('ghcr.io/example/frontend:v1.4.2');
+  });
+
+  it('refuses a spec field whose stage is not built yet instead of ignoring it', async () => {
+    const res = await runNode(
+      'dist/cli.js',
+      [
+        'diff',
+        '--kustomizations',
+        '__fixtures__/flux/infrastructure.yaml',
+        '--kustomize-path',
+        KUSTOMIZE,
+        '--kubeconfig',
+        kubeconfigPath(),
+      ],
+      { cwd: REPO },
+    );
+    expect(res.code).toBe(2);
+    expect(res.stdout).toContain(
+      'Kustomization flux-system/infra-controllers (__fixtures__/flux/infrastructure.yaml, document 1): spec.prune: pruning is not supported by this version yet',
     );
   });
 

@@ -25,6 +25,9 @@ describe('normalize', () => {
       path: '.',
       kustomizations: [],
       allowRemoteBases: false,
+      vars: {},
+      secretVars: {},
+      strictSubstitute: true,
       fieldManager: 'kustomize-controller',
       kustomizeBin: 'kustomize',
       concurrency: 8,
@@ -60,7 +63,7 @@ describe('readActionSettings', () => {
     ['prune', 'true'],
     ['wait', 'true'],
     ['sops-age-key', 'AGE-SECRET-KEY-1'],
-    ['vars', 'A: b'],
+    ['default-service-account', 'deployer'],
   ])('refuses input %s=%s of a later stage', (name, value) => {
     expect(() => readActionSettings(inputs({ [name]: value }), { GITHUB_WORKSPACE: '/ws' })).toThrow(
       `input "${name}" is not supported by this version yet`,
@@ -73,6 +76,19 @@ describe('readActionSettings', () => {
     );
     expect(s.kustomizations).toEqual(['clusters/a.yaml', 'clusters/b/*.yaml', 'c.yaml']);
     expect(s.allowRemoteBases).toBe(true);
+  });
+  it('reads vars and secret-vars as maps, and strict-substitute', () => {
+    const s = readActionSettings(
+      inputs({
+        vars: 'cluster_env: prod\nreplicas: 3',
+        'secret-vars': '{"token": "abc123"}',
+        'strict-substitute': 'false',
+      }),
+      { GITHUB_WORKSPACE: '/ws' },
+    );
+    expect(s.vars).toEqual({ cluster_env: 'prod', replicas: '3' });
+    expect(s.secretVars).toEqual({ token: 'abc123' });
+    expect(s.strictSubstitute).toBe(false);
   });
   it('accepts the neutral value of a later-stage input', () => {
     expect(() =>

@@ -8,7 +8,6 @@ import type { KustomizationSpec } from './types.js';
 export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'apply'): string[] {
   const out: string[] = [];
   const say = (field: string, what: string) => out.push(`${field}: ${what} is not supported by this version yet`);
-  if (spec.postBuild) say('spec.postBuild', 'variable substitution');
   if (command === 'build') return out;
   if (spec.decryption) say('spec.decryption', 'SOPS decryption');
   if (spec.prune) say('spec.prune', 'pruning');
