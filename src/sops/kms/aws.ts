@@ -1,0 +1,394 @@
+/**
+ * AWS KMS master keys (`sops.kms[]`: `{arn, role?, context?, enc}`): the data key is recovered with
+ * the KMS `Decrypt` call over HTTPS, signed with AWS Signature Version 4 written here, so that the
+ * bundle carries no AWS SDK. SOPS stores `enc` as the standard base64 of the KMS ciphertext blob, and
+ * the plaintext KMS returns is the raw 32-byte data key (sops kms/keysource.go).
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { KeyService, MasterKey } from '../types.js';
+import {
+  dataKeyOf,
+  field,
+  fromBase64,
+  githubOidcToken,
+  httpDetail,
+  jsonOf,
+  keyError,
+  readTokenFile,
+  redact,
+  send,
+  str,
+  TokenCache,
+} from './common.js';
+
+export interface AwsCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+interface TimedCredentials extends AwsCredentials {
+  /** Epoch milliseconds; Infinity for static credentials. */
+  expiresAt: number;
+}
+
+const PROVIDER = 'AWS KMS';
+/** What SOPS matches an ARN with (kms/keysource.go `arnRegex`): partition, region, account, key or alias. */
+const ARN_RE = /^arn:(aws[\w-]*):kms:(.+):[0-9]+:(key|alias)\/.+$/;
+
+/**
+ * A key service for AWS KMS master keys. Credentials, in order: `creds` (Flux's `sops.aws-kms`
+ * Secret entry); the `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN` variables
+ * (what aws-actions/configure-aws-credentials exports); web identity, `AWS_WEB_IDENTITY_TOKEN_FILE`
+ * with `AWS_ROLE_ARN`, or the GitHub Actions OIDC token (audience `sts.amazonaws.com`) with
+ * `AWS_ROLE_ARN` when the job may request one, exchanged with STS `AssumeRoleWithWebIdentity`.
+ * A key with a `role` has that role assumed (STS `AssumeRole`) with those credentials first.
+ * Endpoints: `AWS_ENDPOINT_URL_KMS` / `AWS_ENDPOINT_URL_STS`, else `AWS_ENDPOINT_URL`, else AWS's.
+ */
+export function awsKmsKeyService(creds?: AwsCredentials, env: NodeJS.ProcessEnv = process.env): KeyService {
+  const cache = new TokenCache<TimedCredentials>();
+
+  const baseCredentials = (region: string): Promise<TimedCredentials> =>
+    cache.get('base', async () => {
+      if (creds) return { ...creds, expiresAt: Infinity };
+      const id = env['AWS_ACCESS_KEY_ID'];
+      const secret = env['AWS_SECRET_ACCESS_KEY'];
+      if (id && secret) {
+        const token = env['AWS_SESSION_TOKEN'];
+        return {
+          accessKeyId: id,
+          secretAccessKey: secret,
+          ...(token ? { sessionToken: token } : {}),
+          expiresAt: Infinity,
+        };
+      }
+      const roleArn = env['AWS_ROLE_ARN'];
+      if (roleArn) {
+        const file = env['AWS_WEB_IDENTITY_TOKEN_FILE'];
+        const token = file
+          ? await readTokenFile(file, 'AWS_WEB_IDENTITY_TOKEN_FILE')
+          : await githubOidcToken(env, 'sts.amazonaws.com');
+        if (token) return assumeRoleWithWebIdentity(roleArn, token, stsRegion(env, region), env);
+      }
+      throw new Error(
+        'no AWS credentials: give a sops.aws-kms entry in the decryption Secret, or set AWS_ACCESS_KEY_ID and ' +
+          'AWS_SECRET_ACCESS_KEY (aws-actions/configure-aws-credentials does), or AWS_ROLE_ARN with ' +
+          'AWS_WEB_IDENTITY_TOKEN_FILE or a GitHub OIDC token (permissions: id-token: write)',
+      );
+    });
+
+  const credentialsFor = async (region: string, role: string | undefined): Promise<TimedCredentials> => {
+    const base = await baseCredentials(region);
+    if (!role) return base;
+    return cache.get(`role ${role} ${region}`, () => assumeRole(role, base, region, env));
+  };
+
+  return {
+    name: PROVIDER,
+    canOpen: (key: MasterKey) => key.kind === 'kms',
+    async decrypt(key: MasterKey): Promise<Uint8Array | undefined> {
+      if (key.kind !== 'kms') return undefined;
+      const arn = field(key, 'arn');
+      if (!arn) throw keyError(PROVIDER, '(no arn)', 'the master key has no arn');
+      const role = field(key, 'role');
+      const name = role ? `${arn} (role ${role})` : arn;
+      const m = ARN_RE.exec(arn);
+      if (!m) throw keyError(PROVIDER, name, 'not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)');
+      const [, partition = 'aws', region = ''] = m;
+      const blob = fromBase64(key.enc);
+      if (!blob || blob.length === 0) throw keyError(PROVIDER, name, 'enc is not base64');
+      const context = encryptionContext(key.fields['context']);
+      if (typeof context === 'string') throw keyError(PROVIDER, name, context);
+
+      let c: TimedCredentials;
+      try {
+        c = await credentialsFor(region, role);
+      } catch (err) {
+        throw keyError(PROVIDER, name, (err as Error).message, err);
+      }
+      const url = endpoint(env, 'KMS', `https://kms.${region}.${dnsSuffix(partition)}/`);
+      const body = JSON.stringify({
+        KeyId: arn,
+        CiphertextBlob: Buffer.from(blob).toString('base64'),
+        ...(context ? { EncryptionContext: context } : {}),
+      });
+      const headers = signV4(
+        {
+          method: 'POST',
+          url,
+          headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'TrentService.Decrypt' },
+          body,
+        },
+        c,
+        region,
+        'kms',
+      );
+      let res;
+      try {
+        res = await send(url, { method: 'POST', headers, body }, 'AWS KMS Decrypt');
+      } catch (err) {
+        throw keyError(PROVIDER, name, (err as Error).message, err);
+      }
+      const json = jsonOf(res.body);
+      if (res.status !== 200) {
+        const code = awsJsonErrorCode(res.headers.get('x-amzn-errortype'), json);
+        const message = str(json, 'message') ?? str(json, 'Message');
+        throw keyError(
+          PROVIDER,
+          name,
+          `Decrypt failed: ${httpDetail(res.status, code, message && redact(message, secretsOf(c)))}`,
+        );
+      }
+      const plaintext = str(json, 'Plaintext');
+      return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, name);
+    },
+  };
+}
+
+/** SOPS's `context`: a map of strings, or absent; SOPS drops a context holding other values, we say so. */
+function encryptionContext(raw: unknown): Record<string, string> | undefined | string {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'object' || Array.isArray(raw)) return 'context is not a map of strings';
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+    if (typeof v !== 'string') return `context value of "${k}" is not a string`;
+    out[k] = v;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+function dnsSuffix(partition: string): string {
+  return partition === 'aws-cn' ? 'amazonaws.com.cn' : 'amazonaws.com';
+}
+
+/** A service endpoint: `AWS_ENDPOINT_URL_<SERVICE>`, else `AWS_ENDPOINT_URL`, else AWS's. */
+function endpoint(env: NodeJS.ProcessEnv, service: 'KMS' | 'STS', fallback: string): URL {
+  const override = env[`AWS_ENDPOINT_URL_${service}`] || env['AWS_ENDPOINT_URL'];
+  const u = new URL(override || fallback);
+  if (!u.pathname.endsWith('/')) u.pathname += '/';
+  return u;
+}
+
+function stsRegion(env: NodeJS.ProcessEnv, keyRegion: string): string {
+  return env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || keyRegion;
+}
+
+function secretsOf(c: AwsCredentials): string[] {
+  return [c.secretAccessKey, c.sessionToken ?? ''];
+}
+
+/** The error code of an AWS JSON-protocol error: `x-amzn-ErrorType`, else `__type`, without namespace or URL. */
+function awsJsonErrorCode(header: string | null, json: unknown): string | undefined {
+  const raw = header ?? str(json, '__type') ?? str(json, 'code');
+  if (!raw) return undefined;
+  const noUrl = raw.split(':')[0] ?? raw;
+  return noUrl.slice(noUrl.lastIndexOf('#') + 1);
+}
+
+// ---- STS ---------------------------------------------------------------------------------------
+
+/** STS `AssumeRoleWithWebIdentity`: an unsigned Query-protocol call trading an OIDC token for credentials. */
+async function assumeRoleWithWebIdentity(
+  roleArn: string,
+  token: string,
+  region: string,
+  env: NodeJS.ProcessEnv,
+): Promise<TimedCredentials> {
+  const url = endpoint(env, 'STS', `https://sts.${region}.${dnsSuffix(partitionOfRole(roleArn))}/`);
+  const body = new URLSearchParams({
+    Action: 'AssumeRoleWithWebIdentity',
+    Version: '2011-06-15',
+    RoleArn: roleArn,
+    RoleSessionName: env['AWS_ROLE_SESSION_NAME'] || `kustomize-reconcile-${Date.now()}`,
+    WebIdentityToken: token,
+  }).toString();
+  const res = await send(
+    url,
+    { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body },
+    'AWS STS AssumeRoleWithWebIdentity',
+  );
+  return stsCredentials(res.status, res.body, `STS AssumeRoleWithWebIdentity for ${roleArn}`, [token]);
+}
+
+/** STS `AssumeRole`, signed with the base credentials, for a key's `role`. */
+async function assumeRole(
+  roleArn: string,
+  base: AwsCredentials,
+  region: string,
+  env: NodeJS.ProcessEnv,
+): Promise<TimedCredentials> {
+  const url = endpoint(env, 'STS', `https://sts.${region}.${dnsSuffix(partitionOfRole(roleArn))}/`);
+  const body = new URLSearchParams({
+    Action: 'AssumeRole',
+    Version: '2011-06-15',
+    RoleArn: roleArn,
+    RoleSessionName: sessionName(),
+  }).toString();
+  const headers = signV4(
+    {
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+      body,
+    },
+    base,
+    region,
+    'sts',
+  );
+  const res = await send(url, { method: 'POST', headers, body }, 'AWS STS AssumeRole');
+  return stsCredentials(res.status, res.body, `STS AssumeRole of ${roleArn}`, secretsOf(base));
+}
+
+function partitionOfRole(arn: string): string {
+  return /^arn:(aws[\w-]*):/.exec(arn)?.[1] ?? 'aws';
+}
+
+/** `sops@<host>` in SOPS; ours names the tool. STS allows [\w+=,.@-], at most 64 characters. */
+function sessionName(): string {
+  return `kustomize-reconcile@${hostname()}`.replace(/[^\w+=,.@-]/g, '').slice(0, 64);
+}
+
+/** Reads the `<Credentials>` of an STS XML response, or throws with STS's error code and message. */
+function stsCredentials(status: number, xml: string, what: string, secrets: string[]): TimedCredentials {
+  if (status !== 200) {
+    const message = xmlText(xml, 'Message');
+    throw new Error(`${what} failed: ${httpDetail(status, xmlText(xml, 'Code'), message && redact(message, secrets))}`);
+  }
+  const creds = xmlText(xml, 'Credentials') ?? '';
+  const accessKeyId = xmlText(creds, 'AccessKeyId');
+  const secretAccessKey = xmlText(creds, 'SecretAccessKey');
+  const sessionToken = xmlText(creds, 'SessionToken');
+  const expiration = xmlText(creds, 'Expiration');
+  if (!accessKeyId || !secretAccessKey || !sessionToken) {
+    throw new Error(`${what}: the response holds no credentials`);
+  }
+  const expiresAt = expiration ? Date.parse(expiration) : NaN;
+  return {
+    accessKeyId,
+    secretAccessKey,
+    sessionToken,
+    expiresAt: Number.isFinite(expiresAt) ? expiresAt : Date.now() + 15 * 60_000,
+  };
+}
+
+/** The text of the first `<tag>` element (no attributes, as STS writes them), entities decoded. */
+function xmlText(xml: string, tag: string): string | undefined {
+  const m = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(xml);
+  if (!m) return undefined;
+  return (m[1] ?? '')
+    .trim()
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
+    .replace(/&amp;/g, '&');
+}
+
+// ---- Signature Version 4 -------------------------------------------------------------------------
+
+export interface SigV4Request {
+  method: string;
+  url: URL;
+  /** Headers to sign (and send); names in any case. `host` comes from the URL unless given. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Signs a request with AWS Signature Version 4 (header form) and returns the headers to send: the
+ * given ones plus `x-amz-date`, `x-amz-security-token` for temporary credentials, and
+ * `authorization`. Every given header is signed, as is `host`, which is left for fetch to send.
+ */
+export function signV4(
+  req: SigV4Request,
+  creds: AwsCredentials,
+  region: string,
+  service: string,
+  now: Date = new Date(),
+): Record<string, string> {
+  const amzDate = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+  const day = amzDate.slice(0, 8);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = v;
+  headers['host'] ??= req.url.host;
+  headers['x-amz-date'] = amzDate;
+  if (creds.sessionToken) headers['x-amz-security-token'] = creds.sessionToken;
+
+  const names = Object.keys(headers).sort();
+  const canonicalHeaders = names.map((n) => `${n}:${(headers[n] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
+  const signedHeaders = names.join(';');
+  const canonicalRequest = [
+    req.method.toUpperCase(),
+    canonicalPath(req.url.pathname),
+    canonicalQuery(req.url.search),
+    canonicalHeaders,
+    signedHeaders,
+    sha256Hex(req.body),
+  ].join('\n');
+  const scope = `${day}/${region}/${service}/aws4_request`;
+  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
+  let k = hmac(`AWS4${creds.secretAccessKey}`, day);
+  k = hmac(k, region);
+  k = hmac(k, service);
+  k = hmac(k, 'aws4_request');
+  const signature = createHmac('sha256', k).update(stringToSign, 'utf8').digest('hex');
+
+  const out: Record<string, string> = { ...headers };
+  delete out['host'];
+  out['authorization'] =
+    `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+  return out;
+}
+
+function hmac(key: string | Buffer, data: string): Buffer {
+  return createHmac('sha256', key).update(data, 'utf8').digest();
+}
+
+function sha256Hex(data: string): string {
+  return createHash('sha256').update(data, 'utf8').digest('hex');
+}
+
+/** RFC 3986 encoding: everything but unreserved characters, in upper-case hex. */
+function uriEncode(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** The normalised path (the URL parser already removed dot segments), each segment encoded once. */
+function canonicalPath(pathname: string): string {
+  const p = pathname === '' ? '/' : pathname;
+  return p
+    .split('/')
+    .map((seg) => uriEncode(safeDecode(seg)))
+    .join('/');
+}
+
+/** Query parameters encoded, sorted by name and then value. */
+function canonicalQuery(search: string): string {
+  const q = search.startsWith('?') ? search.slice(1) : search;
+  if (!q) return '';
+  return q
+    .split('&')
+    .filter((p) => p !== '')
+    .map((p) => {
+      const i = p.indexOf('=');
+      const k = i < 0 ? p : p.slice(0, i);
+      const v = i < 0 ? '' : p.slice(i + 1);
+      return [uriEncode(safeDecode(k)), uriEncode(safeDecode(v))] as const;
+    })
+    .sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
+}

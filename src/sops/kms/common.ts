@@ -1,0 +1,265 @@
+/**
+ * What the cloud key services share: one HTTP call with a single retry, provider errors that name
+ * the key but never a credential, a token cache, and RS256 JSON Web Tokens signed with node:crypto.
+ */
+import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { SopsError, type MasterKey } from '../types.js';
+
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Headers;
+  body: string;
+}
+
+/** Statuses worth one more try: the service was busy or broke on its side. */
+const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
+const TIMEOUT_MS = 30_000;
+/** The pause before the retry; tests shorten it. */
+export const retryDelay = { ms: 500 };
+
+/**
+ * Sends one request with `fetch`, and again once after a 429, a 5xx or a network error. `what`
+ * names the call in a network error ("AWS KMS Decrypt"); a response of any status is returned.
+ */
+export async function send(url: string | URL, req: HttpRequest, what: string): Promise<HttpResponse> {
+  for (let attempt = 1; ; attempt++) {
+    let res: Response;
+    let body: string;
+    try {
+      res = await fetch(url, {
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+      body = await res.text();
+    } catch (err) {
+      if (attempt < 2) {
+        await sleep(retryDelay.ms);
+        continue;
+      }
+      throw new Error(`${what}: ${hostOf(url)}: ${networkReason(err)}`, { cause: err });
+    }
+    if (RETRY_STATUS.has(res.status) && attempt < 2) {
+      await sleep(retryDelay.ms);
+      continue;
+    }
+    return { status: res.status, headers: res.headers, body };
+  }
+}
+
+function hostOf(url: string | URL): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'invalid URL';
+  }
+}
+
+/** fetch says "fetch failed" and keeps the reason in `cause`: ECONNREFUSED, a DNS failure, a timeout. */
+function networkReason(err: unknown): string {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError') return `no response in ${TIMEOUT_MS / 1000}s`;
+  const cause = e.cause;
+  if (cause?.code) return `${e.message ?? 'request failed'} (${cause.code})`;
+  return cause?.message ?? e.message ?? String(err);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Parses a JSON body, or returns undefined when it is not JSON. */
+export function jsonOf(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A plain object's string field, else undefined. */
+export function str(o: unknown, key: string): string | undefined {
+  if (typeof o !== 'object' || o === null) return undefined;
+  const v = (o as Record<string, unknown>)[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A plain object's number field (or numeric string, as some token endpoints send), else undefined. */
+export function num(o: unknown, key: string): number | undefined {
+  if (typeof o !== 'object' || o === null) return undefined;
+  const v = (o as Record<string, unknown>)[key];
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && /^\d+$/.test(v)) return Number(v);
+  return undefined;
+}
+
+/** A master key's string field, else undefined (an empty string counts as absent). */
+export function field(key: MasterKey, name: string): string | undefined {
+  const v = key.fields[name];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/**
+ * Replaces every occurrence of the given secrets in a text, so that a provider's error that echoes
+ * part of a request cannot leak a credential into a log.
+ */
+export function redact(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const s of secrets) {
+    if (s && s.length >= 4) out = out.split(s).join('***');
+  }
+  return out;
+}
+
+/** Shortens a provider's message to one line of reasonable length. */
+export function oneLine(text: string, max = 300): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max)}...` : t;
+}
+
+/**
+ * The error of a key service: "<provider> key <key>: <what failed>". `cause` keeps the underlying
+ * error for debugging; the message is what users see and holds no credential.
+ */
+export function keyError(provider: string, keyName: string, detail: string, cause?: unknown): SopsError {
+  return new SopsError(`${provider} key ${keyName}: ${detail}`, cause === undefined ? undefined : { cause });
+}
+
+/** "HTTP 403 (AccessDenied: not allowed)", or "HTTP 403" when the provider said nothing readable. */
+export function httpDetail(status: number, code: string | undefined, message: string | undefined): string {
+  const parts = [code, message].filter((p): p is string => !!p && p.trim() !== '').map((p) => oneLine(p));
+  return parts.length ? `HTTP ${status} (${parts.join(': ')})` : `HTTP ${status}`;
+}
+
+/** The standard OAuth 2.0 error body (RFC 6749 §5.2): `{error, error_description}`. */
+export function oauthError(body: string): { code?: string; message?: string } {
+  const j = jsonOf(body);
+  const code = str(j, 'error');
+  // Entra's descriptions carry trace and correlation ids on further lines; the first says why.
+  const message = str(j, 'error_description')?.split(/\r?\n/)[0];
+  return { ...(code ? { code } : {}), ...(message ? { message } : {}) };
+}
+
+export interface CachedToken {
+  value: string;
+  /** Epoch milliseconds; Infinity for a token whose lifetime is not known. */
+  expiresAt: number;
+}
+
+/** Reuse a token until a minute before it expires. */
+const EARLY_REFRESH_MS = 60_000;
+
+/**
+ * A cache of tokens by key, sharing one in-flight fetch per key, so that decrypting a hundred
+ * documents asks the token endpoint once. A failed fetch is not cached.
+ */
+export class TokenCache<T extends { expiresAt: number } = CachedToken> {
+  private readonly entries = new Map<string, Promise<T>>();
+
+  async get(key: string, fetchToken: () => Promise<T>): Promise<T> {
+    const hit = this.entries.get(key);
+    if (hit) {
+      try {
+        const t = await hit;
+        if (t.expiresAt - EARLY_REFRESH_MS > Date.now()) return t;
+      } catch {
+        // fall through: fetch again
+      }
+      if (this.entries.get(key) !== hit) return this.get(key, fetchToken);
+    }
+    const p = fetchToken();
+    this.entries.set(key, p);
+    try {
+      return await p;
+    } catch (err) {
+      if (this.entries.get(key) === p) this.entries.delete(key);
+      throw err;
+    }
+  }
+}
+
+/** `expires_in` seconds from now, as epoch milliseconds; one hour when the server did not say. */
+export function expiryFromNow(expiresIn: number | undefined): number {
+  return Date.now() + (expiresIn ?? 3600) * 1000;
+}
+
+/** Parses a PEM private key (PKCS#1 or PKCS#8, optionally encrypted with `passphrase`). */
+export function privateKeyFromPem(pem: string, passphrase?: string): KeyObject {
+  return createPrivateKey(passphrase ? { key: pem, format: 'pem', passphrase } : { key: pem, format: 'pem' });
+}
+
+/** A compact JWS over the JSON header and claims, signed RS256 (RSASSA-PKCS1-v1_5 with SHA-256). */
+export function signJwtRs256(header: Record<string, unknown>, claims: Record<string, unknown>, key: KeyObject): string {
+  const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
+  const signature = createSign('RSA-SHA256').update(input).sign(key);
+  return `${input}.${signature.toString('base64url')}`;
+}
+
+export function b64url(text: string | Uint8Array): string {
+  return Buffer.from(text).toString('base64url');
+}
+
+/** Strict standard base64 (with or without padding) to bytes; undefined when it is not base64. */
+export function fromBase64(text: string): Uint8Array | undefined {
+  const t = text.trim();
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(t) || t.replace(/=+$/, '').length % 4 === 1) return undefined;
+  return new Uint8Array(Buffer.from(t, 'base64'));
+}
+
+/** Strict base64url (unpadded, as SOPS writes Azure's ciphertext) to bytes; undefined when it is not. */
+export function fromBase64Url(text: string): Uint8Array | undefined {
+  const t = text.trim().replace(/=+$/, '');
+  if (!/^[A-Za-z0-9_-]*$/.test(t) || t.length % 4 === 1) return undefined;
+  return new Uint8Array(Buffer.from(t, 'base64url'));
+}
+
+/** The 32-byte SOPS data key, or an error saying what came back instead. */
+export function dataKeyOf(bytes: Uint8Array | undefined, provider: string, keyName: string): Uint8Array {
+  if (!bytes) throw keyError(provider, keyName, 'the service returned a plaintext that is not base64');
+  if (bytes.length !== 32) {
+    throw keyError(provider, keyName, `the decrypted data key is ${bytes.length} bytes, not the 32 bytes SOPS uses`);
+  }
+  return bytes;
+}
+
+/** Reads a token file (a projected OIDC token, a credential source), trimmed. */
+export async function readTokenFile(path: string, what: string): Promise<string> {
+  try {
+    const text = (await readFile(path, 'utf8')).trim();
+    if (!text) throw new Error('the file is empty');
+    return text;
+  } catch (err) {
+    throw new Error(`${what}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * A GitHub Actions OIDC token for `audience`, from the runner's token endpoint
+ * (`ACTIONS_ID_TOKEN_REQUEST_URL`, with `permissions: id-token: write`); undefined off Actions.
+ */
+export async function githubOidcToken(env: NodeJS.ProcessEnv, audience: string): Promise<string | undefined> {
+  const url = env['ACTIONS_ID_TOKEN_REQUEST_URL'];
+  const bearer = env['ACTIONS_ID_TOKEN_REQUEST_TOKEN'];
+  if (!url || !bearer) return undefined;
+  const u = new URL(url);
+  u.searchParams.set('audience', audience);
+  const res = await send(
+    u,
+    { method: 'GET', headers: { authorization: `Bearer ${bearer}`, accept: 'application/json' } },
+    'GitHub OIDC token',
+  );
+  const token = str(jsonOf(res.body), 'value');
+  if (res.status !== 200 || !token) {
+    throw new Error(`GitHub OIDC token: ${httpDetail(res.status, undefined, redact(res.body, [bearer]))}`);
+  }
+  return token;
+}

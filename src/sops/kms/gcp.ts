@@ -1,0 +1,342 @@
+/**
+ * Google Cloud KMS master keys (`sops.gcp_kms[]`: `{resource_id, enc}`): the data key is recovered
+ * with the Cloud KMS REST `decrypt` method. SOPS stores `enc` as the standard base64 of the KMS
+ * ciphertext (kept for compatibility with SOPS 3.8 and older), which is also what the REST API takes,
+ * and the plaintext it returns is the base64 of the raw 32-byte data key (sops gcpkms/keysource.go).
+ */
+import { readFile } from 'node:fs/promises';
+import type { KeyService, MasterKey } from '../types.js';
+import {
+  dataKeyOf,
+  expiryFromNow,
+  field,
+  fromBase64,
+  httpDetail,
+  jsonOf,
+  keyError,
+  num,
+  oauthError,
+  privateKeyFromPem,
+  readTokenFile,
+  redact,
+  send,
+  signJwtRs256,
+  str,
+  TokenCache,
+  type CachedToken,
+} from './common.js';
+
+const PROVIDER = 'GCP KMS';
+const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
+const DEFAULT_TOKEN_URI = 'https://oauth2.googleapis.com/token';
+const RESOURCE_RE = /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+\/cryptoKeys\/[^/]+$/;
+
+interface GcpToken extends CachedToken {
+  /** `quota_project_id` of the credentials, sent as `x-goog-user-project`. */
+  quotaProject?: string;
+}
+
+/**
+ * A key service for Google Cloud KMS master keys. Credentials, in order, as SOPS reads them:
+ * `credentialsJson` (Flux's `sops.gcp-kms` entry: a service-account key, or any credentials JSON
+ * that Google's client libraries accept: `authorized_user`, `external_account`); the
+ * `GOOGLE_CREDENTIALS` variable (SOPS's own: a file path or the JSON itself); the
+ * `GOOGLE_OAUTH_ACCESS_TOKEN` variable; the file named by `GOOGLE_APPLICATION_CREDENTIALS` (what
+ * google-github-actions/auth writes: a service-account key, or an `external_account` for Workload
+ * Identity Federation, with service account impersonation when it names one).
+ *
+ * Endpoint: `KR_GCP_KMS_ENDPOINT` (a base URL such as `http://127.0.0.1:8080`), else SOPS's
+ * `SOPS_GCP_KMS_ENDPOINT` (host[:port] or URL) or `SOPS_GCP_KMS_UNIVERSE_DOMAIN`, else
+ * `https://cloudkms.googleapis.com`. Token endpoints come from the credentials JSON.
+ */
+export function gcpKmsKeyService(credentialsJson?: string, env: NodeJS.ProcessEnv = process.env): KeyService {
+  const cache = new TokenCache<GcpToken>();
+  const accessToken = () => cache.get('token', () => resolveToken(credentialsJson, env));
+
+  return {
+    name: PROVIDER,
+    canOpen: (key: MasterKey) => key.kind === 'gcp_kms',
+    async decrypt(key: MasterKey): Promise<Uint8Array | undefined> {
+      if (key.kind !== 'gcp_kms') return undefined;
+      const resource = field(key, 'resource_id');
+      if (!resource) throw keyError(PROVIDER, '(no resource_id)', 'the master key has no resource_id');
+      if (!RESOURCE_RE.test(resource)) {
+        throw keyError(
+          PROVIDER,
+          resource,
+          'not a key resource id (projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>)',
+        );
+      }
+      const ciphertext = fromBase64(key.enc);
+      if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, resource, 'enc is not base64');
+
+      let token: GcpToken;
+      try {
+        token = await accessToken();
+      } catch (err) {
+        throw keyError(PROVIDER, resource, (err as Error).message, err);
+      }
+      const path = resource.split('/').map(encodeURIComponent).join('/');
+      const url = `${kmsEndpoint(env)}/v1/${path}:decrypt`;
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${token.value}`,
+        'content-type': 'application/json',
+      };
+      if (token.quotaProject) headers['x-goog-user-project'] = token.quotaProject;
+      let res;
+      try {
+        res = await send(
+          url,
+          { method: 'POST', headers, body: JSON.stringify({ ciphertext: Buffer.from(ciphertext).toString('base64') }) },
+          'GCP KMS decrypt',
+        );
+      } catch (err) {
+        throw keyError(PROVIDER, resource, (err as Error).message, err);
+      }
+      const json = jsonOf(res.body);
+      if (res.status !== 200) {
+        const { code, message } = googleError(json);
+        throw keyError(
+          PROVIDER,
+          resource,
+          `decrypt failed: ${httpDetail(res.status, code, message && redact(message, [token.value]))}`,
+        );
+      }
+      const plaintext = str(json, 'plaintext');
+      return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, resource);
+    },
+  };
+}
+
+function kmsEndpoint(env: NodeJS.ProcessEnv): string {
+  const ours = env['KR_GCP_KMS_ENDPOINT'];
+  if (ours) return ours.replace(/\/+$/, '');
+  const sops = env['SOPS_GCP_KMS_ENDPOINT'];
+  if (sops) return (/^https?:\/\//.test(sops) ? sops : `https://${sops}`).replace(/\/+$/, '');
+  const universe = env['SOPS_GCP_KMS_UNIVERSE_DOMAIN'];
+  if (universe) return `https://cloudkms.${universe}`;
+  return 'https://cloudkms.googleapis.com';
+}
+
+/** Google's API error body: `{error: {code, message, status}}`; OAuth endpoints use RFC 6749's form. */
+function googleError(json: unknown): { code?: string; message?: string } {
+  const e = (json as { error?: unknown } | undefined)?.error;
+  if (typeof e === 'object' && e !== null) {
+    const code = str(e, 'status');
+    const message = str(e, 'message');
+    return { ...(code ? { code } : {}), ...(message ? { message } : {}) };
+  }
+  return {};
+}
+
+async function resolveToken(explicit: string | undefined, env: NodeJS.ProcessEnv): Promise<GcpToken> {
+  if (explicit?.trim()) return tokenFromCredentials(explicit, 'the sops.gcp-kms credentials');
+  const sopsCreds = env['GOOGLE_CREDENTIALS'];
+  if (sopsCreds?.trim()) {
+    const text = sopsCreds.trim().startsWith('{')
+      ? sopsCreds
+      : await readCredentialsFile(sopsCreds, 'GOOGLE_CREDENTIALS');
+    return tokenFromCredentials(text, 'GOOGLE_CREDENTIALS');
+  }
+  const oauth = env['GOOGLE_OAUTH_ACCESS_TOKEN'];
+  if (oauth?.trim()) return { value: oauth.trim(), expiresAt: Infinity };
+  const adc = env['GOOGLE_APPLICATION_CREDENTIALS'];
+  if (adc) {
+    const text = await readCredentialsFile(adc, 'GOOGLE_APPLICATION_CREDENTIALS');
+    return tokenFromCredentials(text, `GOOGLE_APPLICATION_CREDENTIALS (${adc})`);
+  }
+  throw new Error(
+    'no GCP credentials: give a sops.gcp-kms entry in the decryption Secret, or set ' +
+      'GOOGLE_APPLICATION_CREDENTIALS (google-github-actions/auth does), GOOGLE_CREDENTIALS or GOOGLE_OAUTH_ACCESS_TOKEN',
+  );
+}
+
+async function readCredentialsFile(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Error(`${what}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Gets an access token with a credentials JSON of any type Google's client libraries write. */
+async function tokenFromCredentials(text: string, what: string): Promise<GcpToken> {
+  const j = jsonOf(text);
+  if (typeof j !== 'object' || j === null) throw new Error(`${what}: not a JSON credentials file`);
+  const type = str(j, 'type');
+  const quota = str(j, 'quota_project_id');
+  const withQuota = (t: CachedToken): GcpToken => (quota ? { ...t, quotaProject: quota } : t);
+  switch (type) {
+    case 'service_account':
+      return withQuota(await serviceAccountToken(j, what));
+    case 'authorized_user':
+      return withQuota(await authorizedUserToken(j, what));
+    case 'external_account':
+      return withQuota(await externalAccountToken(j, what));
+    default:
+      throw new Error(
+        `${what}: credentials of type ${JSON.stringify(type ?? null)} are not supported ` +
+          '(service_account, authorized_user and external_account are)',
+      );
+  }
+}
+
+/** OAuth 2.0 JWT bearer grant (RFC 7523) with an RS256 assertion signed by the service account's key. */
+async function serviceAccountToken(j: object, what: string): Promise<CachedToken> {
+  const email = str(j, 'client_email');
+  const pem = str(j, 'private_key');
+  if (!email || !pem) throw new Error(`${what}: a service account key needs client_email and private_key`);
+  const tokenUri = str(j, 'token_uri') ?? DEFAULT_TOKEN_URI;
+  let key;
+  try {
+    key = privateKeyFromPem(pem);
+  } catch (err) {
+    throw new Error(`${what}: private_key of ${email} is not a PEM private key`, { cause: err });
+  }
+  const iat = Math.floor(Date.now() / 1000);
+  const kid = str(j, 'private_key_id');
+  const assertion = signJwtRs256(
+    { alg: 'RS256', typ: 'JWT', ...(kid ? { kid } : {}) },
+    { iss: email, scope: SCOPE, aud: tokenUri, iat, exp: iat + 3600 },
+    key,
+  );
+  return oauthTokenRequest(
+    tokenUri,
+    { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion },
+    `service account ${email}: token request to ${tokenUri}`,
+    [assertion],
+  );
+}
+
+/** A user's refresh token (`gcloud auth application-default login`). */
+async function authorizedUserToken(j: object, what: string): Promise<CachedToken> {
+  const clientId = str(j, 'client_id');
+  const clientSecret = str(j, 'client_secret');
+  const refreshToken = str(j, 'refresh_token');
+  if (!clientId || !clientSecret || !refreshToken) {
+    throw new Error(`${what}: authorized_user credentials need client_id, client_secret and refresh_token`);
+  }
+  const tokenUri = str(j, 'token_uri') ?? DEFAULT_TOKEN_URI;
+  return oauthTokenRequest(
+    tokenUri,
+    { grant_type: 'refresh_token', client_id: clientId, client_secret: clientSecret, refresh_token: refreshToken },
+    `authorized user: token request to ${tokenUri}`,
+    [clientSecret, refreshToken],
+  );
+}
+
+/**
+ * Workload Identity Federation: read the subject token from `credential_source` (a file, or a URL
+ * such as GitHub's OIDC endpoint), exchange it at `token_url` (Google STS, RFC 8693), then, when the
+ * file names one, trade that for the service account's token at `service_account_impersonation_url`.
+ */
+async function externalAccountToken(j: object, what: string): Promise<CachedToken> {
+  const audience = str(j, 'audience');
+  const subjectTokenType = str(j, 'subject_token_type');
+  const tokenUrl = str(j, 'token_url') ?? 'https://sts.googleapis.com/v1/token';
+  const source = (j as { credential_source?: unknown }).credential_source;
+  if (!audience || !subjectTokenType || typeof source !== 'object' || source === null) {
+    throw new Error(`${what}: external_account credentials need audience, subject_token_type and credential_source`);
+  }
+  const subjectToken = await subjectTokenFrom(source, what);
+  const userProject = str(j, 'workforce_pool_user_project');
+  const form: Record<string, string> = {
+    grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+    audience,
+    scope: SCOPE,
+    requested_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    subject_token: subjectToken,
+    subject_token_type: subjectTokenType,
+  };
+  if (userProject) form['options'] = JSON.stringify({ userProject });
+  const federated = await oauthTokenRequest(tokenUrl, form, `STS token exchange at ${tokenUrl}`, [subjectToken]);
+
+  const impersonationUrl = str(j, 'service_account_impersonation_url');
+  if (!impersonationUrl) return federated;
+  const lifetime =
+    num((j as { service_account_impersonation?: unknown }).service_account_impersonation, 'token_lifetime_seconds') ??
+    3600;
+  const res = await send(
+    impersonationUrl,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${federated.value}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ scope: [SCOPE], lifetime: `${lifetime}s` }),
+    },
+    'GCP service account impersonation',
+  );
+  const body = jsonOf(res.body);
+  const token = str(body, 'accessToken');
+  if (res.status !== 200 || !token) {
+    const { code, message } = googleError(body);
+    throw new Error(
+      `service account impersonation at ${impersonationUrl} failed: ` +
+        httpDetail(res.status, code, message && redact(message, [federated.value, subjectToken])),
+    );
+  }
+  const expire = Date.parse(str(body, 'expireTime') ?? '');
+  return { value: token, expiresAt: Number.isFinite(expire) ? expire : expiryFromNow(lifetime) };
+}
+
+/** The subject token of an external account's `credential_source` (file or url; text or json format). */
+async function subjectTokenFrom(source: object, what: string): Promise<string> {
+  const format = (source as { format?: unknown }).format;
+  const formatType = str(format, 'type') ?? 'text';
+  const fieldName = str(format, 'subject_token_field_name');
+  let raw: string;
+  const file = str(source, 'file');
+  const url = str(source, 'url');
+  if (file) {
+    raw = await readTokenFile(file, `${what}: credential_source.file`);
+  } else if (url) {
+    const hdrs = (source as { headers?: unknown }).headers;
+    const headers: Record<string, string> = {};
+    if (typeof hdrs === 'object' && hdrs !== null) {
+      for (const [k, v] of Object.entries(hdrs)) if (typeof v === 'string') headers[k] = v;
+    }
+    const res = await send(url, { method: 'GET', headers }, 'GCP credential_source.url');
+    if (res.status !== 200) {
+      throw new Error(
+        `${what}: credential_source.url ${new URL(url).host} answered ${httpDetail(res.status, undefined, undefined)}`,
+      );
+    }
+    raw = res.body.trim();
+  } else {
+    throw new Error(
+      `${what}: only file and url credential sources are supported (not executable or AWS environment sources)`,
+    );
+  }
+  if (formatType === 'json') {
+    if (!fieldName) throw new Error(`${what}: credential_source.format json needs subject_token_field_name`);
+    const token = str(jsonOf(raw), fieldName);
+    if (!token) throw new Error(`${what}: the credential source has no string field ${fieldName}`);
+    return token;
+  }
+  if (!raw) throw new Error(`${what}: the credential source is empty`);
+  return raw;
+}
+
+/** POSTs a form to an OAuth 2.0 token endpoint and reads `{access_token, expires_in}`. */
+async function oauthTokenRequest(
+  url: string,
+  form: Record<string, string>,
+  what: string,
+  secrets: string[],
+): Promise<CachedToken> {
+  const res = await send(
+    url,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams(form).toString(),
+    },
+    what,
+  );
+  const json = jsonOf(res.body);
+  const token = str(json, 'access_token');
+  if (res.status !== 200 || !token) {
+    const { code, message } = oauthError(res.body);
+    throw new Error(`${what} failed: ${httpDetail(res.status, code, message && redact(message, secrets))}`);
+  }
+  return { value: token, expiresAt: expiryFromNow(num(json, 'expires_in')) };
+}
