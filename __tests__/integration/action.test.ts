@@ -1,26 +1,9 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
-import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree } from '../helpers/cluster.js';
-import { TOOLS } from '../helpers/paths.js';
-
-/** Reads a GITHUB_OUTPUT file (`name<<delimiter` blocks) into a map. */
-function parseOutputs(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const m = /^([^<]+)<<(.+)$/.exec(lines[i]!);
-    if (!m) continue;
-    const [, name, delim] = m;
-    const value: string[] = [];
-    for (i++; i < lines.length && lines[i] !== delim; i++) value.push(lines[i]!);
-    out[name!] = value.join('\n');
-  }
-  return out;
-}
+import { runAction } from '../helpers/action.js';
+import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 
 function manifests(ns: string): Record<string, string> {
   return {
@@ -52,29 +35,6 @@ describe('the bundled action, run the way GitHub runs it', () => {
   afterAll(() => {
     client.close();
   });
-
-  async function runAction(workspace: string, inputs: Record<string, string>) {
-    const dir = await mkdtemp(join(tmpdir(), 'kr-gha-'));
-    const outputFile = join(dir, 'output');
-    const summaryFile = join(dir, 'summary');
-    await writeFile(outputFile, '');
-    await writeFile(summaryFile, '');
-    const env: NodeJS.ProcessEnv = {
-      PATH: `${TOOLS}:${process.env['PATH'] ?? ''}`,
-      HOME: process.env['HOME'],
-      GITHUB_WORKSPACE: workspace,
-      GITHUB_OUTPUT: outputFile,
-      GITHUB_STEP_SUMMARY: summaryFile,
-      RUNNER_TEMP: dir,
-    };
-    for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
-    const result = await runNode('dist/index.js', [], { env, cwd: workspace });
-    return {
-      ...result,
-      outputs: parseOutputs(await readFile(outputFile, 'utf8')),
-      summary: await readFile(summaryFile, 'utf8'),
-    };
-  }
 
   it('applies a plain YAML directory and writes outputs and the job summary', async () => {
     const ns = await freshNamespace(client);

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
+import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE, REPO } from '../helpers/paths.js';
 
@@ -164,15 +165,13 @@ spec:
       containers: [{name: web, image: "nginx:1.25"}]
 `,
     });
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env['PATH'],
-      HOME: process.env['HOME'],
-      GITHUB_WORKSPACE: workspace,
-      INPUT_KUBECONFIG: kubeconfigPath(),
-      INPUT_KUSTOMIZATIONS: 'clusters/dev/*.yaml',
-      'INPUT_KUSTOMIZE-PATH': KUSTOMIZE,
-    };
-    const res = await runNode('dist/index.js', [], { env, cwd: workspace });
+    // No GITHUB_STEP_SUMMARY: the run must still succeed (a local runner may not set it).
+    const res = await runAction(
+      workspace,
+      { kubeconfig: kubeconfigPath(), kustomizations: 'clusters/dev/*.yaml' },
+      { summary: false },
+    );
+    expect(res.stdout).toContain('No job summary written: GITHUB_STEP_SUMMARY is not set');
     expect(res.code, res.stdout).toBe(0);
     expect(res.stdout).toContain(`Deployment/${ns}/dev-web created`);
     const d = await client.request<{

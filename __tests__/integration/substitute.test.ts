@@ -5,6 +5,7 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
 import { reconcile } from '../../src/reconcile.js';
 import { normalize } from '../../src/settings.js';
+import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
@@ -211,18 +212,11 @@ data:
   token: \${token}
 `,
     });
-    const res = await runNode('dist/index.js', [], {
-      cwd: root,
-      env: {
-        PATH: process.env['PATH'],
-        HOME: process.env['HOME'],
-        GITHUB_WORKSPACE: root,
-        INPUT_KUBECONFIG: kubeconfigPath(),
-        INPUT_PATH: 'deploy',
-        'INPUT_KUSTOMIZE-PATH': KUSTOMIZE,
-        INPUT_VARS: 'cluster_env: ci',
-        'INPUT_SECRET-VARS': '{"token": "gh-secret-value"}',
-      },
+    const res = await runAction(root, {
+      kubeconfig: kubeconfigPath(),
+      path: 'deploy',
+      vars: 'cluster_env: ci',
+      'secret-vars': '{"token": "gh-secret-value"}',
     });
     expect(res.code, res.stdout).toBe(0);
     expect(res.stdout).toContain('::add-mask::gh-secret-value');

@@ -1,0 +1,57 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runNode, type RunResult } from './cluster.js';
+import { TOOLS } from './paths.js';
+
+/** Reads a GITHUB_OUTPUT file (`name<<delimiter` blocks) into a map. */
+export function parseOutputs(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([^<]+)<<(.+)$/.exec(lines[i]!);
+    if (!m) continue;
+    const [, name, delim] = m;
+    const value: string[] = [];
+    for (i++; i < lines.length && lines[i] !== delim; i++) value.push(lines[i]!);
+    out[name!] = value.join('\n');
+  }
+  return out;
+}
+
+export interface ActionResult extends RunResult {
+  outputs: Record<string, string>;
+  summary: string;
+}
+
+/**
+ * Runs the bundled dist/index.js the way GitHub runs the action: inputs as `INPUT_*` variables
+ * (names upper-cased, dashes kept), `GITHUB_WORKSPACE`, `GITHUB_OUTPUT` and (unless `summary` is
+ * false) `GITHUB_STEP_SUMMARY` files, with the pinned kustomize on PATH.
+ */
+export async function runAction(
+  workspace: string,
+  inputs: Record<string, string>,
+  opts: { summary?: boolean } = {},
+): Promise<ActionResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'kr-gha-'));
+  const outputFile = join(dir, 'output');
+  const summaryFile = join(dir, 'summary');
+  await writeFile(outputFile, '');
+  await writeFile(summaryFile, '');
+  const env: NodeJS.ProcessEnv = {
+    PATH: `${TOOLS}:${process.env['PATH'] ?? ''}`,
+    HOME: process.env['HOME'],
+    GITHUB_WORKSPACE: workspace,
+    GITHUB_OUTPUT: outputFile,
+    RUNNER_TEMP: dir,
+    ...(opts.summary === false ? {} : { GITHUB_STEP_SUMMARY: summaryFile }),
+  };
+  for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
+  const result = await runNode('dist/index.js', [], { env, cwd: workspace });
+  return {
+    ...result,
+    outputs: parseOutputs(await readFile(outputFile, 'utf8')),
+    summary: await readFile(summaryFile, 'utf8'),
+  };
+}
