@@ -14,3 +14,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: npm ci in $((SECONDS - t0))s"
 fi
 bash test/cluster/build.sh
+# moto, a local AWS KMS/STS emulator (PyPI), for the KMS key service's emulator tests.
+bash test/kms/setup.sh
+
+# The SOPS tests encrypt fixtures with gpg and make SSH keys with ssh-keygen (Debian packages).
+missing=()
+command -v gpg >/dev/null || missing+=(gnupg)
+command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

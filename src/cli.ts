@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { maskSecrets } from './kustomize/metadata.js';
@@ -32,6 +33,10 @@ flags:
   --var NAME=VALUE       a variable for postBuild substitution (repeatable; below substituteFrom
                          and postBuild.substitute in precedence); with --path it enables substitution
   --no-strict-substitute unset variables without a default become "" instead of failing
+  --sops-age-key FILE    age identities for SOPS decryption
+  --sops-pgp-key FILE    armoured OpenPGP private keys for SOPS decryption
+  --no-sops-verify-mac   skip SOPS MAC checks (Flux skips them)
+                         build decrypts only with --show-secrets
   --root DIR             source root; --path may not leave it (default: current directory)
   --kubeconfig FILE      kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
   --context NAME         kubeconfig context (default: the file's current context)
@@ -59,6 +64,9 @@ export async function main(argv: string[]): Promise<number> {
         'show-secrets': { type: 'boolean' },
         var: { type: 'string', multiple: true },
         'strict-substitute': { type: 'boolean', default: true },
+        'sops-age-key': { type: 'string' },
+        'sops-pgp-key': { type: 'string' },
+        'sops-verify-mac': { type: 'boolean', default: true },
         root: { type: 'string' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -103,6 +111,10 @@ export async function main(argv: string[]): Promise<number> {
       allowRemoteBases: values['allow-remote-bases'] ?? false,
       vars: parseVarFlags(values.var ?? []),
       strictSubstitute: values['strict-substitute'],
+      ...(values['sops-age-key'] ? { sopsAgeKey: await readKeyFile(values['sops-age-key'], '--sops-age-key') } : {}),
+      ...(values['sops-pgp-key'] ? { sopsPgpKey: await readKeyFile(values['sops-pgp-key'], '--sops-pgp-key') } : {}),
+      sopsVerifyMac: values['sops-verify-mac'],
+      env: process.env,
       fieldManager: values['field-manager'],
       kustomizeBin: values['kustomize-path'],
       concurrency: values.concurrency,
@@ -154,10 +166,14 @@ async function buildCommand(settings: Settings, opts: { json: boolean; showSecre
   const results: { kustomization: string; objects: KubeObject[] }[] = [];
   try {
     for (const spec of specs) {
-      const built = await renderSpec(settings, spec, client, {
-        secret: () => {},
-        note: (line) => process.stderr.write(`${line}\n`),
-      });
+      // Decrypted values are shown only on request: without --show-secrets nothing is decrypted.
+      const built = await renderSpec(
+        settings,
+        spec,
+        client,
+        { secret: () => {}, note: (line) => process.stderr.write(`${line}\n`) },
+        opts.showSecrets,
+      );
       const ordered = applyOrder(built.objects);
       results.push({
         kustomization: `${spec.namespace}/${spec.name}`,
@@ -176,6 +192,16 @@ async function buildCommand(settings: Settings, opts: { json: boolean; showSecre
       return header + r.objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
     })
     .join('---\n');
+}
+
+async function readKeyFile(path: string, flag: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Error(`${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      cause: err,
+    });
+  }
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,9 +1,11 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ClusterClient } from './cluster/client.js';
 import { Discovery } from './cluster/discovery.js';
 import { kubeconfigSecrets, loadKubeConfig } from './cluster/kubeconfig.js';
 import { build, type BuildResult } from './kustomize/build.js';
 import { applyCommonMetadata } from './kustomize/metadata.js';
-import type { KubeObject } from './kustomize/parse.js';
+import { objectKey, type KubeObject } from './kustomize/parse.js';
 import type { Report } from './report/model.js';
 import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
@@ -12,6 +14,10 @@ import { describeSpec, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
+import { decryptResources, stillEncrypted } from './sops/resources.js';
+import { keyServices, readDecryptionSecret, type SecretKeys } from './sops/keys.js';
+import { decryptSources } from './sops/sources.js';
+import type { DecryptOptions } from './sops/types.js';
 import { substituteObjects } from './substitute/objects.js';
 import { readSubstituteFrom } from './substitute/sources.js';
 import { mergeVariables, type VariableLayer } from './substitute/variables.js';
@@ -50,7 +56,9 @@ export async function renderSpec(
   spec: KustomizationSpec,
   client: ClusterClient | undefined,
   hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
+  decrypt = true,
 ): Promise<BuildResult> {
+  const decryption = decrypt ? await decryptOptions(settings, spec, client, hooks) : undefined;
   const built = await build({
     root: settings.root,
     path: spec.path,
@@ -64,9 +72,61 @@ export async function renderSpec(
     ignoreMissingComponents: spec.ignoreMissingComponents,
     buildMetadata: spec.buildMetadata,
     allowRemoteBases: settings.allowRemoteBases,
+    ...(decryption
+      ? {
+          beforeBuild: async (copyRoot: string, kdir: string) => {
+            const files = await decryptSources(copyRoot, kdir, decryption);
+            if (files.length > 0)
+              hooks.note(`Decrypted ${files.length} SOPS file(s) before the build: ${files.join(', ')}`);
+          },
+        }
+      : {}),
   });
-  const objects = await substitute(settings, spec, built.objects, client, hooks);
+  const origin = (obj: KubeObject) => built.origins.get(objectKey(obj));
+  const decrypted = decryption
+    ? await decryptResources(built.objects, {
+        ...decryption,
+        originOf: origin,
+        sourceOf: async (obj) => {
+          const file = origin(obj);
+          return file === undefined ? undefined : readFile(join(settings.root, file), 'utf8').catch(() => undefined);
+        },
+        note: hooks.note,
+      })
+    : built.objects;
+  const objects = await substitute(settings, spec, decrypted, client, hooks);
   return { ...built, objects: applyCommonMetadata(objects, spec.commonMetadata) };
+}
+
+/**
+ * SOPS decryption runs when the spec asks for it (spec.decryption) or the run was given keys. Keys
+ * come from the decryption Secret in the cluster, the run's inputs, and the runner's ambient cloud
+ * credentials.
+ */
+async function decryptOptions(
+  settings: Settings,
+  spec: KustomizationSpec,
+  client: ClusterClient | undefined,
+  hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
+): Promise<DecryptOptions | undefined> {
+  const inputKeys = {
+    ...(settings.sopsAgeKey ? { age: settings.sopsAgeKey } : {}),
+    ...(settings.sopsPgpKey ? { pgp: settings.sopsPgpKey } : {}),
+  };
+  if (!spec.decryption && !inputKeys.age && !inputKeys.pgp) return undefined;
+  let fromSecret: SecretKeys | undefined;
+  if (spec.decryption?.secretRef) {
+    if (client) fromSecret = await readDecryptionSecret(client, spec, hooks.secret);
+    else
+      hooks.note(
+        `${describeSpec(spec)}: spec.decryption.secretRef skipped: no cluster to read it from (give --kubeconfig)`,
+      );
+  }
+  return {
+    keyServices: keyServices(inputKeys, fromSecret, settings.env),
+    verifyMac: settings.sopsVerifyMac,
+    onSecret: hooks.secret,
+  };
 }
 
 /**
@@ -153,6 +213,8 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
     client = new ClusterClient(kc);
     server = client.server;
     const built = await renderSpec(settings, spec, client, { secret: hooks.secret, note });
+    const encrypted = stillEncrypted(built.objects);
+    if (encrypted.length > 0) throw new Error(encrypted.join('\n'));
     if (built.skipped.length > 0)
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);

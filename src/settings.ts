@@ -2,6 +2,7 @@ import * as core from '@actions/core';
 import { isAbsolute, resolve } from 'node:path';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
 import { splitPatterns } from './spec/load.js';
+import { maskLines } from './sops/keys.js';
 import { parseVarsInput } from './substitute/variables.js';
 
 export type Mode = 'apply' | 'preview' | 'drift';
@@ -30,6 +31,13 @@ export interface Settings {
   secretVars: Record<string, string>;
   /** An unset variable without a default fails the run (Flux's default); off, it becomes "". */
   strictSubstitute: boolean;
+  /** age identities (text of identity files) and OpenPGP private keys for SOPS, from inputs or files. */
+  sopsAgeKey?: string;
+  sopsPgpKey?: string;
+  /** Check each SOPS document's MAC (Flux does not); off mirrors Flux. */
+  sopsVerifyMac: boolean;
+  /** The environment the cloud KMS services read ambient credentials from (OIDC-federated variables). */
+  env: NodeJS.ProcessEnv;
   /** Field manager for server-side apply (Flux's own by default, so ownership carries over). */
   fieldManager: string;
   /** kustomize binary, a path or a name on PATH. */
@@ -55,8 +63,6 @@ export const NOT_YET_SUPPORTED: Record<string, string> = {
   wait: 'false',
   timeout: '',
   force: 'false',
-  'sops-age-key': '',
-  'sops-pgp-key': '',
   'drift-correction': 'false',
   'default-service-account': '',
   'inventory-namespace': '',
@@ -82,6 +88,13 @@ export function readActionSettings(
   for (const value of Object.values(secretVars)) {
     if (value.length >= 3) core.setSecret(value);
   }
+  const sopsAgeKey = input('sops-age-key');
+  const sopsPgpKey = input('sops-pgp-key');
+  for (const key of [sopsAgeKey, sopsPgpKey]) {
+    maskLines(key, (s) => {
+      core.setSecret(s);
+    });
+  }
   const raw = input('kubeconfig');
   const kubeconfig = kubeconfigSource(raw, root);
   if (kubeconfig.kind === 'content') core.setSecret(kubeconfig.content);
@@ -97,6 +110,10 @@ export function readActionSettings(
     vars: parseVarsInput(input('vars'), 'vars'),
     secretVars,
     strictSubstitute: input('strict-substitute'),
+    sopsAgeKey,
+    sopsPgpKey,
+    sopsVerifyMac: input('sops-verify-mac'),
+    env,
     fieldManager: input('field-manager'),
     kustomizeBin: input('kustomize-path'),
     concurrency: input('concurrency'),
@@ -132,6 +149,10 @@ export interface RawSettings {
   vars?: Record<string, string>;
   secretVars?: Record<string, string>;
   strictSubstitute?: string | boolean;
+  sopsAgeKey?: string;
+  sopsPgpKey?: string;
+  sopsVerifyMac?: string | boolean;
+  env?: NodeJS.ProcessEnv;
   fieldManager?: string;
   kustomizeBin?: string;
   concurrency?: string;
@@ -176,10 +197,11 @@ export function normalize(raw: RawSettings): Settings {
     allowRemoteBases: parseBool(raw.allowRemoteBases, 'allow-remote-bases'),
     vars: raw.vars ?? {},
     secretVars: raw.secretVars ?? {},
-    strictSubstitute:
-      raw.strictSubstitute === undefined || raw.strictSubstitute === ''
-        ? true
-        : parseBool(raw.strictSubstitute, 'strict-substitute'),
+    strictSubstitute: defaultTrue(raw.strictSubstitute, 'strict-substitute'),
+    ...(raw.sopsAgeKey?.trim() ? { sopsAgeKey: raw.sopsAgeKey } : {}),
+    ...(raw.sopsPgpKey?.trim() ? { sopsPgpKey: raw.sopsPgpKey } : {}),
+    sopsVerifyMac: defaultTrue(raw.sopsVerifyMac, 'sops-verify-mac'),
+    env: raw.env ?? {},
     fieldManager,
     kustomizeBin: raw.kustomizeBin?.trim() || DEFAULTS.kustomizeBin,
     concurrency,
@@ -193,4 +215,8 @@ export function parseBool(value: string | boolean | undefined, name: string): bo
   if (v === '' || /^(false|False|FALSE)$/.test(v)) return false;
   if (/^(true|True|TRUE)$/.test(v)) return true;
   throw new Error(`${name} must be true or false; got "${v}"`);
+}
+
+function defaultTrue(value: string | boolean | undefined, name: string): boolean {
+  return value === undefined || value === '' ? true : parseBool(value, name);
 }

@@ -28,6 +28,8 @@ describe('normalize', () => {
       vars: {},
       secretVars: {},
       strictSubstitute: true,
+      sopsVerifyMac: true,
+      env: {},
       fieldManager: 'kustomize-controller',
       kustomizeBin: 'kustomize',
       concurrency: 8,
@@ -62,7 +64,7 @@ describe('readActionSettings', () => {
   it.each([
     ['prune', 'true'],
     ['wait', 'true'],
-    ['sops-age-key', 'AGE-SECRET-KEY-1'],
+    ['drift-correction', 'true'],
     ['default-service-account', 'deployer'],
   ])('refuses input %s=%s of a later stage', (name, value) => {
     expect(() => readActionSettings(inputs({ [name]: value }), { GITHUB_WORKSPACE: '/ws' })).toThrow(

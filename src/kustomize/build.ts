@@ -3,29 +3,24 @@ import { cp, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { parse, stringify } from 'yaml';
-import type { Image, Patch } from '../spec/types.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
-import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin } from './merge.js';
+import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin, type BuildFields } from './merge.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
 
-export interface BuildOptions {
+export interface BuildOptions extends Omit<BuildFields, 'components'> {
   /** The source root (the workspace); `path` is relative to it and may not leave it. */
   root: string;
   /** Directory to build, relative to `root`. */
   path: string;
   /** The kustomize binary: a path, or a name looked up on PATH. */
   kustomizeBin: string;
-  /** Flux spec fields merged into the kustomization before the build. */
-  targetNamespace?: string;
-  namePrefix?: string;
-  nameSuffix?: string;
-  patches?: readonly Patch[];
-  images?: readonly Image[];
+  /** spec.components, relative to `path`; checked to exist (or dropped when missing and ignored). */
   components?: readonly string[];
   ignoreMissingComponents?: boolean;
-  buildMetadata?: readonly string[];
   /** Allow `resources`/`components` that kustomize would fetch over the network (off by default). */
   allowRemoteBases?: boolean;
+  /** Runs on the temporary copy just before kustomize (SOPS decryption of generator files). */
+  beforeBuild?: (copyRoot: string, kdir: string) => Promise<void>;
 }
 
 export interface BuildResult {
@@ -107,6 +102,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     });
     await writeFile(join(kdir, found ?? 'kustomization.yaml'), stringify(kustomization));
     if (!opts.allowRemoteBases) await refuseRemoteBases(copyRoot, kdir, new Set());
+    await opts.beforeBuild?.(copyRoot, kdir);
 
     const text = await runKustomize(opts.kustomizeBin, kdir, copyRoot);
     const objects = parseManifests(text, `kustomize build ${relPath}`);

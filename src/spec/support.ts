@@ -9,7 +9,6 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
   const out: string[] = [];
   const say = (field: string, what: string) => out.push(`${field}: ${what} is not supported by this version yet`);
   if (command === 'build') return out;
-  if (spec.decryption) say('spec.decryption', 'SOPS decryption');
   if (spec.prune) say('spec.prune', 'pruning');
   if (spec.wait) say('spec.wait', 'waiting for health');
   if (spec.healthChecks.length > 0) say('spec.healthChecks', 'health checking');

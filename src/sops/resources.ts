@@ -1,0 +1,124 @@
+import { parseAllDocuments } from 'yaml';
+import { subjectOf, type KubeObject } from '../kustomize/parse.js';
+import { decryptText, decryptTree, isSopsEncrypted } from './decrypt.js';
+import type { DecryptOptions, SopsFormat } from './types.js';
+
+export const DECRYPT_KEY = 'kustomize.toolkit.fluxcd.io/decrypt';
+
+/** Flux's opt-out: the annotation `kustomize.toolkit.fluxcd.io/decrypt: Disabled` (any case). */
+export function decryptionDisabled(obj: KubeObject): boolean {
+  return obj.metadata.annotations?.[DECRYPT_KEY]?.toLowerCase() === 'disabled';
+}
+
+/** True when the object carries SOPS metadata with a MAC: the whole resource is encrypted. */
+export function isEncryptedResource(obj: KubeObject): boolean {
+  const sops = obj['sops'];
+  return (
+    typeof sops === 'object' &&
+    sops !== null &&
+    typeof (sops as Record<string, unknown>)['mac'] === 'string' &&
+    (sops as Record<string, unknown>)['mac'] !== ''
+  );
+}
+
+const VALUE_FORMATS: SopsFormat[] = ['yaml', 'json', 'dotenv', 'ini'];
+
+export interface ResourceDecryptOptions extends DecryptOptions {
+  /**
+   * The source text of an object's file, so that its MAC can be checked there: kustomize changes
+   * metadata (namespace, labels) and so the built object no longer matches its own MAC.
+   */
+  sourceOf?: (obj: KubeObject) => Promise<string | undefined>;
+  /** The object's source file relative to the root, for error messages. */
+  originOf?: (obj: KubeObject) => string | undefined;
+  note?: (line: string) => void;
+}
+
+/**
+ * Flux's decryption after the build, per resource: a resource with SOPS metadata is decrypted whole
+ * (any kind), and each `data` value of a Secret that holds a SOPS document (from a secretGenerator)
+ * is decrypted and re-encoded. With verifyMac, a whole resource's MAC is checked on its source file.
+ */
+export async function decryptResources(
+  objects: readonly KubeObject[],
+  opts: ResourceDecryptOptions,
+): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const obj of objects) {
+    if (decryptionDisabled(obj)) {
+      out.push(obj);
+      continue;
+    }
+    const subject = subjectOf(obj);
+    let current = obj;
+    try {
+      if (isEncryptedResource(obj)) {
+        if (opts.verifyMac) await verifySourceMac(obj, subject, opts);
+        current = (await decryptTree(obj, { ...opts, verifyMac: false })) as KubeObject;
+      }
+      if (current.kind === 'Secret' && current.apiVersion === 'v1') current = await decryptSecretValues(current, opts);
+    } catch (err) {
+      const origin = opts.originOf?.(obj);
+      throw new Error(`${subject}${origin ? ` (${origin})` : ''}: SOPS decryption failed: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    out.push(current);
+  }
+  return out;
+}
+
+async function verifySourceMac(obj: KubeObject, subject: string, opts: ResourceDecryptOptions): Promise<void> {
+  const mac = (obj['sops'] as Record<string, unknown>)['mac'];
+  const text = await opts.sourceOf?.(obj);
+  // The source document whose MAC is the built object's: its own text is checked, so that comments,
+  // key order and number formats are exactly what sops hashed.
+  const doc =
+    text === undefined
+      ? undefined
+      : parseAllDocuments(text).find((d) => {
+          const js = d.toJS({ maxAliasCount: 100 }) as { sops?: { mac?: unknown } } | null;
+          return js?.sops?.mac === mac;
+        });
+  if (text === undefined || doc?.range === undefined) {
+    opts.note?.(
+      `${subject}: SOPS MAC not verified: its source document was not found (a remote base or a generated object)`,
+    );
+    return;
+  }
+  await decryptText(text.slice(doc.range[0], doc.range[2]), 'yaml', { ...opts, verifyMac: true, onSecret: () => {} });
+}
+
+async function decryptSecretValues(secret: KubeObject, opts: DecryptOptions): Promise<KubeObject> {
+  const data = secret['data'];
+  if (typeof data !== 'object' || data === null) return secret;
+  let changed = false;
+  const next: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
+    next[key] = value;
+    if (typeof value !== 'string') continue;
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const format = VALUE_FORMATS.find((f) => isSopsEncrypted(decoded, f));
+    if (!format) continue;
+    try {
+      next[key] = Buffer.from(await decryptText(decoded, format, opts), 'utf8').toString('base64');
+    } catch (err) {
+      throw new Error(`data.${key}: ${(err as Error).message}`, { cause: err });
+    }
+    changed = true;
+  }
+  return changed ? { ...secret, data: next } : secret;
+}
+
+/**
+ * The guard before apply: an object still carrying SOPS metadata would reach the cluster as
+ * ciphertext. Returns Flux's message for each (empty when there are none).
+ */
+export function stillEncrypted(objects: readonly KubeObject[]): string[] {
+  return objects
+    .filter((o) => isEncryptedResource(o) && !decryptionDisabled(o))
+    .map(
+      (o) =>
+        `${subjectOf(o)} is SOPS encrypted, configuring decryption is required for this ${o.kind === 'Secret' ? 'secret' : 'resource'} to be reconciled (set spec.decryption, or give the sops-age-key / sops-pgp-key input)`,
+    );
+}

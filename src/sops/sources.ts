@@ -1,0 +1,92 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
+import { parse } from 'yaml';
+import { KUSTOMIZATION_FILES } from '../kustomize/generate.js';
+import { isRemoteRef } from '../kustomize/merge.js';
+import { decryptText, formatForPath, isSopsEncrypted } from './decrypt.js';
+import type { DecryptOptions, SopsFormat } from './types.js';
+
+const MAX_FILE_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Flux's DecryptSources, before the build: from the kustomization in `kdir`, through its local
+ * resources and components (never leaving `root`), every secretGenerator file and env file and
+ * every patch file that holds a SOPS document is decrypted in place. This runs on the build's
+ * temporary copy, never on the user's tree. Returns the files decrypted, relative to the root.
+ */
+export async function decryptSources(root: string, kdir: string, opts: DecryptOptions): Promise<string[]> {
+  const done: string[] = [];
+  await walk(root, kdir, new Set(), opts, done);
+  return done;
+}
+
+async function walk(root: string, dir: string, seen: Set<string>, opts: DecryptOptions, done: string[]): Promise<void> {
+  if (seen.has(dir)) return;
+  seen.add(dir);
+  let k: Record<string, unknown> | undefined;
+  for (const name of KUSTOMIZATION_FILES) {
+    const text = await readFile(join(dir, name), 'utf8').catch(() => undefined);
+    if (text !== undefined) {
+      k = (parse(text, { maxAliasCount: 100 }) ?? {}) as Record<string, unknown>;
+      break;
+    }
+  }
+  if (!k) return;
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  for (const gen of list(k['secretGenerator'])) {
+    const g = (gen ?? {}) as { files?: unknown; envs?: unknown; env?: unknown };
+    for (const entry of list(g.files)) {
+      if (typeof entry !== 'string') continue;
+      const eq = entry.indexOf('=');
+      const key = eq >= 0 ? entry.slice(0, eq) : entry;
+      const path = eq >= 0 ? entry.slice(eq + 1) : entry;
+      await decryptFile(root, dir, path, formatForPath(key), opts, done);
+    }
+    for (const entry of [...list(g.envs), g.env]) {
+      if (typeof entry !== 'string') continue;
+      const format = formatForPath(entry);
+      await decryptFile(root, dir, entry, format === 'binary' ? 'dotenv' : format, opts, done);
+    }
+  }
+  for (const patch of list(k['patches'])) {
+    const path = (patch as { path?: unknown } | null)?.path;
+    if (typeof path === 'string' && !isRemoteRef(path))
+      await decryptFile(root, dir, path, formatForPath(path), opts, done);
+  }
+  for (const field of ['resources', 'components', 'bases']) {
+    for (const entry of list(k[field])) {
+      if (typeof entry !== 'string' || isRemoteRef(entry)) continue;
+      const target = resolve(dir, entry);
+      if (!inside(root, target)) continue;
+      if ((await stat(target).catch(() => undefined))?.isDirectory()) await walk(root, target, seen, opts, done);
+    }
+  }
+}
+
+async function decryptFile(
+  root: string,
+  dir: string,
+  path: string,
+  format: SopsFormat,
+  opts: DecryptOptions,
+  done: string[],
+): Promise<void> {
+  const file = resolve(dir, path);
+  if (!inside(root, file)) return;
+  const info = await stat(file).catch(() => undefined);
+  if (!info?.isFile() || info.size > MAX_FILE_BYTES) return;
+  const text = await readFile(file, 'utf8');
+  if (!isSopsEncrypted(text, format)) return;
+  const shown = relative(root, file).split(sep).join('/');
+  try {
+    await writeFile(file, await decryptText(text, format, opts));
+  } catch (err) {
+    throw new Error(`${shown}: SOPS decryption failed: ${(err as Error).message}`, { cause: err });
+  }
+  done.push(shown);
+}
+
+function inside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..');
+}
