@@ -14,6 +14,7 @@ import { describeSpec, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
+import { setOwnerLabels } from './ssa/policy.js';
 import { decryptResources, stillEncrypted } from './sops/resources.js';
 import { keyServices, readDecryptionSecret, type SecretKeys } from './sops/keys.js';
 import { decryptSources } from './sops/sources.js';
@@ -215,10 +216,12 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
     const built = await renderSpec(settings, spec, client, { secret: hooks.secret, note });
     const encrypted = stillEncrypted(built.objects);
     if (encrypted.length > 0) throw new Error(encrypted.join('\n'));
+    const objects = setOwnerLabels(built.objects, spec.name, spec.namespace);
     if (built.skipped.length > 0)
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
-    changeset = await applyAll(client, new Discovery(client), built.objects, {
+    changeset = await applyAll(client, new Discovery(client), objects, {
+      force: spec.force,
       fieldManager: settings.fieldManager,
       dryRunOnly: settings.mode !== 'apply',
       concurrency: settings.concurrency,

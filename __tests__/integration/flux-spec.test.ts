@@ -180,6 +180,10 @@ spec:
     }>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/dev-web`);
     expect(d.spec.replicas).toBe(3);
     expect(d.spec.template.spec.containers[0]!.image).toBe('nginx:1.27');
-    expect(d.metadata.labels).toEqual({ team: 'web' });
+    expect(d.metadata.labels).toEqual({
+      team: 'web',
+      'kustomize.toolkit.fluxcd.io/name': 'app',
+      'kustomize.toolkit.fluxcd.io/namespace': 'flux-system',
+    });
   });
 });

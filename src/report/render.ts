@@ -6,8 +6,8 @@ const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Previ
 /** One line per object, like Flux's "server-side apply" log, then a totals line. */
 export function renderLines(report: Report): string[] {
   const lines = report.changeset.map((e) => `${e.subject} ${e.action}`);
-  const { created, configured, unchanged } = report.counts;
-  const totals = `${created} created, ${configured} configured, ${unchanged} unchanged in ${(report.durationMs / 1000).toFixed(1)}s`;
+  const { created, configured, unchanged, skipped } = report.counts;
+  const totals = `${created} created, ${configured} configured, ${unchanged} unchanged${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
   lines.push(
     report.ok
       ? `${VERB[report.mode]} ${report.path}: ${totals}`
@@ -18,7 +18,7 @@ export function renderLines(report: Report): string[] {
 
 /** The job summary: a headline, the totals, and a table of what changed (unchanged objects folded away). */
 export function renderSummary(report: Report): string {
-  const { created, configured, unchanged } = report.counts;
+  const { created, configured, unchanged, skipped } = report.counts;
   const icon = !report.ok ? '❌' : hasChanges(report) ? '🔄' : '✅';
   const out: string[] = [];
   out.push(`### ${icon} kustomize-reconcile: ${report.mode} \`${escapeCode(report.path)}\``);
@@ -28,7 +28,7 @@ export function renderSummary(report: Report): string {
     out.push('');
   }
   out.push(
-    `**${created}** created · **${configured}** configured · **${unchanged}** unchanged · ${(report.durationMs / 1000).toFixed(1)}s`,
+    `**${created}** created · **${configured}** configured · **${unchanged}** unchanged${skipped ? ` · **${skipped}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
   );
   const changed = report.changeset.filter((e) => e.action !== 'unchanged');
   if (changed.length > 0) {

@@ -4,9 +4,11 @@ import { objectPath } from '../cluster/discovery.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import type { ChangeSetEntry } from './changeset.js';
+import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
 import { hasDrifted } from './drift.js';
 import { scrub, secretValues } from './mask.js';
 import { sortForApply, stageOf, type Stage } from './order.js';
+import { immutableFields, policyOf } from './policy.js';
 
 export interface ApplyOptions {
   fieldManager: string;
@@ -14,8 +16,16 @@ export interface ApplyOptions {
   dryRunOnly: boolean;
   /** Dry-runs in flight at once within a stage. */
   concurrency: number;
-  /** How long the definitions stage waits for CRDs to be Established. */
-  definitionsTimeoutMs?: number;
+  /** spec.force: recreate objects whose immutable fields changed. */
+  force?: boolean;
+  /** JSON pointers that are neither compared nor overwritten for an object (spec.ignore). */
+  ignoredPaths?: (obj: KubeObject) => string[];
+  /** Drops ignored paths from a copy of an object (spec.ignore). */
+  strip?: <T>(obj: T, pointers: readonly string[]) => T;
+  /** Gives ignored paths of the desired object the live values (spec.ignore). */
+  adopt?: (desired: KubeObject, live: Record<string, unknown> | undefined, pointers: readonly string[]) => KubeObject;
+  /** How long the definitions stage waits for CRDs to be Established, and a recreate for the old object to go. */
+  waitTimeoutMs?: number;
   log?: (line: string) => void;
 }
 
@@ -34,7 +44,13 @@ interface Planned {
   obj: KubeObject;
   mapping: ResourceMapping;
   entry: ChangeSetEntry;
-  drifted: boolean;
+  /** Apply it (it drifted, or its metadata needs the cleanup). */
+  apply: boolean;
+  /** The JSON patch that moves other managers' fields to ours and drops CSA leftovers. */
+  cleanup?: JsonPatchOp[];
+  /** Immutable fields that changed: the object is deleted and created again (force). */
+  recreate?: string[];
+  live?: Record<string, unknown>;
 }
 
 const STAGES: Stage[] = ['definitions', 'classes', 'resources'];
@@ -42,7 +58,8 @@ const STAGES: Stage[] = ['definitions', 'classes', 'resources'];
 /**
  * Server-side applies objects the way Flux's ssa manager does: staged (definitions, classes,
  * the rest), each object dry-run with our field manager and force, compared with the live
- * object, and applied only when it drifted.
+ * object, and applied only when it drifted. Every object of a stage is planned before any is
+ * applied; if any is invalid, the stage fails listing all of them and nothing of it is applied.
  */
 export async function applyAll(
   client: ClusterClient,
@@ -56,27 +73,39 @@ export async function applyAll(
   for (const stage of STAGES) {
     const inStage = sortForApply(objects.filter((o) => stageOf(o) === stage));
     if (inStage.length === 0) continue;
-    let planned: Planned[];
-    try {
-      planned = await mapLimit(inStage, opts.concurrency, (obj) => plan(client, discovery, obj, opts, newNamespaces));
-    } catch (err) {
-      throw new ApplyError((err as Error).message, changeset);
+    const results = await mapLimit(inStage, opts.concurrency, async (obj) => {
+      try {
+        return { ok: true as const, planned: await plan(client, discovery, obj, opts, newNamespaces) };
+      } catch (err) {
+        return { ok: false as const, error: (err as Error).message };
+      }
+    });
+    const failures = results.flatMap((r) => (r.ok ? [] : [r.error]));
+    if (failures.length > 0) {
+      const head =
+        failures.length > 1
+          ? `${failures.length} objects of the ${stage} stage failed the dry-run; nothing of the stage was applied:\n`
+          : '';
+      throw new ApplyError(head + failures.join('\n'), changeset);
     }
+    const planned = results.flatMap((r) => (r.ok ? [r.planned] : []));
     for (const p of planned) {
       if (p.obj.kind === 'Namespace' && p.entry.action === 'created') newNamespaces.add(p.obj.metadata.name);
-      if (p.drifted && !opts.dryRunOnly) {
+      if (p.apply && !opts.dryRunOnly) {
         try {
-          await serverSideApply(client, p.mapping, p.obj, opts.fieldManager, false);
+          await write(client, p, opts);
         } catch (err) {
-          throw new ApplyError(`${p.entry.subject} apply failed: ${messageOf(err, p.obj)}`, changeset);
+          throw new ApplyError((err as Error).message, changeset);
         }
       }
       changeset.push(p.entry);
-      opts.log?.(`${p.entry.subject} ${p.entry.action}`);
+      opts.log?.(
+        `${p.entry.subject} ${p.entry.action}${p.recreate ? ` (recreated: immutable ${fieldList(p.recreate)} changed)` : ''}`,
+      );
     }
     if (stage === 'definitions' && !opts.dryRunOnly) {
       try {
-        await waitForDefinitions(client, discovery, planned, opts.definitionsTimeoutMs ?? 60_000);
+        await waitForDefinitions(client, discovery, planned, opts.waitTimeoutMs ?? 60_000);
       } catch (err) {
         throw new ApplyError((err as Error).message, changeset);
       }
@@ -99,34 +128,105 @@ async function plan(
   } catch (err) {
     throw new Error(`${subject}: ${(err as Error).message}`, { cause: err });
   }
-  const obj = normalizeScope(input, mapping, subject);
-  const path = objectPath(mapping, obj.metadata.namespace, obj.metadata.name);
+  const desired = normalizeScope(input, mapping, subject);
+  const path = objectPath(mapping, desired.metadata.namespace, desired.metadata.name);
   let live: Record<string, unknown> | undefined;
   try {
     live = await client.request<Record<string, unknown>>('GET', path);
   } catch (err) {
-    if (!isNotFound(err)) throw new Error(`${subject} get failed: ${messageOf(err, obj)}`, { cause: err });
+    if (!isNotFound(err)) throw new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
   }
   const entry: ChangeSetEntry = {
-    subject: subjectOf(obj),
+    subject: subjectOf(desired),
     action: 'unchanged',
-    apiVersion: obj.apiVersion,
-    kind: obj.kind,
-    ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
-    name: obj.metadata.name,
+    apiVersion: desired.apiVersion,
+    kind: desired.kind,
+    ...(desired.metadata.namespace ? { namespace: desired.metadata.namespace } : {}),
+    name: desired.metadata.name,
   };
+  const policy = policyOf(desired, live as KubeObject | undefined, opts.force ?? false);
+  if (policy.skip || policy.ifNotPresent) {
+    return { obj: desired, mapping, entry: { ...entry, action: 'skipped' }, apply: false };
+  }
+  const ignored = opts.ignoredPaths?.(desired) ?? [];
+  const obj = live && ignored.length > 0 && opts.adopt ? opts.adopt(desired, live, ignored) : desired;
   if (!live && opts.dryRunOnly && mapping.namespaced && newNamespaces.has(obj.metadata.namespace ?? '')) {
-    return { obj, mapping, entry: { ...entry, action: 'created' }, drifted: true };
+    return { obj, mapping, entry: { ...entry, action: 'created' }, apply: true };
   }
   let dryRun: Record<string, unknown>;
   try {
     dryRun = await serverSideApply(client, mapping, obj, opts.fieldManager, true);
   } catch (err) {
-    throw new Error(`${entry.subject} dry-run failed: ${messageOf(err, obj)}`, { cause: err });
+    const fields = live && err instanceof ApiError ? immutableFields(err) : undefined;
+    if (fields && policy.force) {
+      return { obj, mapping, entry: { ...entry, action: 'created' }, apply: true, recreate: fields, live };
+    }
+    const hint = fields
+      ? `; immutable ${fieldList(fields)} changed: set the annotation kustomize.toolkit.fluxcd.io/force: Enabled or spec.force to recreate the object`
+      : '';
+    throw new Error(`${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj)}${hint}`, {
+      cause: err,
+    });
   }
-  const drifted = hasDrifted(dryRun, live);
-  entry.action = !drifted ? 'unchanged' : live ? 'configured' : 'created';
-  return { obj, mapping, entry, drifted };
+  const strip = <T>(o: T): T => (ignored.length > 0 && opts.strip ? opts.strip(o, ignored) : o);
+  const drifted = hasDrifted(strip(dryRun), live && strip(live));
+  const cleanup = live && !policy.merge ? cleanupPatch(live, opts.fieldManager) : undefined;
+  const apply = drifted || cleanup !== undefined;
+  entry.action = !apply ? 'unchanged' : live ? 'configured' : 'created';
+  return { obj, mapping, entry, apply, ...(cleanup ? { cleanup } : {}), ...(live ? { live } : {}) };
+}
+
+/** Phase 2 for one object: recreate when forced, clean up other managers' traces, then apply. */
+async function write(client: ClusterClient, p: Planned, opts: ApplyOptions): Promise<void> {
+  const path = objectPath(p.mapping, p.obj.metadata.namespace, p.obj.metadata.name);
+  if (p.recreate) {
+    try {
+      await client.request('DELETE', path, {
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
+      });
+    } catch (err) {
+      if (!isNotFound(err))
+        throw new Error(
+          `${p.entry.subject} immutable field detected, failed to delete object: ${messageOf(err, p.obj)}`,
+          { cause: err },
+        );
+    }
+    await waitGone(client, path, p.entry.subject, opts.waitTimeoutMs ?? 60_000);
+  } else if (p.cleanup) {
+    try {
+      await client.request('PATCH', path, {
+        query: { fieldManager: opts.fieldManager },
+        body: p.cleanup,
+        contentType: 'application/json-patch+json',
+      });
+    } catch (err) {
+      throw new Error(`${p.entry.subject} metadata.managedFields cleanup failed: ${messageOf(err, p.obj)}`, {
+        cause: err,
+      });
+    }
+  }
+  try {
+    await serverSideApply(client, p.mapping, p.obj, opts.fieldManager, false);
+  } catch (err) {
+    throw new Error(`${p.entry.subject} apply failed (${reasonOf(err)}): ${messageOf(err, p.obj)}`, { cause: err });
+  }
+}
+
+async function waitGone(client: ClusterClient, path: string, subject: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await client.request('GET', path);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `${subject} was deleted to be recreated but still exists after ${timeoutMs / 1000}s (a finalizer?)`,
+      );
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 /** Namespaced objects need a namespace (Flux does not guess one); cluster-scoped ones lose a stray one. */
@@ -183,6 +283,14 @@ async function waitForDefinitions(
     }
   }
   await discovery.refresh();
+}
+
+function reasonOf(err: unknown): string {
+  return err instanceof ApiError ? err.reason || `HTTP ${err.status}` : 'error';
+}
+
+function fieldList(fields: readonly string[]): string {
+  return fields.length === 0 ? 'field' : `field${fields.length > 1 ? 's' : ''} ${fields.join(', ')}`;
 }
 
 function messageOf(err: unknown, obj: KubeObject): string {

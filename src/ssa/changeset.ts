@@ -1,5 +1,5 @@
 /** What applying one object did (or would do, in a preview), with Flux's action words. */
-export type Action = 'created' | 'configured' | 'unchanged';
+export type Action = 'created' | 'configured' | 'unchanged' | 'skipped';
 
 export interface ChangeSetEntry {
   /** `Kind/namespace/name` or `Kind/name`, as Flux prints it. */
@@ -12,7 +12,7 @@ export interface ChangeSetEntry {
 }
 
 export function countActions(changeset: readonly ChangeSetEntry[]): Record<Action, number> {
-  const counts: Record<Action, number> = { created: 0, configured: 0, unchanged: 0 };
+  const counts: Record<Action, number> = { created: 0, configured: 0, unchanged: 0, skipped: 0 };
   for (const e of changeset) counts[e.action]++;
   return counts;
 }
