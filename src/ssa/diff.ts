@@ -1,0 +1,149 @@
+import { deepEqual } from './drift.js';
+
+/** One field-level difference between the live object and the dry-run result. */
+export interface FieldChange {
+  /** JSON pointer (RFC 6901) of the field. */
+  path: string;
+  kind: 'added' | 'removed' | 'changed';
+  before?: unknown;
+  after?: unknown;
+}
+
+const NOISE_METADATA = ['managedFields', 'resourceVersion', 'uid', 'generation', 'creationTimestamp', 'selfLink'];
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+const MASK = '***';
+const MASK_BEFORE = '*** (before)';
+const MASK_AFTER = '*** (after)';
+const MASKS: readonly unknown[] = [MASK, MASK_BEFORE, MASK_AFTER];
+
+/**
+ * A copy without server noise: `status`, the server-set metadata fields (managedFields,
+ * resourceVersion, uid, generation, creationTimestamp, selfLink) and the client-side-apply
+ * annotation (an annotation map left empty is dropped too).
+ */
+export function normalizeForDiff(obj: Record<string, unknown>): Record<string, unknown> {
+  const { status: _status, ...rest } = obj;
+  const out: Record<string, unknown> = { ...rest };
+  const metadata = obj['metadata'];
+  if (!isMap(metadata)) return out;
+  const meta: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(metadata)) if (!NOISE_METADATA.includes(k)) meta[k] = v;
+  const annotations = meta['annotations'];
+  if (isMap(annotations) && Object.hasOwn(annotations, LAST_APPLIED)) {
+    const { [LAST_APPLIED]: _lastApplied, ...kept } = annotations;
+    if (Object.keys(kept).length > 0) meta['annotations'] = kept;
+    else delete meta['annotations'];
+  }
+  out['metadata'] = meta;
+  return out;
+}
+
+/**
+ * Field-level differences from `live` (absent: a creation) to `dryRun`, both normalised. Maps are
+ * recursed (an added or removed map is reported leaf by leaf), lists are compared element-wise when
+ * their lengths match and as one change otherwise. Sorted by path. For a v1 Secret, values under
+ * `/data` and `/stringData` are masked as Flux does: `*** (before)`/`*** (after)` or `***`.
+ */
+export function diffObjects(live: Record<string, unknown> | undefined, dryRun: Record<string, unknown>): FieldChange[] {
+  const changes: FieldChange[] = [];
+  walk(normalizeForDiff(live ?? {}), normalizeForDiff(dryRun), [], changes);
+  const secret = dryRun['apiVersion'] === 'v1' && dryRun['kind'] === 'Secret';
+  const out = secret ? changes.map(maskSecret) : changes;
+  return out
+    .map((c) => ({ c, segments: c.path.split('/').slice(1) }))
+    .sort((a, b) => comparePaths(a.segments, b.segments))
+    .map(({ c }) => c);
+}
+
+/**
+ * One line per change (`~ /spec/replicas: 1 → 3`, `+ /metadata/labels/team: "web"`, `- /data/old: ***`),
+ * values as JSON shortened to 80 characters; past `maxLines` changes the rest is summarised.
+ */
+export function renderDiff(changes: readonly FieldChange[], maxLines = 50): string {
+  const limit = Math.max(0, Math.floor(maxLines));
+  const lines = changes.slice(0, limit).map((c) => {
+    switch (c.kind) {
+      case 'added':
+        return `+ ${c.path}: ${renderValue(c.after)}`;
+      case 'removed':
+        return `- ${c.path}: ${renderValue(c.before)}`;
+      case 'changed':
+        return `~ ${c.path}: ${renderValue(c.before)} → ${renderValue(c.after)}`;
+    }
+  });
+  const rest = changes.length - lines.length;
+  if (rest > 0) lines.push(`… and ${rest} more change${rest === 1 ? '' : 's'}`);
+  return lines.join('\n');
+}
+
+function walk(before: unknown, after: unknown, path: string[], out: FieldChange[]): void {
+  if (deepEqual(before, after)) return;
+  if (isMap(before) && isMap(after)) {
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+    for (const k of keys) {
+      const p = [...path, k];
+      if (!Object.hasOwn(after, k)) leaves(before[k], p, 'removed', out);
+      else if (!Object.hasOwn(before, k)) leaves(after[k], p, 'added', out);
+      else walk(before[k], after[k], p, out);
+    }
+    return;
+  }
+  if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
+    before.forEach((v, i) => {
+      walk(v, after[i], [...path, String(i)], out);
+    });
+    return;
+  }
+  out.push({ path: toPointer(path), kind: 'changed', before, after });
+}
+
+/** An added or removed value, one change per leaf of a non-empty map. */
+function leaves(value: unknown, path: string[], kind: 'added' | 'removed', out: FieldChange[]): void {
+  if (isMap(value) && Object.keys(value).length > 0) {
+    for (const [k, v] of Object.entries(value)) leaves(v, [...path, k], kind, out);
+    return;
+  }
+  out.push(
+    kind === 'added' ? { path: toPointer(path), kind, after: value } : { path: toPointer(path), kind, before: value },
+  );
+}
+
+function maskSecret(c: FieldChange): FieldChange {
+  if (!/^\/(?:data|stringData)(?:\/|$)/.test(c.path)) return c;
+  switch (c.kind) {
+    case 'added':
+      return { path: c.path, kind: c.kind, after: MASK };
+    case 'removed':
+      return { path: c.path, kind: c.kind, before: MASK };
+    case 'changed':
+      return { path: c.path, kind: c.kind, before: MASK_BEFORE, after: MASK_AFTER };
+  }
+}
+
+function toPointer(segments: readonly string[]): string {
+  return segments.map((s) => '/' + s.replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+}
+
+/** Segment by segment; list indexes numerically, so `/2` sorts before `/10`. */
+function comparePaths(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i] ?? '';
+    const y = b[i] ?? '';
+    if (x === y) continue;
+    if (/^\d+$/.test(x) && /^\d+$/.test(y)) return Number(x) - Number(y);
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** JSON, at most 80 characters; the mask markers are shown bare. */
+function renderValue(v: unknown): string {
+  if (MASKS.includes(v)) return v as string;
+  const text = v === undefined ? 'undefined' : JSON.stringify(v);
+  return text.length > 80 ? text.slice(0, 79) + '…' : text;
+}
+
+function isMap(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
