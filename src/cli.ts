@@ -12,6 +12,7 @@ import { renderLines } from './report/render.js';
 import { normalize, type Mode, type Settings } from './settings.js';
 import { splitPatterns } from './spec/load.js';
 import { parseVarFlags } from './substitute/variables.js';
+import { renderDiff } from './ssa/diff.js';
 import { applyOrder } from './ssa/order.js';
 
 const USAGE = `usage: kustomize-reconcile <command> [flags]
@@ -145,6 +146,10 @@ export async function main(argv: string[]): Promise<number> {
   if (json) {
     process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   } else {
+    // What would change, field by field (Secret values masked), for each configured object.
+    for (const e of report.changeset) {
+      if (e.diff?.length) process.stdout.write(`\n${e.subject}:\n${indent(renderDiff(e.diff))}\n`);
+    }
     const lines = renderLines(report);
     process.stdout.write(lines.slice(report.changeset.length).join('\n') + '\n');
   }
@@ -192,6 +197,13 @@ async function buildCommand(settings: Settings, opts: { json: boolean; showSecre
       return header + r.objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
     })
     .join('---\n');
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
 }
 
 async function readKeyFile(path: string, flag: string): Promise<string> {

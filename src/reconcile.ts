@@ -14,6 +14,7 @@ import { describeSpec, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
+import { adoptPaths, ignoredPaths, stripPaths } from './ssa/ignore.js';
 import { setOwnerLabels } from './ssa/policy.js';
 import { decryptResources, stillEncrypted } from './sops/resources.js';
 import { keyServices, readDecryptionSecret, type SecretKeys } from './sops/keys.js';
@@ -222,6 +223,9 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     changeset = await applyAll(client, new Discovery(client), objects, {
       force: spec.force,
+      ...(spec.ignore.length > 0
+        ? { ignoredPaths: (obj: KubeObject) => ignoredPaths(spec.ignore, obj), strip: stripPaths, adopt: adoptPaths }
+        : {}),
       fieldManager: settings.fieldManager,
       dryRunOnly: settings.mode !== 'apply',
       concurrency: settings.concurrency,

@@ -184,3 +184,58 @@ spec: {ports: [{port: 70000}]}
     await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/fine`)).rejects.toSatisfy(isNotFound);
   });
 });
+
+describe('spec.ignore and diffs', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  it('leaves an HPA-owned spec.replicas alone when ignored, and reports field diffs with Secret values masked', async () => {
+    const ns = await freshNamespace(client);
+    const files = (replicas: number, password: string) => ({
+      'ks.yaml': ks(ns, '  ignore:\n    - paths: ["/spec/replicas"]\n      target: {kind: Deployment}\n'),
+      'app/all.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ${ns}}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: creds, namespace: ${ns}}
+stringData: {password: ${password}}
+`,
+    });
+    expect((await run(await writeTree(files(1, 'first-Secret-Value')))).error).toBeUndefined();
+    // An autoscaler scales the Deployment (another field manager owns spec.replicas now).
+    await client.request('PATCH', `/apis/apps/v1/namespaces/${ns}/deployments/web/scale`, {
+      query: { fieldManager: 'horizontal-pod-autoscaler' },
+      contentType: 'application/merge-patch+json',
+      body: { spec: { replicas: 4 } },
+    });
+    const report = await run(await writeTree(files(1, 'second-Secret-Value')));
+    expect(report.error).toBeUndefined();
+    expect(actions(report)).toEqual({ [`Deployment/${ns}/web`]: 'unchanged', [`Secret/${ns}/creds`]: 'configured' });
+    const d = await client.request<{ spec: { replicas: number } }>(
+      'GET',
+      `/apis/apps/v1/namespaces/${ns}/deployments/web`,
+    );
+    expect(d.spec.replicas).toBe(4);
+    const diff = report.changeset.find((e) => e.kind === 'Secret')?.diff;
+    expect(diff).toEqual([{ path: '/data/password', kind: 'changed', before: '*** (before)', after: '*** (after)' }]);
+    const text = JSON.stringify(report);
+    for (const secret of ['first-Secret-Value', 'second-Secret-Value']) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(Buffer.from(secret).toString('base64'));
+    }
+  });
+});

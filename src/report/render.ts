@@ -1,5 +1,6 @@
 import type { Report } from './model.js';
 import { hasChanges } from './model.js';
+import { renderDiff } from '../ssa/diff.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 
@@ -34,6 +35,16 @@ export function renderSummary(report: Report): string {
   if (changed.length > 0) {
     out.push('', '| Object | Action |', '| --- | --- |');
     for (const e of changed) out.push(`| \`${escapeCode(e.subject)}\` | ${e.action} |`);
+    for (const e of changed.filter((c) => c.diff?.length)) {
+      out.push(
+        '',
+        `<details><summary>${escapeText(e.subject)}: ${e.diff!.length} field change(s)</summary>`,
+        '',
+        '```diff',
+      );
+      out.push(renderDiff(e.diff!, 50).replaceAll('```', "'''"));
+      out.push('```', '', '</details>');
+    }
   }
   const same = report.changeset.filter((e) => e.action === 'unchanged');
   if (same.length > 0) {

@@ -14,7 +14,6 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
   if (spec.healthChecks.length > 0) say('spec.healthChecks', 'health checking');
   if (spec.healthCheckExprs.length > 0) say('spec.healthCheckExprs', 'health checking');
   if (spec.dependsOn.length > 0) say('spec.dependsOn', 'ordering by dependencies');
-  if (spec.ignore.length > 0) say('spec.ignore', 'drift-ignore rules');
   if (spec.serviceAccountName) say('spec.serviceAccountName', 'impersonation');
   if (spec.kubeConfig) say('spec.kubeConfig', 'remote clusters');
   return out;

@@ -5,6 +5,7 @@ import { ApiError, isNotFound } from '../cluster/errors.js';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import type { ChangeSetEntry } from './changeset.js';
 import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
+import { diffObjects } from './diff.js';
 import { hasDrifted } from './drift.js';
 import { scrub, secretValues } from './mask.js';
 import { sortForApply, stageOf, type Stage } from './order.js';
@@ -144,7 +145,7 @@ async function plan(
     ...(desired.metadata.namespace ? { namespace: desired.metadata.namespace } : {}),
     name: desired.metadata.name,
   };
-  const policy = policyOf(desired, live as KubeObject | undefined, opts.force ?? false);
+  const policy = policyOf(desired, live, opts.force ?? false);
   if (policy.skip || policy.ifNotPresent) {
     return { obj: desired, mapping, entry: { ...entry, action: 'skipped' }, apply: false };
   }
@@ -173,6 +174,10 @@ async function plan(
   const cleanup = live && !policy.merge ? cleanupPatch(live, opts.fieldManager) : undefined;
   const apply = drifted || cleanup !== undefined;
   entry.action = !apply ? 'unchanged' : live ? 'configured' : 'created';
+  if (entry.action === 'configured' && live) {
+    const changes = diffObjects(strip(live), strip(dryRun));
+    if (changes.length > 0) entry.diff = changes;
+  }
   return { obj, mapping, entry, apply, ...(cleanup ? { cleanup } : {}), ...(live ? { live } : {}) };
 }
 

@@ -1,3 +1,5 @@
+import type { FieldChange } from './diff.js';
+
 /** What applying one object did (or would do, in a preview), with Flux's action words. */
 export type Action = 'created' | 'configured' | 'unchanged' | 'skipped';
 
@@ -9,6 +11,8 @@ export interface ChangeSetEntry {
   kind: string;
   namespace?: string;
   name: string;
+  /** For `configured`: the field changes between the live object and the dry-run (Secret values masked). */
+  diff?: FieldChange[];
 }
 
 export function countActions(changeset: readonly ChangeSetEntry[]): Record<Action, number> {
