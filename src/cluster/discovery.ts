@@ -70,11 +70,21 @@ export function mappingsFromLegacy(list: LegacyResourceList): ResourceMapping[] 
  */
 export class Discovery {
   private table = new Map<string, ResourceMapping>();
-  private loaded = false;
+  /** The discovery read in flight or done; concurrent callers share it instead of each reading. */
+  private loading: Promise<void> | undefined;
 
   constructor(private readonly client: ClusterClient) {}
 
-  async refresh(): Promise<void> {
+  /** Reads discovery again (after CRDs were established); callers at the same time share one read. */
+  refresh(): Promise<void> {
+    const current = this.read().finally(() => {
+      if (this.loading === current) this.loading = Promise.resolve();
+    });
+    this.loading = current;
+    return current;
+  }
+
+  private async read(): Promise<void> {
     const table = new Map<string, ResourceMapping>();
     for (const root of ['/api', '/apis']) {
       const doc = await this.client.request<
@@ -97,13 +107,12 @@ export class Discovery {
       for (const m of mappings) table.set(`${m.group}/${m.version}/${m.kind}`, m);
     }
     this.table = table;
-    this.loaded = true;
   }
 
   /** The mapping for apiVersion+kind; discovery is read again once before giving up (a CRD may be new). */
   async mapping(apiVersion: string, kind: string): Promise<ResourceMapping> {
     const key = mappingKey(apiVersion, kind);
-    if (!this.loaded) await this.refresh();
+    await (this.loading ?? this.refresh());
     let m = this.table.get(key);
     if (!m) {
       await this.refresh();
