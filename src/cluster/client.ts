@@ -28,8 +28,17 @@ export class ClusterClient {
 
   constructor(
     private readonly kc: KubeConfig,
-    private readonly userAgent = 'kustomize-reconcile',
+    private readonly options: {
+      userAgent?: string;
+      /** Act as this user (and groups) through impersonation headers, as Flux's serviceAccountName does. */
+      impersonate?: { user: string; groups?: string[] };
+    } = {},
   ) {}
+
+  /** A client for the same cluster and credentials that impersonates `user`. */
+  impersonating(user: string, groups?: string[]): ClusterClient {
+    return new ClusterClient(this.kc, { ...this.options, impersonate: { user, ...(groups ? { groups } : {}) } });
+  }
 
   get server(): string {
     return this.kc.getCurrentCluster()?.server ?? '';
@@ -71,7 +80,8 @@ export class ClusterClient {
     await this.kc.applyToHTTPSOptions(reqOpts);
     const headers: Record<string, string> = { ...(reqOpts.headers as Record<string, string> | undefined) };
     headers['accept'] = opts.accept ?? 'application/json';
-    headers['user-agent'] = this.userAgent;
+    headers['user-agent'] = this.options.userAgent ?? 'kustomize-reconcile';
+    const impersonate = this.options.impersonate;
     if (payload !== undefined) {
       headers['content-type'] = opts.contentType ?? 'application/json';
       headers['content-length'] = String(Buffer.byteLength(payload));
@@ -79,10 +89,15 @@ export class ClusterClient {
     const isHttps = url.protocol === 'https:';
     const agent = this.kc.getCurrentCluster()?.proxyUrl ? reqOpts.agent : this.ownAgent(reqOpts, isHttps);
     this.requestCount++;
+    const allHeaders: http.OutgoingHttpHeaders = { ...headers };
+    if (impersonate) {
+      allHeaders['impersonate-user'] = impersonate.user;
+      if (impersonate.groups?.length) allHeaders['impersonate-group'] = impersonate.groups;
+    }
     return new Promise<{ status: number; body: string; retryAfter?: number }>((resolve, reject) => {
       const req = (isHttps ? https : http).request(
         url,
-        { method, headers, agent, auth: reqOpts.auth, timeout: 60_000 },
+        { method, headers: allHeaders, agent, auth: reqOpts.auth, timeout: 60_000 },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
