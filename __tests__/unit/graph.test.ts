@@ -1,0 +1,203 @@
+import { describe, expect, it } from 'vitest';
+import { dependencyOrder, dependentsOf } from '../../src/spec/graph.js';
+import type { KustomizationSpec } from '../../src/spec/types.js';
+
+const FILE = 'clusters/prod.yaml';
+
+/** `ns/name` or `name` (in flux-system). */
+function split(ref: string): { name: string; namespace: string } {
+  const [first, second] = ref.split('/');
+  return second === undefined
+    ? { name: first ?? '', namespace: 'flux-system' }
+    : { name: second, namespace: first ?? '' };
+}
+
+/** A minimal Kustomization `ref` depending on `deps` (each `ns/name` or `name`, defaulting to flux-system). */
+function ks(ref: string, ...deps: string[]): KustomizationSpec {
+  const { name, namespace } = split(ref);
+  return {
+    name,
+    namespace,
+    origin: { kind: 'file', file: FILE, document: 1 },
+    path: '.',
+    sourceRef: { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' },
+    interval: 600_000,
+    retryInterval: 600_000,
+    timeout: 570_000,
+    prune: true,
+    wait: false,
+    force: false,
+    suspend: false,
+    deletionPolicy: 'MirrorPrune',
+    patches: [],
+    images: [],
+    components: [],
+    ignoreMissingComponents: false,
+    healthChecks: [],
+    healthCheckExprs: [],
+    ignore: [],
+    dependsOn: deps.map(split),
+  };
+}
+
+/** Levels as `name` lists (namespace shown only when not flux-system). */
+function names(levels: KustomizationSpec[][]): string[][] {
+  return levels.map((level) => level.map((s) => (s.namespace === 'flux-system' ? s.name : `${s.namespace}/${s.name}`)));
+}
+
+function errorOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(Error);
+    return (error as Error).message;
+  }
+  throw new Error('expected an Error');
+}
+
+describe('dependencyOrder', () => {
+  it.each<[string, KustomizationSpec[], string[][]]>([
+    ['empty', [], []],
+    ['single', [ks('a')], [['a']]],
+    ['chain', [ks('c', 'b'), ks('b', 'a'), ks('a')], [['a'], ['b'], ['c']]],
+    ['diamond', [ks('d', 'b', 'c'), ks('b', 'a'), ks('c', 'a'), ks('a')], [['a'], ['b', 'c'], ['d']]],
+    ['independent set keeps input order', [ks('z'), ks('m'), ks('a')], [['z', 'm', 'a']]],
+    [
+      'stable within levels',
+      [ks('y', 'x'), ks('b'), ks('x'), ks('a', 'x'), ks('c')],
+      [
+        ['b', 'x', 'c'],
+        ['y', 'a'],
+      ],
+    ],
+    ['level is the longest path', [ks('c', 'a', 'b'), ks('b', 'a'), ks('a')], [['a'], ['b'], ['c']]],
+    ['duplicate dependency entries', [ks('b', 'a', 'a'), ks('a')], [['a'], ['b']]],
+    [
+      'cross-namespace references',
+      [ks('apps/web', 'infra/db', 'flux-system/crds'), ks('infra/db', 'crds'), ks('crds')],
+      [['crds'], ['infra/db'], ['apps/web']],
+    ],
+    ['same name in two namespaces', [ks('apps/x', 'infra/x'), ks('infra/x')], [['infra/x'], ['apps/x']]],
+  ])('%s', (_, specs, expected) => {
+    expect(names(dependencyOrder(specs))).toEqual(expected);
+  });
+
+  it.each<[string, KustomizationSpec[], string[], string[]]>([
+    [
+      'unknown dependency',
+      [ks('a', 'missing')],
+      ["Kustomization flux-system/a (clusters/prod.yaml, document 1): dependency 'flux-system/missing' not found"],
+      ['did you mean'],
+    ],
+    [
+      'unknown dependency with a hint for another namespace',
+      [ks('apps/web', 'db'), ks('infra/db')],
+      ["dependency 'flux-system/db' not found (did you mean 'infra/db'? set dependsOn[].namespace)"],
+      [],
+    ],
+    [
+      'several unknown dependencies, all reported',
+      [ks('a', 'x'), ks('b', 'y')],
+      ["flux-system/a (clusters/prod.yaml, document 1): dependency 'flux-system/x'", "dependency 'flux-system/y'"],
+      [],
+    ],
+    [
+      'self-dependency',
+      [ks('a', 'a')],
+      ['Kustomization flux-system/a (clusters/prod.yaml, document 1): depends on itself'],
+      ['cycle'],
+    ],
+    [
+      'one cycle',
+      [ks('a', 'c'), ks('b', 'a'), ks('c', 'b'), ks('d', 'a')],
+      ['dependency cycle flux-system/a → flux-system/c → flux-system/b → flux-system/a'],
+      ['flux-system/d →', 'also caught'],
+    ],
+    [
+      'two cycles',
+      [ks('a', 'b'), ks('b', 'a'), ks('x', 'ns/y'), ks('ns/y', 'x')],
+      [
+        '2 problems',
+        'dependency cycle flux-system/a → flux-system/b → flux-system/a',
+        'dependency cycle flux-system/x → ns/y → flux-system/x',
+      ],
+      [],
+    ],
+    [
+      'a cycle plus an unknown dependency',
+      [ks('a', 'b', 'gone'), ks('b', 'a')],
+      [
+        '2 problems',
+        "dependency 'flux-system/gone' not found",
+        'dependency cycle flux-system/a → flux-system/b → flux-system/a',
+      ],
+      [],
+    ],
+    [
+      'self-dependency, unknown dependency and cycle together',
+      [ks('s', 's'), ks('u', 'nope'), ks('p', 'q'), ks('q', 'p')],
+      [
+        '3 problems',
+        'flux-system/s (clusters/prod.yaml, document 1): depends on itself',
+        "'flux-system/nope' not found",
+        'flux-system/p → flux-system/q → flux-system/p',
+      ],
+      [],
+    ],
+    [
+      'a loop with a shortcut is reported once',
+      [ks('a', 'b'), ks('b', 'a', 'c'), ks('c', 'a')],
+      [
+        '1 problem:',
+        'dependency cycle flux-system/a → flux-system/b → flux-system/a (also caught in the same loop: flux-system/c)',
+      ],
+      [],
+    ],
+    [
+      'duplicate Kustomization',
+      [ks('a'), ks('a')],
+      ['Kustomization flux-system/a (clusters/prod.yaml, document 1): defined twice'],
+      [],
+    ],
+  ])('%s', (_, specs, present, absent) => {
+    const message = errorOf(() => dependencyOrder(specs));
+    for (const text of present) expect(message).toContain(text);
+    for (const text of absent) expect(message).not.toContain(text);
+  });
+
+  it('prints each cycle once', () => {
+    const message = errorOf(() => dependencyOrder([ks('a', 'b'), ks('b', 'c'), ks('c', 'a')]));
+    expect(message.match(/dependency cycle/g)).toHaveLength(1);
+  });
+});
+
+describe('dependentsOf', () => {
+  const graph = [
+    ks('web', 'api'),
+    ks('api', 'db'),
+    ks('db', 'infra/crds'),
+    ks('infra/crds'),
+    ks('monitoring', 'infra/crds'),
+    ks('docs'),
+    ks('edge', 'web', 'db'),
+  ];
+
+  it.each<[string, string[]]>([
+    [
+      'infra/crds',
+      ['flux-system/db', 'flux-system/monitoring', 'flux-system/api', 'flux-system/web', 'flux-system/edge'],
+    ],
+    ['flux-system/db', ['flux-system/api', 'flux-system/web', 'flux-system/edge']],
+    ['flux-system/api', ['flux-system/web', 'flux-system/edge']],
+    ['flux-system/web', ['flux-system/edge']],
+    ['flux-system/edge', []],
+    ['flux-system/docs', []],
+    ['flux-system/unknown', []],
+  ])('%s', (failed, expected) => {
+    expect(dependentsOf(graph, failed)).toEqual(expected);
+  });
+
+  it('throws on an invalid graph', () => {
+    expect(() => dependentsOf([ks('a', 'a')], 'flux-system/a')).toThrow(/depends on itself/);
+  });
+});
