@@ -14,6 +14,7 @@ import { describeSpec, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
+import { formatDuration, healthFailure, waitForHealth, type HealthResult, type HealthTarget } from './kstatus/wait.js';
 import { adoptPaths, ignoredPaths, stripPaths } from './ssa/ignore.js';
 import { setOwnerLabels } from './ssa/policy.js';
 import { decryptResources, stillEncrypted } from './sops/resources.js';
@@ -37,6 +38,8 @@ export async function resolveSpecs(settings: Settings): Promise<KustomizationSpe
   return [
     specFromInputs({
       path: settings.path,
+      wait: settings.wait,
+      ...(settings.timeout ? { timeout: settings.timeout } : {}),
       ...(settings.targetNamespace ? { targetNamespace: settings.targetNamespace } : {}),
     }),
   ];
@@ -178,6 +181,7 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
   let kustomization = '';
   let path = settings.path;
   const notes: string[] = [];
+  let health: HealthResult[] | undefined;
   let client: ClusterClient | undefined;
   const finish = (error?: string): Report => ({
     mode: settings.mode,
@@ -189,6 +193,7 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
     counts: countActions(changeset),
     durationMs: Date.now() - started,
     notes,
+    ...(health ? { health } : {}),
     ...(error !== undefined ? { error } : {}),
   });
   const note = (line: string) => {
@@ -221,7 +226,8 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
     if (built.skipped.length > 0)
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
-    changeset = await applyAll(client, new Discovery(client), objects, {
+    const discovery = new Discovery(client);
+    changeset = await applyAll(client, discovery, objects, {
       force: spec.force,
       ...(spec.ignore.length > 0
         ? { ignoredPaths: (obj: KubeObject) => ignoredPaths(spec.ignore, obj), strip: stripPaths, adopt: adoptPaths }
@@ -231,6 +237,19 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
       concurrency: settings.concurrency,
       log: hooks.log,
     });
+    if (settings.mode === 'apply') {
+      const targets = healthTargets(spec, changeset);
+      if (targets.length > 0) {
+        hooks.log(`Waiting up to ${formatDuration(spec.timeout)} for ${targets.length} object(s) to become healthy`);
+        const outcome = await waitForHealth(client, discovery, targets, {
+          timeoutMs: spec.timeout,
+          concurrency: settings.concurrency,
+          log: hooks.log,
+        });
+        health = outcome.results;
+        if (!outcome.ok) return finish(healthFailure(outcome, spec.timeout));
+      }
+    }
     return finish();
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
@@ -238,4 +257,30 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
   } finally {
     client?.close();
   }
+}
+
+/**
+ * What to wait for, as Flux decides: with spec.wait every applied object but skipped ones (and
+ * healthChecks are ignored); otherwise the spec.healthChecks references, which may name objects
+ * outside the build.
+ */
+export function healthTargets(spec: KustomizationSpec, changeset: readonly ChangeSetEntry[]): HealthTarget[] {
+  if (spec.wait) {
+    return changeset
+      .filter((e) => e.action !== 'skipped')
+      .map((e) => ({
+        subject: e.subject,
+        apiVersion: e.apiVersion,
+        kind: e.kind,
+        name: e.name,
+        ...(e.namespace ? { namespace: e.namespace } : {}),
+      }));
+  }
+  return spec.healthChecks.map((r) => ({
+    subject: r.namespace ? `${r.kind}/${r.namespace}/${r.name}` : `${r.kind}/${r.name}`,
+    apiVersion: r.apiVersion,
+    kind: r.kind,
+    name: r.name,
+    ...(r.namespace ? { namespace: r.namespace } : {}),
+  }));
 }

@@ -23,6 +23,9 @@ export interface Settings {
   kustomizations: string[];
   /** spec.targetNamespace for the single-Kustomization case. */
   targetNamespace?: string;
+  /** spec.wait and spec.timeout for the single-Kustomization case (a Flux duration, e.g. 5m). */
+  wait: boolean;
+  timeout?: string;
   /** Let kustomize fetch remote bases (refused by default: the build uses the checkout alone). */
   allowRemoteBases: boolean;
   /** Variables for postBuild substitution from the `vars` input or `--var` flags (lowest precedence). */
@@ -60,8 +63,6 @@ export const DEFAULTS = {
  */
 export const NOT_YET_SUPPORTED: Record<string, string> = {
   prune: 'false',
-  wait: 'false',
-  timeout: '',
   force: 'false',
   'drift-correction': 'false',
   'default-service-account': '',
@@ -106,6 +107,8 @@ export function readActionSettings(
     path: input('path'),
     kustomizations: splitPatterns(input('kustomizations')),
     targetNamespace: input('target-namespace'),
+    wait: input('wait'),
+    timeout: input('timeout'),
     allowRemoteBases: input('allow-remote-bases'),
     vars: parseVarsInput(input('vars'), 'vars'),
     secretVars,
@@ -145,6 +148,8 @@ export interface RawSettings {
   path?: string;
   kustomizations?: string[];
   targetNamespace?: string;
+  wait?: string | boolean;
+  timeout?: string;
   allowRemoteBases?: string | boolean;
   vars?: Record<string, string>;
   secretVars?: Record<string, string>;
@@ -186,6 +191,13 @@ export function normalize(raw: RawSettings): Settings {
       'target-namespace applies to path; with kustomizations, set spec.targetNamespace in the Kustomization files',
     );
   }
+  const wait = parseBool(raw.wait, 'wait');
+  const timeout = raw.timeout?.trim();
+  if (kustomizations.length > 0 && (wait || timeout)) {
+    throw new Error(
+      'wait and timeout apply to path; with kustomizations, set spec.wait and spec.timeout in the Kustomization files',
+    );
+  }
   return {
     mode,
     kubeconfig: raw.kubeconfig,
@@ -194,6 +206,8 @@ export function normalize(raw: RawSettings): Settings {
     path,
     kustomizations,
     ...(targetNamespace ? { targetNamespace } : {}),
+    wait,
+    ...(timeout ? { timeout } : {}),
     allowRemoteBases: parseBool(raw.allowRemoteBases, 'allow-remote-bases'),
     vars: raw.vars ?? {},
     secretVars: raw.secretVars ?? {},

@@ -24,6 +24,7 @@ describe('normalize', () => {
       root: '/ws',
       path: '.',
       kustomizations: [],
+      wait: false,
       allowRemoteBases: false,
       vars: {},
       secretVars: {},
@@ -42,6 +43,8 @@ describe('normalize', () => {
     [{ fieldManager: 'x'.repeat(129) }, 'field-manager must be at most 128 characters'],
     [{ path: 'deploy', kustomizations: ['ks.yaml'] }, 'set either path ("deploy") or kustomizations, not both'],
     [{ kustomizations: ['ks.yaml'], targetNamespace: 'x' }, 'target-namespace applies to path'],
+    [{ kustomizations: ['ks.yaml'], wait: 'true' }, 'wait and timeout apply to path'],
+    [{ wait: 'yes' }, 'wait must be true or false; got "yes"'],
     [{ allowRemoteBases: 'yes' }, 'allow-remote-bases must be true or false; got "yes"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);
@@ -63,7 +66,7 @@ describe('readActionSettings', () => {
   });
   it.each([
     ['prune', 'true'],
-    ['wait', 'true'],
+    ['inventory-namespace', 'flux-system'],
     ['drift-correction', 'true'],
     ['default-service-account', 'deployer'],
   ])('refuses input %s=%s of a later stage', (name, value) => {

@@ -1,3 +1,4 @@
+import type { HealthResult } from '../kstatus/wait.js';
 import type { Mode } from '../settings.js';
 import type { Action, ChangeSetEntry } from '../ssa/changeset.js';
 
@@ -13,6 +14,8 @@ export interface Report {
   changeset: ChangeSetEntry[];
   counts: Record<Action, number>;
   durationMs: number;
+  /** Each waited-for object's last status (wait: true or healthChecks), when health was checked. */
+  health?: HealthResult[];
   /** Things worth knowing that are not errors: skipped files, dropped components, a suspended spec. */
   notes: string[];
   /** Set when the run failed; the changeset then holds what was done before the failure. */

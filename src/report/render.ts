@@ -46,6 +46,11 @@ export function renderSummary(report: Report): string {
       out.push('```', '', '</details>');
     }
   }
+  if (report.health?.length) {
+    out.push('', '| Health | Status | Message |', '| --- | --- | --- |');
+    for (const h of report.health)
+      out.push(`| \`${escapeCode(h.subject)}\` | ${h.status} | ${escapeText(h.message)} |`);
+  }
   const same = report.changeset.filter((e) => e.action === 'unchanged');
   if (same.length > 0) {
     out.push('', `<details><summary>${same.length} unchanged</summary>`, '');

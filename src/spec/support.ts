@@ -10,8 +10,6 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
   const say = (field: string, what: string) => out.push(`${field}: ${what} is not supported by this version yet`);
   if (command === 'build') return out;
   if (spec.prune) say('spec.prune', 'pruning');
-  if (spec.wait) say('spec.wait', 'waiting for health');
-  if (spec.healthChecks.length > 0) say('spec.healthChecks', 'health checking');
   if (spec.healthCheckExprs.length > 0) say('spec.healthCheckExprs', 'health checking');
   if (spec.dependsOn.length > 0) say('spec.dependsOn', 'ordering by dependencies');
   if (spec.serviceAccountName) say('spec.serviceAccountName', 'impersonation');

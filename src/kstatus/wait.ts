@@ -1,0 +1,93 @@
+import type { ClusterClient } from '../cluster/client.js';
+import { objectPath, type Discovery } from '../cluster/discovery.js';
+import { isNotFound } from '../cluster/errors.js';
+import { mapLimit } from '../ssa/apply.js';
+import { computeStatus, type Status } from './status.js';
+
+/** An object to wait for: an applied object (wait: true) or a spec.healthChecks reference. */
+export interface HealthTarget {
+  subject: string;
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+export interface HealthResult {
+  subject: string;
+  status: Status;
+  message: string;
+}
+
+export interface WaitOptions {
+  timeoutMs: number;
+  intervalMs?: number;
+  concurrency: number;
+  /** One line per change of an object's status, not one per poll. */
+  log?: (line: string) => void;
+}
+
+export interface WaitOutcome {
+  ok: boolean;
+  /** True when the timeout ended the wait; false when every object was Current or one Failed. */
+  timedOut: boolean;
+  results: HealthResult[];
+}
+
+/**
+ * Polls the objects' status (kstatus rules) until all are Current, one is Failed (fail-fast, as
+ * Flux), or the timeout passes. Objects already Current are not read again.
+ */
+export async function waitForHealth(
+  client: ClusterClient,
+  discovery: Discovery,
+  targets: readonly HealthTarget[],
+  opts: WaitOptions,
+): Promise<WaitOutcome> {
+  const deadline = Date.now() + opts.timeoutMs;
+  const last = new Map<string, HealthResult>();
+  for (;;) {
+    const pending = targets.filter((t) => last.get(t.subject)?.status !== 'Current');
+    const results = await mapLimit(pending, opts.concurrency, (t) => readStatus(client, discovery, t));
+    for (const r of results) {
+      const before = last.get(r.subject);
+      if (!before || before.status !== r.status || before.message !== r.message) {
+        opts.log?.(`${r.subject}: ${r.status}${r.message ? ` (${r.message})` : ''}`);
+      }
+      last.set(r.subject, r);
+    }
+    const all = targets.map((t) => last.get(t.subject)!);
+    if (all.some((r) => r.status === 'Failed')) return { ok: false, timedOut: false, results: all };
+    if (all.every((r) => r.status === 'Current')) return { ok: true, timedOut: false, results: all };
+    if (Date.now() >= deadline) return { ok: false, timedOut: true, results: all };
+    await new Promise((r) => setTimeout(r, Math.min(opts.intervalMs ?? 1000, Math.max(0, deadline - Date.now()))));
+  }
+}
+
+async function readStatus(client: ClusterClient, discovery: Discovery, t: HealthTarget): Promise<HealthResult> {
+  try {
+    const mapping = await discovery.mapping(t.apiVersion, t.kind);
+    const live = await client.request<Record<string, unknown>>('GET', objectPath(mapping, t.namespace, t.name));
+    return { subject: t.subject, ...computeStatus(live) };
+  } catch (err) {
+    if (isNotFound(err)) return { subject: t.subject, ...computeStatus(undefined) };
+    return { subject: t.subject, status: 'Unknown', message: (err as Error).message };
+  }
+}
+
+/** The failure message: Flux's "timeout waiting for" (or the failed objects), one object per line. */
+export function healthFailure(outcome: WaitOutcome, timeoutMs: number): string {
+  const bad = outcome.results.filter((r) => r.status !== 'Current');
+  const head = outcome.timedOut
+    ? `health check failed after ${formatDuration(timeoutMs)}, timeout waiting for ${bad.length} object(s):`
+    : `health check failed: ${bad.filter((r) => r.status === 'Failed').length} object(s) Failed:`;
+  return [head, ...bad.map((r) => `  ${r.subject} status: '${r.status}'${r.message ? `: ${r.message}` : ''}`)].join(
+    '\n',
+  );
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  const m = Math.floor(s / 60);
+  return m > 0 ? `${m}m${s % 60}s` : `${s}s`;
+}
