@@ -10,9 +10,10 @@ import type { Report } from './report/model.js';
 import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
 import { loadKustomizations } from './spec/load.js';
+import { dependencyOrder } from './spec/graph.js';
 import { describeSpec, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
-import { applyAll, ApplyError } from './ssa/apply.js';
+import { applyAll, ApplyError, mapLimit } from './ssa/apply.js';
 import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
 import { formatDuration, healthFailure, waitForHealth, type HealthResult, type HealthTarget } from './kstatus/wait.js';
 import { adoptPaths, ignoredPaths, stripPaths } from './ssa/ignore.js';
@@ -173,21 +174,80 @@ async function substitute(
   });
 }
 
-/** One Kustomization end to end: build, plan, apply (unless previewing). Failures land in the report. */
+/**
+ * A run end to end: the Kustomizations of the inputs or files, in dependsOn order (independent ones
+ * two at a time), each built, planned, applied (unless previewing) and waited for. A Kustomization
+ * whose dependency failed is skipped with the reason. Failures land in the report, never thrown.
+ */
 export async function reconcile(settings: Settings, hooks: Hooks): Promise<Report> {
   const started = Date.now();
+  let specs: KustomizationSpec[];
+  let levels: KustomizationSpec[][];
+  let client: ClusterClient;
+  try {
+    const kc = await loadKubeConfig(settings.kubeconfig, settings.context);
+    kubeconfigSecrets(kc).forEach(hooks.secret);
+    specs = await resolveSpecs(settings);
+    checkSupported(specs, 'apply');
+    levels = dependencyOrder(specs);
+    client = new ClusterClient(kc);
+  } catch (err) {
+    return emptyReport(settings, started, err instanceof Error ? err.message : String(err));
+  }
+  try {
+    if (specs.length === 1) return await reconcileOne(settings, specs[0]!, client, hooks);
+    const reports = new Map<string, Report>();
+    const notReady = new Set<string>();
+    for (const level of levels) {
+      const results = await mapLimit(level, 2, async (spec) => {
+        const key = `${spec.namespace}/${spec.name}`;
+        const dep = spec.dependsOn.map((d) => `${d.namespace}/${d.name}`).find((d) => notReady.has(d));
+        if (dep) {
+          const reason = `skipped: dependency '${dep}' is not ready (it failed or was skipped in this run)`;
+          hooks.log(`[${key}] ${reason}`);
+          return skippedReport(settings, spec, reason);
+        }
+        hooks.log(`[${key}] reconciling ${spec.path}`);
+        const prefixed: Hooks = {
+          log: (l) => {
+            hooks.log(`[${key}] ${l}`);
+          },
+          secret: hooks.secret,
+        };
+        return reconcileOne(settings, spec, client, prefixed);
+      });
+      for (const r of results) {
+        reports.set(r.kustomization, r);
+        if (!r.ok) notReady.add(r.kustomization);
+      }
+    }
+    return combine(
+      settings,
+      specs.map((s) => reports.get(`${s.namespace}/${s.name}`)!),
+      started,
+      client.server,
+    );
+  } finally {
+    client.close();
+  }
+}
+
+/** One Kustomization: build, plan, apply (unless previewing), wait. Failures land in the report. */
+async function reconcileOne(
+  settings: Settings,
+  spec: KustomizationSpec,
+  client: ClusterClient,
+  hooks: Hooks,
+): Promise<Report> {
+  const started = Date.now();
   let changeset: ChangeSetEntry[] = [];
-  let server = '';
-  let kustomization = '';
-  let path = settings.path;
   const notes: string[] = [];
   let health: HealthResult[] | undefined;
-  let client: ClusterClient | undefined;
   const finish = (error?: string): Report => ({
     mode: settings.mode,
-    kustomization,
-    path,
-    server,
+    kustomization: `${spec.namespace}/${spec.name}`,
+    path: spec.path,
+    server: client.server,
     ok: error === undefined,
     changeset,
     counts: countActions(changeset),
@@ -201,24 +261,10 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
     hooks.log(line);
   };
   try {
-    const kc = await loadKubeConfig(settings.kubeconfig, settings.context);
-    kubeconfigSecrets(kc).forEach(hooks.secret);
-    const specs = await resolveSpecs(settings);
-    if (specs.length !== 1) {
-      throw new Error(
-        `${specs.length} Kustomizations found (${specs.map((s) => `${s.namespace}/${s.name}`).join(', ')}); applying several in one run, in dependsOn order, is not supported by this version yet: name one file`,
-      );
-    }
-    const spec = specs[0]!;
-    kustomization = `${spec.namespace}/${spec.name}`;
-    path = spec.path;
-    checkSupported(specs, 'apply');
     if (spec.suspend) {
       note(`${describeSpec(spec)} is suspended (spec.suspend: true); nothing was built or applied`);
       return finish();
     }
-    client = new ClusterClient(kc);
-    server = client.server;
     const built = await renderSpec(settings, spec, client, { secret: hooks.secret, note });
     const encrypted = stillEncrypted(built.objects);
     if (encrypted.length > 0) throw new Error(encrypted.join('\n'));
@@ -254,9 +300,53 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
     return finish(err instanceof Error ? err.message : String(err));
-  } finally {
-    client?.close();
   }
+}
+
+function emptyReport(settings: Settings, started: number, error: string): Report {
+  return {
+    mode: settings.mode,
+    kustomization: '',
+    path: settings.path,
+    server: '',
+    ok: false,
+    changeset: [],
+    counts: countActions([]),
+    durationMs: Date.now() - started,
+    notes: [],
+    error,
+  };
+}
+
+function skippedReport(settings: Settings, spec: KustomizationSpec, reason: string): Report {
+  return {
+    ...emptyReport(settings, Date.now(), reason),
+    kustomization: `${spec.namespace}/${spec.name}`,
+    path: spec.path,
+  };
+}
+
+/** One report for several Kustomizations: totals, all objects, and each Kustomization's own report. */
+function combine(settings: Settings, reports: Report[], started: number, server: string): Report {
+  const changeset = reports.flatMap((r) => r.changeset);
+  const health = reports.flatMap((r) => r.health ?? []);
+  const failed = reports.filter((r) => !r.ok);
+  return {
+    mode: settings.mode,
+    kustomization: reports.map((r) => r.kustomization).join(', '),
+    path: reports.map((r) => r.path).join(', '),
+    server,
+    ok: failed.length === 0,
+    changeset,
+    counts: countActions(changeset),
+    durationMs: Date.now() - started,
+    notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
+    ...(health.length > 0 ? { health } : {}),
+    ...(failed.length > 0
+      ? { error: failed.map((r) => `Kustomization ${r.kustomization}: ${r.error ?? 'failed'}`).join('\n') }
+      : {}),
+    kustomizations: reports,
+  };
 }
 
 /**

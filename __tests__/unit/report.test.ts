@@ -79,3 +79,17 @@ describe('renderSummary', () => {
     for (const s of lacks) expect(md).not.toContain(s);
   });
 });
+
+describe('renderSummary with several Kustomizations', () => {
+  it('adds one row per Kustomization with its result', () => {
+    const ok = report([entry('ConfigMap/a/x', 'created')], { kustomization: 'flux-system/infra' });
+    const bad = report([], {
+      kustomization: 'flux-system/apps',
+      ok: false,
+      error: "skipped: dependency 'flux-system/db' is not ready\nmore",
+    });
+    const md = renderSummary(report([entry('ConfigMap/a/x', 'created')], { ok: false, kustomizations: [ok, bad] }));
+    expect(md).toContain('| `flux-system/infra` | ok | 1 | 0 | 0 |');
+    expect(md).toContain("| `flux-system/apps` | ❌ skipped: dependency 'flux-system/db' is not ready | 0 | 0 | 0 |");
+  });
+});

@@ -18,6 +18,8 @@ export interface Report {
   health?: HealthResult[];
   /** Things worth knowing that are not errors: skipped files, dropped components, a suspended spec. */
   notes: string[];
+  /** With several Kustomizations: each one's own report, in the order they were given. */
+  kustomizations?: Report[];
   /** Set when the run failed; the changeset then holds what was done before the failure. */
   error?: string;
 }

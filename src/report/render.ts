@@ -31,6 +31,15 @@ export function renderSummary(report: Report): string {
   out.push(
     `**${created}** created · **${configured}** configured · **${unchanged}** unchanged${skipped ? ` · **${skipped}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
   );
+  if (report.kustomizations?.length) {
+    out.push('', '| Kustomization | Result | Created | Configured | Unchanged |', '| --- | --- | ---: | ---: | ---: |');
+    for (const k of report.kustomizations) {
+      const result = k.ok ? 'ok' : `❌ ${escapeText(k.error?.split('\n')[0] ?? 'failed')}`;
+      out.push(
+        `| \`${escapeCode(k.kustomization)}\` | ${result} | ${k.counts.created} | ${k.counts.configured} | ${k.counts.unchanged} |`,
+      );
+    }
+  }
   const changed = report.changeset.filter((e) => e.action !== 'unchanged');
   if (changed.length > 0) {
     out.push('', '| Object | Action |', '| --- | --- |');

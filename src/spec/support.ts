@@ -11,7 +11,7 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
   if (command === 'build') return out;
   if (spec.prune) say('spec.prune', 'pruning');
   if (spec.healthCheckExprs.length > 0) say('spec.healthCheckExprs', 'health checking');
-  if (spec.dependsOn.length > 0) say('spec.dependsOn', 'ordering by dependencies');
+  if (spec.dependsOn.some((d) => d.readyExpr)) say('spec.dependsOn[].readyExpr', 'CEL readiness expressions');
   if (spec.serviceAccountName) say('spec.serviceAccountName', 'impersonation');
   if (spec.kubeConfig) say('spec.kubeConfig', 'remote clusters');
   return out;
