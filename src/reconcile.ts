@@ -195,7 +195,9 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
     return emptyReport(settings, started, err instanceof Error ? err.message : String(err));
   }
   try {
-    if (specs.length === 1) return await reconcileOne(settings, specs[0]!, client, hooks);
+    // One discovery for the run: it reads the server again by itself after CRDs are established.
+    const discovery = new Discovery(client);
+    if (specs.length === 1) return await reconcileOne(settings, specs[0]!, client, discovery, hooks);
     const reports = new Map<string, Report>();
     const notReady = new Set<string>();
     for (const level of levels) {
@@ -214,7 +216,7 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
           },
           secret: hooks.secret,
         };
-        return reconcileOne(settings, spec, client, prefixed);
+        return reconcileOne(settings, spec, client, discovery, prefixed);
       });
       for (const r of results) {
         reports.set(r.kustomization, r);
@@ -237,6 +239,7 @@ async function reconcileOne(
   settings: Settings,
   spec: KustomizationSpec,
   client: ClusterClient,
+  discovery: Discovery,
   hooks: Hooks,
 ): Promise<Report> {
   const started = Date.now();
@@ -272,7 +275,6 @@ async function reconcileOne(
     if (built.skipped.length > 0)
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
-    const discovery = new Discovery(client);
     changeset = await applyAll(client, discovery, objects, {
       force: spec.force,
       ...(spec.ignore.length > 0
