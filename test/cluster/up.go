@@ -250,7 +250,8 @@ func (c *cluster) startTierB(ctx context.Context, p *pki, kubeconfig string, kwo
 	}
 	stages := filepath.Join(c.dir, "kwok-stages.yaml")
 	docs := []string{nodefast.DefaultNodeInit, nodelease.DefaultNodeHeartbeatWithLease,
-		podfast.DefaultPodReady, podfast.DefaultPodComplete, podfast.DefaultPodDelete}
+		withoutFailingImages(podfast.DefaultPodReady), withoutFailingImages(podfast.DefaultPodComplete),
+		podfast.DefaultPodDelete, podImagePullFailure}
 	if err := os.WriteFile(stages, []byte(strings.Join(docs, "\n---\n")), 0o600); err != nil {
 		return err
 	}
@@ -485,3 +486,71 @@ func tail(path string, n int) string {
 	}
 	return sb.String()
 }
+
+// failingImage selects pods with a container whose image lives under FailingImagePrefix; kwok
+// never starts them (see podImagePullFailure), so tests can make a rollout fail on purpose.
+const failingImage = `.spec.containers.[] | select(.image | startswith("` + FailingImagePrefix + `")) | .image`
+
+// FailingImagePrefix: an image under this registry never pulls on the test cluster's kwok node.
+const FailingImagePrefix = "fail.kwok.invalid/"
+
+// withoutFailingImages keeps a stock kwok pod stage away from pods with a failing image.
+func withoutFailingImages(stage string) string {
+	const anchor = "  selector:\n    matchExpressions:\n"
+	if !strings.Contains(stage, anchor) {
+		panic("kwok stage layout changed: no selector.matchExpressions")
+	}
+	return strings.Replace(stage, anchor, anchor+"    - key: '"+failingImage+"'\n      operator: 'DoesNotExist'\n", 1)
+}
+
+// podImagePullFailure leaves a pod with a failing image Pending, its containers waiting in
+// ImagePullBackOff, as a kubelet does when the registry refuses the image.
+var podImagePullFailure = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-image-pull-failure
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Pending'
+    - key: '` + failingImage + `'
+      operator: 'Exists'
+    - key: '.status.containerStatuses'
+      operator: 'DoesNotExist'
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Initialized
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: Ready
+        reason: ContainersNotReady
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: ContainersReady
+        reason: ContainersNotReady
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        state:
+          waiting:
+            reason: ImagePullBackOff
+            message: {{ printf "Back-off pulling image %q" .image | Quote }}
+      {{ end }}
+      phase: Pending
+      startTime: {{ $now | Quote }}
+`
