@@ -10,12 +10,21 @@ import type { Report } from './report/model.js';
 import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
 import { loadKustomizations } from './spec/load.js';
-import { dependencyOrder } from './spec/graph.js';
+import { dependencyOrder, runInDependencyOrder } from './spec/graph.js';
 import { describeSpec, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
-import { applyAll, ApplyError, mapLimit } from './ssa/apply.js';
+import { applyAll, ApplyError } from './ssa/apply.js';
 import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
-import { formatDuration, healthFailure, waitForHealth, type HealthResult, type HealthTarget } from './kstatus/wait.js';
+import { celStatusReader, evalReadyExpr } from './kstatus/cel.js';
+import { kustomizationObject, type Outcome } from './spec/object.js';
+import {
+  formatDuration,
+  healthFailure,
+  healthTable,
+  waitForHealth,
+  type HealthResult,
+  type HealthTarget,
+} from './kstatus/wait.js';
 import { adoptPaths, ignoredPaths, stripPaths } from './ssa/ignore.js';
 import { setOwnerLabels } from './ssa/policy.js';
 import { decryptResources, stillEncrypted } from './sops/resources.js';
@@ -25,6 +34,9 @@ import type { DecryptOptions } from './sops/types.js';
 import { substituteObjects } from './substitute/objects.js';
 import { readSubstituteFrom } from './substitute/sources.js';
 import { mergeVariables, type VariableLayer } from './substitute/variables.js';
+
+/** Kustomizations reconciled at once, as kustomize-controller's default `--concurrent=4`. */
+const KUSTOMIZATION_CONCURRENCY = 4;
 
 export interface Hooks {
   /** Progress lines (one per applied object). */
@@ -175,9 +187,10 @@ async function substitute(
 }
 
 /**
- * A run end to end: the Kustomizations of the inputs or files, in dependsOn order (independent ones
- * two at a time), each built, planned, applied (unless previewing) and waited for. A Kustomization
- * whose dependency failed is skipped with the reason. Failures land in the report, never thrown.
+ * A run end to end: the Kustomizations of the inputs or files, in dependsOn order (each starts when
+ * its dependencies have finished, four at most at once), each built, planned, applied (unless
+ * previewing) and waited for. A Kustomization whose dependency is not ready is skipped with the
+ * reason. Failures land in the report, never thrown.
  */
 export async function reconcile(settings: Settings, hooks: Hooks): Promise<Report> {
   const started = Date.now();
@@ -198,31 +211,24 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const discovery = new Discovery(client);
     if (specs.length === 1) return await reconcileOne(settings, specs[0]!, client, discovery, hooks);
-    const reports = new Map<string, Report>();
-    const notReady = new Set<string>();
-    for (const level of levels) {
-      const results = await mapLimit(level, 2, async (spec) => {
-        const key = `${spec.namespace}/${spec.name}`;
-        const dep = spec.dependsOn.map((d) => `${d.namespace}/${d.name}`).find((d) => notReady.has(d));
-        if (dep) {
-          const reason = `skipped: dependency '${dep}' is not ready (it failed or was skipped in this run)`;
-          hooks.log(`[${key}] ${reason}`);
-          return skippedReport(settings, spec, reason);
-        }
-        hooks.log(`[${key}] reconciling ${spec.path}`);
-        const prefixed: Hooks = {
-          log: (l) => {
-            hooks.log(`[${key}] ${l}`);
-          },
-          secret: hooks.secret,
-        };
-        return reconcileOne(settings, spec, client, discovery, prefixed);
-      });
-      for (const r of results) {
-        reports.set(r.kustomization, r);
-        if (!r.ok) notReady.add(r.kustomization);
+    const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
+    const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) => {
+      const key = `${spec.namespace}/${spec.name}`;
+      const blocked = dependencyProblem(spec, byKey, done);
+      if (blocked) {
+        const reason = `skipped: ${blocked}`;
+        hooks.log(`[${key}] ${reason}`);
+        return skippedReport(settings, spec, reason);
       }
-    }
+      hooks.log(`[${key}] reconciling ${spec.path}`);
+      const prefixed: Hooks = {
+        log: (l) => {
+          hooks.log(`[${key}] ${l}`);
+        },
+        secret: hooks.secret,
+      };
+      return reconcileOne(settings, spec, client, discovery, prefixed);
+    });
     return combine(
       settings,
       specs.map((s) => reports.get(`${s.namespace}/${s.name}`)!),
@@ -232,6 +238,48 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
   } finally {
     client.close();
   }
+}
+
+/**
+ * Why `spec` may not run yet, or undefined when every dependency is ready. Ready is Flux's built-in
+ * rule (the dependency succeeded in this run), or, where a dependsOn entry has a readyExpr, that
+ * expression alone (Flux skips the built-in check then), with `self` and `dep` as Flux objects.
+ */
+function dependencyProblem(
+  spec: KustomizationSpec,
+  specs: ReadonlyMap<string, KustomizationSpec>,
+  reports: ReadonlyMap<string, Report>,
+): string | undefined {
+  for (const d of spec.dependsOn) {
+    const key = `${d.namespace}/${d.name}`;
+    const report = reports.get(key);
+    const depSpec = specs.get(key);
+    if (!report || !depSpec) return `dependency '${key}' was not reconciled in this run`;
+    if (d.readyExpr === undefined) {
+      if (!report.ok) return `dependency '${key}' is not ready (it failed or was skipped in this run)`;
+      continue;
+    }
+    const dep = kustomizationObject(depSpec, outcomeOf(report));
+    try {
+      if (!evalReadyExpr(d.readyExpr, kustomizationObject(spec), dep))
+        return `dependency '${key}' is not ready according to readyExpr eval`;
+    } catch (err) {
+      return `dependency '${key}': readyExpr ${JSON.stringify(d.readyExpr)} failed: ${(err as Error).message.split('\n')[0]}`;
+    }
+  }
+  return undefined;
+}
+
+/** The Ready condition kustomize-controller would have written for this report. */
+function outcomeOf(report: Report): Outcome {
+  if (report.ok) return { ok: true, reason: 'ReconciliationSucceeded', message: 'Applied revision' };
+  const error = report.error ?? 'failed';
+  const reason = error.startsWith('skipped: ')
+    ? 'DependencyNotReady'
+    : error.startsWith('health check failed')
+      ? 'HealthCheckFailed'
+      : 'ReconciliationFailed';
+  return { ok: false, reason, message: error };
 }
 
 /** One Kustomization: build, plan, apply (unless previewing), wait. Failures land in the report. */
@@ -293,8 +341,10 @@ async function reconcileOne(
           timeoutMs: spec.timeout,
           concurrency: settings.concurrency,
           log: hooks.log,
+          ...(spec.healthCheckExprs.length > 0 ? { custom: celStatusReader(spec.healthCheckExprs) } : {}),
         });
         health = outcome.results;
+        for (const line of healthTable(outcome.results)) hooks.log(line);
         if (!outcome.ok) return finish(healthFailure(outcome, spec.timeout));
       }
     }

@@ -99,4 +99,127 @@ describe('dependsOn', () => {
     expect(report.changeset).toEqual([]);
     await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/a`)).rejects.toSatisfy(isNotFound);
   });
+
+  it('runs A ← B ← C in order while an independent D runs alongside, holding back nothing', async () => {
+    const ns = await freshNamespace(client);
+    const group = `${ns}.example.com`;
+    // D stays unhealthy until the test sees C finish: were B or C waiting for D, D would time out.
+    const d = `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: d, namespace: ${ns}}
+spec:
+  interval: 10m
+  prune: false
+  wait: true
+  timeout: 1m
+  path: ./d
+  sourceRef: {kind: GitRepository, name: repo}
+  healthCheckExprs:
+    - {apiVersion: ${group}/v1, current: "has(spec.open) && spec.open"}
+`;
+    const root = await writeTree({
+      'ks.yaml': [ks(ns, 'c', ['b']), d, ks(ns, 'b', ['a']), ks(ns, 'a')].join('---\n'),
+      'a/cm.yaml': cm(ns, 'a'),
+      'b/cm.yaml': cm(ns, 'b'),
+      'c/cm.yaml': cm(ns, 'c'),
+      'd/crd.yaml': `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gates.${group}}
+spec:
+  group: ${group}
+  scope: Namespaced
+  names: {plural: gates, singular: gate, kind: Gate, listKind: GateList}
+  versions:
+    - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`,
+      'd/gate.yaml': `apiVersion: ${group}/v1\nkind: Gate\nmetadata: {name: g, namespace: ${ns}}\nspec: {open: false}\n`,
+    });
+    const log: string[] = [];
+    const settings = normalize({
+      kubeconfig: { kind: 'path', path: kubeconfigPath() },
+      root,
+      kustomizations: ['ks.yaml'],
+      kustomizeBin: KUSTOMIZE,
+    });
+    const running = reconcile(settings, { log: (l) => log.push(l), secret: () => {} });
+    const cDone = `[${ns}/c] ConfigMap/${ns}/c created`;
+    const gateMade = `[${ns}/d] Gate/${ns}/g created`;
+    for (let i = 0; i < 200 && !(log.includes(cDone) && log.includes(gateMade)); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(log, JSON.stringify(log)).toContain(cDone);
+    expect(log, JSON.stringify(log)).toContain(gateMade);
+    // Let D through: change the gate the way a controller would.
+    await client.request('PATCH', `/apis/${group}/v1/namespaces/${ns}/gates/g`, {
+      body: { spec: { open: true } },
+      contentType: 'application/merge-patch+json',
+    });
+    const report = await running;
+    expect(report.error).toBeUndefined();
+    const at = (line: string) => {
+      const i = log.indexOf(line);
+      expect(i, `${line} in ${JSON.stringify(log)}`).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    const start = (k: string) => at(`[${ns}/${k}] reconciling ${k}`);
+    const done = (k: string) => at(`[${ns}/${k}] ConfigMap/${ns}/${k} created`);
+    // D started with A, before A was done; B after A; C after B; D finished last.
+    expect(start('d')).toBeLessThan(done('a'));
+    expect(done('a')).toBeLessThan(start('b'));
+    expect(done('b')).toBeLessThan(start('c'));
+    expect(at(`[${ns}/d] Gate/${ns}/g: Current (healthCheckExprs: current is true)`)).toBeGreaterThan(done('c'));
+    await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gates.${group}`);
+  }, 90_000);
+
+  it('lets a readyExpr decide instead of the built-in rule, with self and dep as Flux objects', async () => {
+    const ns = await freshNamespace(client);
+    const withExpr = (name: string, dep: string, version: string, expr: string) =>
+      ks(ns, name)
+        .replace(
+          `name: ${name}, namespace: ${ns}}`,
+          `name: ${name}, namespace: ${ns}, labels: {app/version: ${version}}}`,
+        )
+        .concat(`  dependsOn:\n    - name: ${dep}\n      readyExpr: ${JSON.stringify(expr)}\n`);
+    const sameVersion =
+      "dep.metadata.labels['app/version'] == self.metadata.labels['app/version'] && " +
+      "dep.status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True') && " +
+      'dep.metadata.generation == dep.status.observedGeneration';
+    const root = await writeTree({
+      'ks.yaml': [
+        ks(ns, 'infra').replace(
+          `name: infra, namespace: ${ns}}`,
+          `name: infra, namespace: ${ns}, labels: {app/version: v2}}`,
+        ),
+        withExpr('apps', 'infra', 'v2', sameVersion),
+        withExpr('apps-old', 'infra', 'v1', sameVersion),
+        ks(ns, 'broken'),
+        withExpr('tolerant', 'broken', 'v1', "dep.status.conditions.exists(c, c.reason == 'ReconciliationFailed')"),
+      ].join('---\n'),
+      'infra/cm.yaml': cm(ns, 'infra'),
+      'apps/cm.yaml': cm(ns, 'apps'),
+      'apps-old/cm.yaml': cm(ns, 'apps-old'),
+      'broken/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}, labels: {"bad key!": x}}\n`,
+      'tolerant/cm.yaml': cm(ns, 'tolerant'),
+    });
+    const settings = normalize({
+      kubeconfig: { kind: 'path', path: kubeconfigPath() },
+      root,
+      kustomizations: ['ks.yaml'],
+      kustomizeBin: KUSTOMIZE,
+    });
+    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    const byName: Record<string, Report | undefined> = Object.fromEntries(
+      (report.kustomizations ?? []).map((r) => [r.kustomization.split('/')[1] ?? '', r]),
+    );
+    expect(byName['apps']?.error).toBeUndefined();
+    expect(byName['apps-old']?.error).toBe(
+      `skipped: dependency '${ns}/infra' is not ready according to readyExpr eval`,
+    );
+    // readyExpr replaces the built-in rule, so a failed dependency can be accepted on purpose.
+    expect(byName['tolerant']?.error).toBeUndefined();
+    expect(report.changeset.map((e) => e.subject).sort()).toEqual([
+      `ConfigMap/${ns}/apps`,
+      `ConfigMap/${ns}/infra`,
+      `ConfigMap/${ns}/tolerant`,
+    ]);
+  });
 });

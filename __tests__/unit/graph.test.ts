@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dependencyOrder, dependentsOf } from '../../src/spec/graph.js';
+import { dependencyOrder, dependentsOf, runInDependencyOrder } from '../../src/spec/graph.js';
 import type { KustomizationSpec } from '../../src/spec/types.js';
 
 const FILE = 'clusters/prod.yaml';
@@ -199,5 +199,68 @@ describe('dependentsOf', () => {
 
   it('throws on an invalid graph', () => {
     expect(() => dependentsOf([ks('a', 'a')], 'flux-system/a')).toThrow(/depends on itself/);
+  });
+});
+
+describe('runInDependencyOrder', () => {
+  /** Runs `specs` with each one's duration in ticks (a microtask chain), recording start and end events. */
+  async function trace(specs: KustomizationSpec[], ticks: Record<string, number>, limit: number) {
+    const events: string[] = [];
+    const results = await runInDependencyOrder(dependencyOrder(specs).flat(), limit, async (spec, done) => {
+      events.push(`start ${spec.name} (saw ${[...done.keys()].map((k) => k.split('/')[1]).join(',') || '-'})`);
+      for (let i = 0; i < (ticks[spec.name] ?? 1) * 10; i++) await Promise.resolve();
+      events.push(`end ${spec.name}`);
+      return spec.name.toUpperCase();
+    });
+    return { events, results };
+  }
+
+  it('starts each one when its own dependencies end, not when a whole level ends', async () => {
+    // a ← b ← c, and d independent but slow: b must not wait for d.
+    const { events, results } = await trace([ks('c', 'b'), ks('b', 'a'), ks('a'), ks('d')], { d: 10 }, 4);
+    expect(events).toEqual([
+      'start a (saw -)',
+      'start d (saw -)',
+      'end a',
+      'start b (saw a)',
+      'end b',
+      'start c (saw a,b)',
+      'end c',
+      'end d',
+    ]);
+    expect([...results.entries()].sort()).toEqual([
+      ['flux-system/a', 'A'],
+      ['flux-system/b', 'B'],
+      ['flux-system/c', 'C'],
+      ['flux-system/d', 'D'],
+    ]);
+  });
+
+  it('never runs more than the limit at once', async () => {
+    let running = 0;
+    let peak = 0;
+    const specs = ['a', 'b', 'c', 'd', 'e'].map((n) => ks(n));
+    await runInDependencyOrder(specs, 2, async () => {
+      running += 1;
+      peak = Math.max(peak, running);
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      running -= 1;
+    });
+    expect(peak).toBe(2);
+  });
+
+  it('resolves at once for no Kustomizations and rejects with the first error', async () => {
+    expect((await runInDependencyOrder([], 4, () => Promise.resolve(1))).size).toBe(0);
+    await expect(
+      runInDependencyOrder([ks('a'), ks('b', 'a')], 4, (s) =>
+        s.name === 'a' ? Promise.reject(new Error('boom')) : Promise.resolve(1),
+      ),
+    ).rejects.toThrow('boom');
+  });
+
+  it('rejects instead of hanging when a dependency is not in the list', async () => {
+    await expect(runInDependencyOrder([ks('b', 'a')], 4, () => Promise.resolve(1))).rejects.toThrow(
+      'Kustomizations that can never start (unknown dependency?): flux-system/b',
+    );
   });
 });

@@ -446,6 +446,18 @@ describe('parseKustomizations: invalid fields', () => {
       },
       'spec.healthCheckExprs[1]: duplicate entry for the whole group "example.com" (already in spec.healthCheckExprs[0])',
     ],
+    [
+      { healthCheckExprs: [{ apiVersion: 'example.com/v1', current: "status.phase == 'Ready" }] },
+      'spec.healthCheckExprs[0].current: invalid CEL expression "status.phase == \'Ready": Unterminated string',
+    ],
+    [
+      { healthCheckExprs: [{ apiVersion: 'example.com/v1', current: 'true', failed: 'status.x &&' }] },
+      'spec.healthCheckExprs[0].failed: invalid CEL expression "status.x &&": Unexpected token: EOF',
+    ],
+    [
+      { dependsOn: [{ name: 'infra', readyExpr: 'dep.status.(' }] },
+      'spec.dependsOn[0].readyExpr: invalid CEL expression "dep.status.(": Expected IDENTIFIER, got LPAREN',
+    ],
     // ignore
     [{ ignore: [{ target: { kind: 'Secret' } }] }, 'spec.ignore[0].paths: is required: list at least one JSON pointer'],
     [{ ignore: [{ paths: [] }] }, 'spec.ignore[0].paths: is required: list at least one JSON pointer'],

@@ -2,7 +2,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import { objectPath, type Discovery } from '../cluster/discovery.js';
 import { isNotFound } from '../cluster/errors.js';
 import { mapLimit } from '../ssa/apply.js';
-import { computeStatus, type Status } from './status.js';
+import { computeStatus, type Status, type StatusResult } from './status.js';
 
 /** An object to wait for: an applied object (wait: true) or a spec.healthChecks reference. */
 export interface HealthTarget {
@@ -25,6 +25,8 @@ export interface WaitOptions {
   concurrency: number;
   /** One line per change of an object's status, not one per poll. */
   log?: (line: string) => void;
+  /** A status rule consulted before kstatus (spec.healthCheckExprs); undefined falls through to kstatus. */
+  custom?: (live: Record<string, unknown>) => StatusResult | undefined;
 }
 
 export interface WaitOutcome {
@@ -48,7 +50,7 @@ export async function waitForHealth(
   const last = new Map<string, HealthResult>();
   for (;;) {
     const pending = targets.filter((t) => last.get(t.subject)?.status !== 'Current');
-    const results = await mapLimit(pending, opts.concurrency, (t) => readStatus(client, discovery, t));
+    const results = await mapLimit(pending, opts.concurrency, (t) => readStatus(client, discovery, t, opts.custom));
     for (const r of results) {
       const before = last.get(r.subject);
       if (!before || before.status !== r.status || before.message !== r.message) {
@@ -64,11 +66,16 @@ export async function waitForHealth(
   }
 }
 
-async function readStatus(client: ClusterClient, discovery: Discovery, t: HealthTarget): Promise<HealthResult> {
+async function readStatus(
+  client: ClusterClient,
+  discovery: Discovery,
+  t: HealthTarget,
+  custom: WaitOptions['custom'],
+): Promise<HealthResult> {
   try {
     const mapping = await discovery.mapping(t.apiVersion, t.kind);
     const live = await client.request<Record<string, unknown>>('GET', objectPath(mapping, t.namespace, t.name));
-    return { subject: t.subject, ...computeStatus(live) };
+    return { subject: t.subject, ...(custom?.(live) ?? computeStatus(live)) };
   } catch (err) {
     if (isNotFound(err)) return { subject: t.subject, ...computeStatus(undefined) };
     return { subject: t.subject, status: 'Unknown', message: (err as Error).message };
@@ -90,4 +97,17 @@ export function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000);
   const m = Math.floor(s / 60);
   return m > 0 ? `${m}m${s % 60}s` : `${s}s`;
+}
+
+/**
+ * The final health table for the log: one aligned row per object, unhealthy ones first (in their
+ * original order), like `kubectl get`: OBJECT, STATUS, MESSAGE.
+ */
+export function healthTable(results: readonly HealthResult[]): string[] {
+  const rows = [...results.filter((r) => r.status !== 'Current'), ...results.filter((r) => r.status === 'Current')].map(
+    (r) => [r.subject, r.status, r.message.split('\n')[0] ?? ''],
+  );
+  const header = ['OBJECT', 'STATUS', 'MESSAGE'];
+  const widths = [0, 1].map((i) => Math.max(header[i]!.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((r) => `${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!}`.trimEnd());
 }

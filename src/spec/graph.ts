@@ -3,7 +3,8 @@ import type { KustomizationSpec } from './types.js';
 
 /**
  * Ordering Kustomizations by `spec.dependsOn`. Flux itself polls dependants and never detects cycles; in CI
- * everything is known up front, so the graph is checked as a whole and run level by level.
+ * everything is known up front, so the graph is checked as a whole, then
+ * each Kustomization starts as soon as its dependencies have finished.
  */
 
 /** `namespace/name`, the key a Kustomization is known by. */
@@ -181,5 +182,56 @@ export function dependentsOf(specs: readonly KustomizationSpec[], failed: string
     const hit = (dependsOn.get(key) ?? []).some((d) => affected.has(d));
     if (hit) affected.add(key);
     return hit;
+  });
+}
+
+/**
+ * Runs `run` for every Kustomization of `order` (execution order from {@link dependencyOrder}), each as
+ * soon as all its dependencies have finished, whatever their outcome, with at most `limit` at once.
+ * Unlike a level-by-level run, a slow Kustomization holds back only its own dependants. `run` sees the
+ * results so far, so it can decide from its dependencies' outcomes. Resolves with every result by
+ * `namespace/name`; rejects on the first rejection of `run`.
+ */
+export function runInDependencyOrder<T>(
+  order: readonly KustomizationSpec[],
+  limit: number,
+  run: (spec: KustomizationSpec, results: ReadonlyMap<string, T>) => Promise<T>,
+): Promise<Map<string, T>> {
+  const results = new Map<string, T>();
+  const started = new Set<string>();
+  let running = 0;
+  let failed = false;
+  return new Promise((resolve, reject) => {
+    const pump = () => {
+      if (failed) return;
+      if (results.size === order.length) {
+        resolve(results);
+        return;
+      }
+      for (const spec of order) {
+        if (running >= limit) return;
+        const key = keyOf(spec);
+        if (started.has(key) || !spec.dependsOn.every((d) => results.has(keyOf(d)))) continue;
+        started.add(key);
+        running += 1;
+        run(spec, results).then(
+          (result) => {
+            results.set(key, result);
+            running -= 1;
+            pump();
+          },
+          (err: unknown) => {
+            failed = true;
+            reject(err instanceof Error ? err : new Error(String(err)));
+          },
+        );
+      }
+      if (running === 0) {
+        const stuck = order.filter((s) => !started.has(keyOf(s))).map(keyOf);
+        failed = true;
+        reject(new Error(`Kustomizations that can never start (unknown dependency?): ${stuck.join(', ')}`));
+      }
+    };
+    pump();
   });
 }

@@ -1,4 +1,5 @@
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { celSyntaxProblem } from '../kstatus/cel.js';
 import type {
   Dependency,
   HealthCheckExpr,
@@ -571,6 +572,8 @@ function readHealthCheckExprs(p: Problems, value: unknown): HealthCheckExpr[] {
     const current = readString(p, raw.current, child(at, 'current'), { required: true });
     const inProgress = readString(p, raw.inProgress, child(at, 'inProgress'));
     const failed = readString(p, raw.failed, child(at, 'failed'));
+    const exprs = { current, inProgress, failed };
+    for (const [key, text] of Object.entries(exprs)) checkCel(p, text, child(at, key));
     if (apiVersion === undefined || current === undefined) return undefined;
     // Flux matches these by GroupKind, so two entries differing only in version collide.
     const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
@@ -690,6 +693,12 @@ function readKubeConfig(p: Problems, value: unknown): KustomizationSpec['kubeCon
   return undefined;
 }
 
+/** Flux refuses an expression that does not compile (Stalled, InvalidCELExpression); so do we, before any run. */
+function checkCel(p: Problems, text: string | undefined, at: string): void {
+  const problem = text === undefined ? undefined : celSyntaxProblem(text);
+  if (problem !== undefined) p.add(at, `invalid CEL expression ${quote(text!)}: ${problem}`);
+}
+
 /** Rewrites Flux's CLI form `[ns/]name[@expr]` as the mapping the CRD wants, for the error message. */
 function dependencyHint(text: string): string {
   const at = text.indexOf('@');
@@ -715,6 +724,7 @@ function readDependency(p: Problems, value: unknown, at: string, namespace: stri
   const name = readString(p, raw.name, child(at, 'name'), { required: true });
   const depNamespace = readString(p, raw.namespace, child(at, 'namespace')) ?? namespace;
   const readyExpr = readString(p, raw.readyExpr, child(at, 'readyExpr'));
+  checkCel(p, readyExpr, child(at, 'readyExpr'));
   return name === undefined ? undefined : withoutUndefined({ name, namespace: depNamespace, readyExpr });
 }
 
@@ -847,7 +857,17 @@ function readDocument(value: Mapping, file: string, document: number): DocumentR
   const problems = p.items.map((item) => prefix + item);
   if (problems.length > 0 || name === undefined || fields === undefined) return { problems };
   const origin = { kind: 'file', file, document } as const;
-  return { spec: withoutUndefined({ name, namespace, origin, ...fields }), problems };
+  const spec = withoutUndefined({ name, namespace, origin, ...fields });
+  documents.set(spec, value);
+  return { spec, problems };
+}
+
+/** The document each parsed spec came from, kept aside so that specs stay plain, comparable values. */
+const documents = new WeakMap<KustomizationSpec, Mapping>();
+
+/** The Kustomization document `spec` was read from, as parsed (undefined for a spec from the inputs). */
+export function sourceDocument(spec: KustomizationSpec): Record<string, unknown> | undefined {
+  return documents.get(spec);
 }
 
 /**

@@ -10,8 +10,6 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
   const say = (field: string, what: string) => out.push(`${field}: ${what} is not supported by this version yet`);
   if (command === 'build') return out;
   if (spec.prune) say('spec.prune', 'pruning');
-  if (spec.healthCheckExprs.length > 0) say('spec.healthCheckExprs', 'health checking');
-  if (spec.dependsOn.some((d) => d.readyExpr)) say('spec.dependsOn[].readyExpr', 'CEL readiness expressions');
   if (spec.serviceAccountName) say('spec.serviceAccountName', 'impersonation');
   if (spec.kubeConfig) say('spec.kubeConfig', 'remote clusters');
   return out;
