@@ -9,7 +9,7 @@ import { loadKubeConfig } from './cluster/kubeconfig.js';
 import { checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile.js';
 import { exitCode } from './report/model.js';
 import { renderLines } from './report/render.js';
-import { normalize, type Mode, type Settings } from './settings.js';
+import { normalize, runInfo, type Mode, type Settings } from './settings.js';
 import { splitPatterns } from './spec/load.js';
 import { parseVarFlags } from './substitute/variables.js';
 import { renderDiff } from './ssa/diff.js';
@@ -44,6 +44,12 @@ flags:
   --field-manager NAME   server-side apply field manager (default kustomize-controller)
   --kustomize-path BIN   kustomize binary (default: kustomize on PATH)
   --concurrency N        dry-runs in flight at once (default 8)
+  --prune                spec.prune for --path: delete what left Git (diff shows what would go)
+  --force                spec.force for --path: recreate objects whose immutable fields changed
+  --inventory-namespace NS  where inventories and locks live (default: the Kustomization's namespace)
+  --prune-max-share P    refuse a prune of more than P of an inventory (default 50%)
+  --allow-large-prune    lift the prune guards for this run
+  --lock-timeout D       how long to wait for another run's lock (default 10m)
   --output text|json     json prints the report value (default text)
   -h, --help             show this help`;
 
@@ -74,6 +80,12 @@ export async function main(argv: string[]): Promise<number> {
         'field-manager': { type: 'string' },
         'kustomize-path': { type: 'string' },
         concurrency: { type: 'string' },
+        prune: { type: 'boolean' },
+        force: { type: 'boolean' },
+        'inventory-namespace': { type: 'string' },
+        'prune-max-share': { type: 'string' },
+        'allow-large-prune': { type: 'boolean' },
+        'lock-timeout': { type: 'string' },
         output: { type: 'string', default: 'text' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -119,6 +131,13 @@ export async function main(argv: string[]): Promise<number> {
       fieldManager: values['field-manager'],
       kustomizeBin: values['kustomize-path'],
       concurrency: values.concurrency,
+      prune: values.prune ?? false,
+      force: values.force ?? false,
+      inventoryNamespace: values['inventory-namespace'],
+      pruneMaxShare: values['prune-max-share'],
+      allowLargePrune: values['allow-large-prune'] ?? false,
+      lockTimeout: values['lock-timeout'],
+      run: runInfo(process.env),
     });
   } catch (err) {
     process.stderr.write(`kustomize-reconcile: ${(err as Error).message}\n`);

@@ -22,6 +22,10 @@ export async function run(): Promise<void> {
     core.setOutput('configured', report.counts.configured);
     core.setOutput('unchanged', report.counts.unchanged);
     core.setOutput('changed', report.counts.created + report.counts.configured > 0);
+    core.setOutput(
+      'pruned',
+      JSON.stringify((report.pruned ?? []).filter((p) => p.action === 'deleted').map((p) => p.subject)),
+    );
     core.setOutput('report', JSON.stringify(report));
     if (process.env['GITHUB_STEP_SUMMARY']) {
       await core.summary.addRaw(renderSummary(report)).write();

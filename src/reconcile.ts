@@ -14,6 +14,13 @@ import { dependencyOrder, runInDependencyOrder } from './spec/graph.js';
 import { describeSpec, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
+import { ApiError } from './cluster/errors.js';
+import { deleteStale, type PruneResult } from './ssa/delete.js';
+import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
+import type { InventoryStatus } from './inventory/codec.js';
+import { Lock } from './inventory/lock.js';
+import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './inventory/plan.js';
+import { InventoryStore } from './inventory/store.js';
 import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
 import { celStatusReader, evalReadyExpr } from './kstatus/cel.js';
 import { kustomizationObject, type Outcome } from './spec/object.js';
@@ -52,6 +59,8 @@ export async function resolveSpecs(settings: Settings): Promise<KustomizationSpe
     specFromInputs({
       path: settings.path,
       wait: settings.wait,
+      prune: settings.prune,
+      force: settings.force,
       ...(settings.timeout ? { timeout: settings.timeout } : {}),
       ...(settings.targetNamespace ? { targetNamespace: settings.targetNamespace } : {}),
     }),
@@ -282,7 +291,7 @@ function outcomeOf(report: Report): Outcome {
   return { ok: false, reason, message: error };
 }
 
-/** One Kustomization: build, plan, apply (unless previewing), wait. Failures land in the report. */
+/** One Kustomization: build, plan, apply (unless previewing), wait, prune, record. Failures land in the report. */
 async function reconcileOne(
   settings: Settings,
   spec: KustomizationSpec,
@@ -294,6 +303,9 @@ async function reconcileOne(
   let changeset: ChangeSetEntry[] = [];
   const notes: string[] = [];
   let health: HealthResult[] | undefined;
+  let pruned: PruneResult[] | undefined;
+  const store = new InventoryStore(client, settings.inventoryNamespace ?? spec.namespace, spec);
+  const inventory = new InventoryRun(client, store, settings, spec, started);
   const finish = (error?: string): Report => ({
     mode: settings.mode,
     kustomization: `${spec.namespace}/${spec.name}`,
@@ -304,13 +316,18 @@ async function reconcileOne(
     counts: countActions(changeset),
     durationMs: Date.now() - started,
     notes,
+    inventory: `${store.namespace}/${store.name}`,
     ...(health ? { health } : {}),
+    ...(pruned
+      ? { pruned: pruned.map(({ subject, action, reason }) => ({ subject, action, ...(reason ? { reason } : {}) })) }
+      : {}),
     ...(error !== undefined ? { error } : {}),
   });
   const note = (line: string) => {
     notes.push(line);
     hooks.log(line);
   };
+  const apply = settings.mode === 'apply';
   try {
     if (spec.suspend) {
       note(`${describeSpec(spec)} is suspended (spec.suspend: true); nothing was built or applied`);
@@ -323,17 +340,19 @@ async function reconcileOne(
     if (built.skipped.length > 0)
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
+    if (apply) await inventory.begin(objects.map(entryOfObject), hooks.log, note);
+    else await inventory.peek(note);
     changeset = await applyAll(client, discovery, objects, {
       force: spec.force,
       ...(spec.ignore.length > 0
         ? { ignoredPaths: (obj: KubeObject) => ignoredPaths(spec.ignore, obj), strip: stripPaths, adopt: adoptPaths }
         : {}),
       fieldManager: settings.fieldManager,
-      dryRunOnly: settings.mode !== 'apply',
+      dryRunOnly: !apply,
       concurrency: settings.concurrency,
       log: hooks.log,
     });
-    if (settings.mode === 'apply') {
+    if (apply) {
       const targets = healthTargets(spec, changeset);
       if (targets.length > 0) {
         hooks.log(`Waiting up to ${formatDuration(spec.timeout)} for ${targets.length} object(s) to become healthy`);
@@ -345,13 +364,172 @@ async function reconcileOne(
         });
         health = outcome.results;
         for (const line of healthTable(outcome.results)) hooks.log(line);
-        if (!outcome.ok) return finish(healthFailure(outcome, spec.timeout));
+        if (!outcome.ok) throw new Error(healthFailure(outcome, spec.timeout));
       }
     }
-    return finish();
+    const next = changeset.map(entryOf);
+    const stale = staleEntries(inventory.old, next);
+    let survivors: Entry[] = [];
+    let error: string | undefined;
+    if (stale.length > 0 && !spec.prune) {
+      note(
+        `${stale.length} object(s) left Git but stay in the cluster: spec.prune is off (${stale.map(subjectOfEntry).join(', ')})`,
+      );
+    } else if (stale.length > 0) {
+      const refusal = pruneRefusal(inventory.old, next, stale, {
+        maxShare: settings.pruneMaxShare,
+        allowLarge: settings.allowLargePrune,
+      });
+      if (refusal !== undefined) {
+        survivors = stale;
+        error = `prune refused: ${refusal}`;
+      } else {
+        hooks.log(`Pruning ${stale.length} object(s)${apply ? '' : ' (dry run)'}`);
+        pruned = await deleteStale(client, discovery, stale, { owner: spec, dryRun: !apply, log: hooks.log });
+        survivors = pruned.filter((r) => r.action === 'failed').map((r) => r.entry);
+        if (survivors.length > 0) {
+          error = `prune failed for ${survivors.length} object(s); they stay in the inventory:\n${pruned
+            .filter((r) => r.action === 'failed')
+            .map((r) => `  ${r.subject}: ${r.reason ?? ''}`)
+            .join('\n')}`;
+        }
+      }
+    }
+    if (apply) await inventory.end({ kind: 'succeeded', survivors }, next, error);
+    return finish(error);
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
-    return finish(err instanceof Error ? err.message : String(err));
+    const message = err instanceof Error ? err.message : String(err);
+    if (apply && inventory.begun) {
+      const applied = changeset.filter((e) => e.action !== 'skipped').map(entryOf);
+      try {
+        await inventory.end({ kind: 'failed', applied }, [], message);
+      } catch (writeErr) {
+        return finish(`${message}\nand the inventory could not be updated: ${(writeErr as Error).message}`);
+      }
+    }
+    return finish(message);
+  } finally {
+    await inventory.release();
+  }
+}
+
+const entryOfObject = (o: KubeObject): Entry =>
+  entryOf({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace });
+
+/**
+ * One run's dealings with a Kustomization's inventory: lock, read, pending record, final record
+ * (the inventory rule of src/inventory/plan.ts), release. Previews only read.
+ */
+class InventoryRun {
+  /** Confirmed entries when the run started. */
+  private base: Entry[] = [];
+  /** Pending entries a killed run left behind. */
+  private leftover: Entry[] = [];
+  private lock: Lock | undefined;
+  private lastApplied: string | undefined;
+  begun = false;
+
+  constructor(
+    private readonly client: ClusterClient,
+    private readonly store: InventoryStore,
+    private readonly settings: Settings,
+    private readonly spec: KustomizationSpec,
+    private readonly started: number,
+  ) {}
+
+  /** What the run starts from: confirmed ∪ leftover pending entries (prune looks each one up). */
+  get old(): Entry[] {
+    return union(this.base, this.leftover);
+  }
+
+  /** A preview reads the inventory to show the prune set; no inventory yet is not an error. */
+  async peek(note: (line: string) => void): Promise<void> {
+    try {
+      const snap = await this.store.read();
+      this.base = snap.record?.entries ?? [];
+      this.leftover = snap.record?.pending ?? [];
+    } catch (err) {
+      note(
+        `The inventory ${this.store.namespace}/${this.store.name} could not be read, so the prune preview is empty: ${(err as Error).message}`,
+      );
+    }
+  }
+
+  async begin(planned: Entry[], log: (line: string) => void, note: (line: string) => void): Promise<void> {
+    try {
+      await this.lockAndRecord(planned, log, note);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 403)) throw err;
+      const ns = this.store.namespace;
+      throw new Error(
+        `inventory ${ns}/${this.store.name}: ${err.message}. The action's credentials need get, create and update ` +
+          `on configmaps and coordination.k8s.io leases in namespace ${ns}; or set inventory-namespace to a ` +
+          'namespace where they have them',
+        { cause: err },
+      );
+    }
+  }
+
+  private async lockAndRecord(
+    planned: Entry[],
+    log: (line: string) => void,
+    note: (line: string) => void,
+  ): Promise<void> {
+    if (await this.store.ensureNamespace()) note(`Created namespace ${this.store.namespace} for the inventory`);
+    this.lock = await Lock.acquire(this.client, this.store.namespace, this.store.name, {
+      holder: this.settings.run.holder,
+      leaseMs: this.settings.lockLeaseMs,
+      waitMs: this.settings.lockTimeoutMs,
+      log,
+    });
+    this.begun = true;
+    await this.store.update((latest) => {
+      this.base = latest?.entries ?? [];
+      this.leftover = latest?.pending ?? [];
+      this.lastApplied = latest?.status.lastAppliedRevision;
+      return {
+        entries: this.base,
+        pending: union(this.leftover, minus(planned, this.base)),
+        status: this.status('InProgress'),
+      };
+    });
+  }
+
+  async end(outcome: RunOutcome, next: Entry[], error: string | undefined): Promise<void> {
+    const ours = entriesAfter(this.base, next, outcome);
+    // Leftover pending entries stay pending until a successful run settles them (pruned or kept).
+    const pending = outcome.kind === 'succeeded' ? [] : minus(this.leftover, ours);
+    const result = outcome.kind === 'succeeded' && error === undefined ? 'Succeeded' : 'Failed';
+    await this.store.update((latest) => ({
+      entries: mergeConcurrent(this.base, latest?.entries ?? [], ours),
+      pending,
+      status: this.status(result, error),
+    }));
+  }
+
+  private status(result: InventoryStatus['result'], message?: string): InventoryStatus {
+    const { run } = this.settings;
+    const now = Date.now();
+    const applied = result === 'Succeeded' ? run.revision : this.lastApplied;
+    return {
+      kustomization: `${this.spec.namespace}/${this.spec.name}`,
+      ...(run.source ? { source: run.source } : {}),
+      result,
+      ...(message ? { message: message.split('\n')[0]! } : {}),
+      ...(run.revision ? { lastAttemptedRevision: run.revision } : {}),
+      ...(applied ? { lastAppliedRevision: applied } : {}),
+      startedAt: new Date(this.started).toISOString(),
+      ...(result !== 'InProgress' ? { finishedAt: new Date(now).toISOString(), durationMs: now - this.started } : {}),
+      ...(run.url ? { runUrl: run.url } : {}),
+      prune: this.spec.prune,
+      deletionPolicy: this.spec.deletionPolicy,
+      timeoutMs: this.spec.timeout,
+    };
+  }
+
+  async release(): Promise<void> {
+    await this.lock?.release();
   }
 }
 
@@ -382,6 +560,7 @@ function skippedReport(settings: Settings, spec: KustomizationSpec, reason: stri
 function combine(settings: Settings, reports: Report[], started: number, server: string): Report {
   const changeset = reports.flatMap((r) => r.changeset);
   const health = reports.flatMap((r) => r.health ?? []);
+  const pruned = reports.flatMap((r) => r.pruned ?? []);
   const failed = reports.filter((r) => !r.ok);
   return {
     mode: settings.mode,
@@ -394,6 +573,7 @@ function combine(settings: Settings, reports: Report[], started: number, server:
     durationMs: Date.now() - started,
     notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
     ...(health.length > 0 ? { health } : {}),
+    ...(pruned.length > 0 ? { pruned } : {}),
     ...(failed.length > 0
       ? { error: failed.map((r) => `Kustomization ${r.kustomization}: ${r.error ?? 'failed'}`).join('\n') }
       : {}),

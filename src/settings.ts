@@ -1,5 +1,7 @@
 import * as core from '@actions/core';
+import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
+import { parseDuration } from './spec/parse.js';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
 import { splitPatterns } from './spec/load.js';
 import { maskLines } from './sops/keys.js';
@@ -47,6 +49,31 @@ export interface Settings {
   kustomizeBin: string;
   /** Dry-runs in flight at once. */
   concurrency: number;
+  /** spec.prune and spec.force for the single-Kustomization case. */
+  prune: boolean;
+  force: boolean;
+  /** Namespace of the inventory ConfigMaps and Leases; default: each Kustomization's own namespace. */
+  inventoryNamespace?: string;
+  /** Largest share (0–1) of an inventory one run may prune, unless allowLargePrune. */
+  pruneMaxShare: number;
+  /** Lifts the prune guards (an empty build, a prune above pruneMaxShare) for this run. */
+  allowLargePrune: boolean;
+  /** How long to wait for another run's lock on a Kustomization; and how long a lock lasts unrenewed. */
+  lockTimeoutMs: number;
+  lockLeaseMs: number;
+  /** This run, as the inventory records it and a waiting run sees it. */
+  run: RunInfo;
+}
+
+export interface RunInfo {
+  /** The commit being reconciled (GITHUB_SHA). */
+  revision?: string;
+  /** `owner/repo` (GITHUB_REPOSITORY). */
+  source?: string;
+  /** Link to the workflow run. */
+  url?: string;
+  /** Lock holder identity: the run URL and job, or host and process for a local run. */
+  holder: string;
 }
 
 export const DEFAULTS = {
@@ -55,6 +82,9 @@ export const DEFAULTS = {
   fieldManager: 'kustomize-controller',
   kustomizeBin: 'kustomize',
   concurrency: 8,
+  pruneMaxShare: 0.5,
+  lockTimeoutMs: 10 * 60_000,
+  lockLeaseMs: 30_000,
 };
 
 /**
@@ -62,11 +92,8 @@ export const DEFAULTS = {
  * Setting one to anything but its neutral value is an error rather than silently ignored.
  */
 export const NOT_YET_SUPPORTED: Record<string, string> = {
-  prune: 'false',
-  force: 'false',
   'drift-correction': 'false',
   'default-service-account': '',
-  'inventory-namespace': '',
 };
 
 export type InputReader = (name: string) => string;
@@ -120,7 +147,30 @@ export function readActionSettings(
     fieldManager: input('field-manager'),
     kustomizeBin: input('kustomize-path'),
     concurrency: input('concurrency'),
+    prune: input('prune'),
+    force: input('force'),
+    inventoryNamespace: input('inventory-namespace'),
+    pruneMaxShare: input('prune-max-share'),
+    allowLargePrune: input('allow-large-prune'),
+    lockTimeout: input('lock-timeout'),
+    run: runInfo(env),
   });
+}
+
+/** The run as GitHub describes it in the environment; outside Actions, this host and process. */
+export function runInfo(env: NodeJS.ProcessEnv): RunInfo {
+  const server = env['GITHUB_SERVER_URL'] || 'https://github.com';
+  const repo = env['GITHUB_REPOSITORY'];
+  const runId = env['GITHUB_RUN_ID'];
+  const url = repo && runId ? `${server}/${repo}/actions/runs/${runId}` : undefined;
+  const attempt = env['GITHUB_RUN_ATTEMPT'] ? ` attempt ${env['GITHUB_RUN_ATTEMPT']}` : '';
+  const job = env['GITHUB_JOB'] ? ` job ${env['GITHUB_JOB']}` : '';
+  return {
+    ...(env['GITHUB_SHA'] ? { revision: env['GITHUB_SHA'] } : {}),
+    ...(repo ? { source: repo } : {}),
+    ...(url ? { url } : {}),
+    holder: url ? `${url}${attempt}${job}` : `${hostname()} pid ${process.pid}`,
+  };
 }
 
 /**
@@ -161,6 +211,14 @@ export interface RawSettings {
   fieldManager?: string;
   kustomizeBin?: string;
   concurrency?: string;
+  prune?: string | boolean;
+  force?: string | boolean;
+  inventoryNamespace?: string;
+  pruneMaxShare?: string;
+  allowLargePrune?: string | boolean;
+  lockTimeout?: string;
+  lockLeaseMs?: number;
+  run?: RunInfo;
 }
 
 /** Applies defaults and validates; errors name the input (or flag) and say what is allowed. */
@@ -192,6 +250,17 @@ export function normalize(raw: RawSettings): Settings {
     );
   }
   const wait = parseBool(raw.wait, 'wait');
+  const prune = parseBool(raw.prune, 'prune');
+  const force = parseBool(raw.force, 'force');
+  if (kustomizations.length > 0 && (prune || force)) {
+    throw new Error(
+      'prune and force apply to path; with kustomizations, set spec.prune and spec.force in the Kustomization files',
+    );
+  }
+  const inventoryNamespace = raw.inventoryNamespace?.trim();
+  if (inventoryNamespace && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(inventoryNamespace)) {
+    throw new Error(`inventory-namespace must be a namespace name (DNS-1123 label); got "${inventoryNamespace}"`);
+  }
   const timeout = raw.timeout?.trim();
   if (kustomizations.length > 0 && (wait || timeout)) {
     throw new Error(
@@ -219,7 +288,34 @@ export function normalize(raw: RawSettings): Settings {
     fieldManager,
     kustomizeBin: raw.kustomizeBin?.trim() || DEFAULTS.kustomizeBin,
     concurrency,
+    prune,
+    force,
+    ...(inventoryNamespace ? { inventoryNamespace } : {}),
+    pruneMaxShare: parseShare(raw.pruneMaxShare),
+    allowLargePrune: parseBool(raw.allowLargePrune, 'allow-large-prune'),
+    lockTimeoutMs: parseDurationInput(raw.lockTimeout, 'lock-timeout', DEFAULTS.lockTimeoutMs),
+    lockLeaseMs: raw.lockLeaseMs ?? DEFAULTS.lockLeaseMs,
+    run: raw.run ?? runInfo({}),
   };
+}
+
+/** `50%` or `0.5`; the share of an inventory one run may prune. */
+function parseShare(value: string | undefined): number {
+  const v = (value ?? '').trim();
+  if (v === '') return DEFAULTS.pruneMaxShare;
+  const n = v.endsWith('%') ? Number(v.slice(0, -1)) / 100 : Number(v);
+  if (!Number.isFinite(n) || n < 0 || n > 1 || v === '%') {
+    throw new Error(`prune-max-share must be a percentage from 0% to 100% (or a fraction 0–1); got "${v}"`);
+  }
+  return n;
+}
+
+function parseDurationInput(value: string | undefined, name: string, def: number): number {
+  const v = (value ?? '').trim();
+  if (v === '') return def;
+  const ms = parseDuration(v);
+  if (ms === undefined || ms < 0) throw new Error(`${name} must be a duration such as 90s or 10m; got "${v}"`);
+  return ms;
 }
 
 /** YAML 1.2 core booleans, as GitHub documents boolean inputs; empty means false. */

@@ -87,9 +87,13 @@ describe('the bundled action, run the way GitHub runs it', () => {
 
   it('refuses inputs of later pipeline stages instead of ignoring them', async () => {
     const workspace = await writeTree(manifests('unused'));
-    const res = await runAction(workspace, { kubeconfig: kubeconfigPath(), path: 'deploy', prune: 'true' });
+    const res = await runAction(workspace, {
+      kubeconfig: kubeconfigPath(),
+      path: 'deploy',
+      'drift-correction': 'true',
+    });
     expect(res.code).toBe(2);
-    expect(res.stdout).toContain('input "prune" is not supported by this version yet');
+    expect(res.stdout).toContain('input "drift-correction" is not supported by this version yet');
   });
 
   it('in preview mode reports what would change and writes nothing', async () => {

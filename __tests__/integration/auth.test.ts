@@ -33,7 +33,11 @@ describe('credentials and impersonation', () => {
     await client.request('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
       body: {
         metadata: { name: 'deployer' },
-        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'patch', 'update'] }],
+        rules: [
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'patch', 'update'] },
+          // The inventory and its lock, kept in the same namespace (input inventory-namespace).
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+        ],
       },
     });
     await client.request('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
@@ -72,12 +76,18 @@ describe('credentials and impersonation', () => {
     return path;
   }
 
-  async function apply(kubeconfig: string, namespace: string) {
+  async function apply(kubeconfig: string, namespace: string, inventoryNs = ns) {
     const root = await writeTree({
       'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-sa, namespace: ${namespace}}\ndata: {a: b}\n`,
     });
     return reconcile(
-      normalize({ kubeconfig: { kind: 'path', path: kubeconfig }, root, path: 'app', kustomizeBin: KUSTOMIZE }),
+      normalize({
+        kubeconfig: { kind: 'path', path: kubeconfig },
+        root,
+        path: 'app',
+        kustomizeBin: KUSTOMIZE,
+        inventoryNamespace: inventoryNs,
+      }),
       { log: () => {}, secret: () => {} },
     );
   }
@@ -92,6 +102,14 @@ describe('credentials and impersonation', () => {
     expect(denied.error).toMatch(
       new RegExp(
         `^ConfigMap/${other}/from-sa get failed: .*forbidden: User "system:serviceaccount:${ns}:deployer" cannot get resource "configmaps"`,
+      ),
+    );
+    // An inventory where these credentials may not write: refused before anything is applied, saying what is needed.
+    const noInventory = await apply(kc, ns, other);
+    expect(noInventory.changeset).toEqual([]);
+    expect(noInventory.error).toMatch(
+      new RegExp(
+        `^inventory ${other}/kustomize-reconcile\\.flux-system\\.app: .*forbidden.*\\. The action's credentials need get, create and update on configmaps and coordination\\.k8s\\.io leases in namespace ${other}; or set inventory-namespace`,
       ),
     );
   });

@@ -101,10 +101,10 @@ describe('retries through a fault-injecting proxy', () => {
     proxy.setRules([{ match: () => true, fault: { status: 503, body: 'text' } }]);
     const { report, seen } = await applyThroughProxy(root);
     expect(report.ok).toBe(false);
-    // The first request of an apply is discovery; it is tried 5 times, then the run stops.
-    expect(report.error).toContain('GET /api');
+    // The first request of an apply checks the inventory's namespace; it is tried 5 times, then the run stops.
+    expect(report.error).toContain('GET /api/v1/namespaces/flux-system');
     expect(report.error).toContain('HTTP 503');
-    expect(statuses(seen, 'GET', '/api')).toEqual([503, 503, 503, 503, 503]);
+    expect(statuses(seen, 'GET', '/api/v1/namespaces/flux-system')).toEqual([503, 503, 503, 503, 503]);
     expect(seen).toHaveLength(5);
     expect(report.changeset).toEqual([]);
     await expect(liveData(path)).rejects.toMatchObject({ status: 404 });

@@ -34,6 +34,13 @@ describe('normalize', () => {
       fieldManager: 'kustomize-controller',
       kustomizeBin: 'kustomize',
       concurrency: 8,
+      prune: false,
+      force: false,
+      pruneMaxShare: 0.5,
+      allowLargePrune: false,
+      lockTimeoutMs: 600_000,
+      lockLeaseMs: 30_000,
+      run: { holder: expect.stringMatching(/ pid \d+$/) as string },
     });
   });
   it.each([
@@ -46,6 +53,11 @@ describe('normalize', () => {
     [{ kustomizations: ['ks.yaml'], wait: 'true' }, 'wait and timeout apply to path'],
     [{ wait: 'yes' }, 'wait must be true or false; got "yes"'],
     [{ allowRemoteBases: 'yes' }, 'allow-remote-bases must be true or false; got "yes"'],
+    [{ kustomizations: ['ks.yaml'], prune: 'true' }, 'prune and force apply to path'],
+    [{ inventoryNamespace: 'Team_A' }, 'inventory-namespace must be a namespace name (DNS-1123 label); got "Team_A"'],
+    [{ pruneMaxShare: '150%' }, 'prune-max-share must be a percentage from 0% to 100% (or a fraction 0–1); got "150%"'],
+    [{ pruneMaxShare: 'half' }, 'prune-max-share must be a percentage'],
+    [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);
   });
@@ -65,14 +77,44 @@ describe('readActionSettings', () => {
     });
   });
   it.each([
-    ['prune', 'true'],
-    ['inventory-namespace', 'flux-system'],
     ['drift-correction', 'true'],
     ['default-service-account', 'deployer'],
   ])('refuses input %s=%s of a later stage', (name, value) => {
     expect(() => readActionSettings(inputs({ [name]: value }), { GITHUB_WORKSPACE: '/ws' })).toThrow(
       `input "${name}" is not supported by this version yet`,
     );
+  });
+  it('reads the prune, inventory and lock inputs, and the run from the environment', () => {
+    const s = readActionSettings(
+      inputs({
+        prune: 'true',
+        'inventory-namespace': 'gitops',
+        'prune-max-share': '20%',
+        'allow-large-prune': 'true',
+        'lock-timeout': '90s',
+      }),
+      {
+        GITHUB_WORKSPACE: '/ws',
+        GITHUB_SHA: 'abc123',
+        GITHUB_REPOSITORY: 'org/repo',
+        GITHUB_RUN_ID: '42',
+        GITHUB_RUN_ATTEMPT: '2',
+        GITHUB_JOB: 'deploy',
+      },
+    );
+    expect(s).toMatchObject({
+      prune: true,
+      inventoryNamespace: 'gitops',
+      pruneMaxShare: 0.2,
+      allowLargePrune: true,
+      lockTimeoutMs: 90_000,
+      run: {
+        revision: 'abc123',
+        source: 'org/repo',
+        url: 'https://github.com/org/repo/actions/runs/42',
+        holder: 'https://github.com/org/repo/actions/runs/42 attempt 2 job deploy',
+      },
+    });
   });
   it('reads kustomizations (one per line or comma-separated) and allow-remote-bases', () => {
     const s = readActionSettings(

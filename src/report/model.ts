@@ -16,12 +16,22 @@ export interface Report {
   durationMs: number;
   /** Each waited-for object's last status (wait: true or healthChecks), when health was checked. */
   health?: HealthResult[];
+  /** What prune did (or, in a preview, would do) to objects that left Git. */
+  pruned?: PrunedObject[];
+  /** Where the inventory lives, `namespace/name` of its ConfigMap. */
+  inventory?: string;
   /** Things worth knowing that are not errors: skipped files, dropped components, a suspended spec. */
   notes: string[];
   /** With several Kustomizations: each one's own report, in the order they were given. */
   kustomizations?: Report[];
   /** Set when the run failed; the changeset then holds what was done before the failure. */
   error?: string;
+}
+
+export interface PrunedObject {
+  subject: string;
+  action: 'deleted' | 'skipped' | 'failed';
+  reason?: string;
 }
 
 /** True when the plan found anything to create or configure. */

@@ -7,6 +7,9 @@ const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Previ
 /** One line per object, like Flux's "server-side apply" log, then a totals line. */
 export function renderLines(report: Report): string[] {
   const lines = report.changeset.map((e) => `${e.subject} ${e.action}`);
+  const dry = report.mode === 'apply' ? '' : ' (dry run)';
+  for (const p of report.pruned ?? [])
+    lines.push(`${p.subject} ${p.action}${p.action === 'deleted' ? dry : ''}${p.reason ? `: ${p.reason}` : ''}`);
   const { created, configured, unchanged, skipped } = report.counts;
   const totals = `${created} created, ${configured} configured, ${unchanged} unchanged${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
   lines.push(
@@ -54,6 +57,12 @@ export function renderSummary(report: Report): string {
       out.push(renderDiff(e.diff!, 50).replaceAll('```', "'''"));
       out.push('```', '', '</details>');
     }
+  }
+  if (report.pruned?.length) {
+    const title = report.mode === 'apply' ? 'Pruned' : 'Would prune';
+    out.push('', `| ${title} | Result | Reason |`, '| --- | --- | --- |');
+    for (const p of report.pruned)
+      out.push(`| \`${escapeCode(p.subject)}\` | ${p.action} | ${escapeText(p.reason ?? '')} |`);
   }
   if (report.health?.length) {
     out.push('', '| Health | Status | Message |', '| --- | --- | --- |');

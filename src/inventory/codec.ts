@@ -1,0 +1,125 @@
+/**
+ * The inventory as ConfigMap data, readable with `kubectl get configmap -o yaml`: `status.yaml` (the
+ * last run), `entries.yaml` (Flux's `- id: … v: …` list) and `pending.yaml` (objects a run is about
+ * to apply). Large entry lists are gzip-compressed into binaryData; compressed lists too large for one
+ * ConfigMap are cut into chunks stored in numbered part ConfigMaps. Pure: bytes in, bytes out.
+ */
+import { createHash } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { parse, stringify } from 'yaml';
+import { sortEntries, type Entry } from './entries.js';
+
+export interface InventoryStatus {
+  /** `namespace/name` of the Kustomization. */
+  kustomization: string;
+  /** `owner/repo` the Kustomization came from, when known. */
+  source?: string;
+  /** Result of the last run that wrote the inventory. */
+  result: 'InProgress' | 'Succeeded' | 'Failed';
+  message?: string;
+  lastAttemptedRevision?: string;
+  lastAppliedRevision?: string;
+  startedAt: string;
+  finishedAt?: string;
+  durationMs?: number;
+  runUrl?: string;
+  /** Kept so that a run can honour them after the Kustomization's file is gone from the repository. */
+  prune: boolean;
+  deletionPolicy: 'MirrorPrune' | 'Delete' | 'WaitForTermination' | 'Orphan';
+  timeoutMs: number;
+}
+
+export interface InventoryRecord {
+  entries: Entry[];
+  pending: Entry[];
+  status: InventoryStatus;
+}
+
+export interface Encoded {
+  data: Record<string, string>;
+  binaryData: Record<string, string>;
+  /** base64 chunks for the numbered part ConfigMaps, in order (empty when everything fits in the head). */
+  parts: string[];
+}
+
+export interface CodecLimits {
+  /** entries.yaml larger than this is compressed. */
+  compressAbove: number;
+  /** Largest base64 payload kept in one ConfigMap; bigger compressed lists are cut into parts. */
+  maxPartBytes: number;
+}
+
+/** ConfigMaps hold at most 1 MiB in all; these leave room for keys, metadata and the status. */
+export const DEFAULT_LIMITS: CodecLimits = { compressAbove: 64 * 1024, maxPartBytes: 900 * 1024 };
+
+const entriesText = (entries: readonly Entry[]) =>
+  sortEntries(entries)
+    .map((e) => `- id: ${e.id}\n  v: ${e.v}\n`)
+    .join('');
+
+export function encodeInventory(record: InventoryRecord, limits: CodecLimits = DEFAULT_LIMITS): Encoded {
+  const data: Record<string, string> = { 'status.yaml': stringify(record.status) };
+  const binaryData: Record<string, string> = {};
+  const parts: string[] = [];
+  if (record.pending.length > 0) data['pending.yaml'] = entriesText(record.pending);
+  data['count'] = String(record.entries.length);
+  const text = entriesText(record.entries);
+  if (Buffer.byteLength(text) <= limits.compressAbove) {
+    data['entries.yaml'] = text;
+    return { data, binaryData, parts };
+  }
+  const gz = gzipSync(text, { level: 9 });
+  data['entries.encoding'] = 'gzip';
+  data['entries.sha256'] = createHash('sha256').update(gz).digest('hex');
+  const b64 = gz.toString('base64');
+  if (b64.length <= limits.maxPartBytes) {
+    binaryData['entries.yaml.gz'] = b64;
+    return { data, binaryData, parts };
+  }
+  // Cut the compressed bytes (not the base64 text) so that every part is valid base64 on its own.
+  const chunk = Math.floor((limits.maxPartBytes * 3) / 4);
+  for (let at = 0; at < gz.length; at += chunk) parts.push(gz.subarray(at, at + chunk).toString('base64'));
+  data['entries.parts'] = String(parts.length);
+  return { data, binaryData, parts };
+}
+
+/** What a head ConfigMap says about its parts: how many to read. */
+export function partCount(data: Record<string, string>): number {
+  const n = Number(data['entries.parts'] ?? '0');
+  if (!Number.isInteger(n) || n < 0) throw new Error(`entries.parts is ${JSON.stringify(data['entries.parts'])}`);
+  return n;
+}
+
+/** The inverse of {@link encodeInventory}; `parts` are the part ConfigMaps' chunks in order. */
+export function decodeInventory(
+  data: Record<string, string>,
+  binaryData: Record<string, string>,
+  parts: readonly string[] = [],
+): InventoryRecord {
+  const status = parse(data['status.yaml'] ?? '{}') as InventoryStatus;
+  const pending = readEntries(data['pending.yaml'] ?? '', 'pending.yaml');
+  if (data['entries.encoding'] === undefined) {
+    return { entries: readEntries(data['entries.yaml'] ?? '', 'entries.yaml'), pending, status };
+  }
+  if (data['entries.encoding'] !== 'gzip') throw new Error(`unknown entries.encoding ${data['entries.encoding']}`);
+  const gz =
+    parts.length > 0
+      ? Buffer.concat(parts.map((p) => Buffer.from(p, 'base64')))
+      : Buffer.from(binaryData['entries.yaml.gz'] ?? '', 'base64');
+  const digest = createHash('sha256').update(gz).digest('hex');
+  if (digest !== data['entries.sha256']) {
+    throw new Error('the compressed entries do not match entries.sha256 (a part is missing or from another write)');
+  }
+  return { entries: readEntries(gunzipSync(gz).toString('utf8'), 'entries.yaml.gz'), pending, status };
+}
+
+function readEntries(text: string, where: string): Entry[] {
+  if (text.trim() === '') return [];
+  const list = parse(text) as unknown;
+  if (!Array.isArray(list)) throw new Error(`${where} is not a list`);
+  return list.map((e: unknown, i) => {
+    const { id, v } = (typeof e === 'object' && e !== null ? e : {}) as Record<string, unknown>;
+    if (typeof id !== 'string' || typeof v !== 'string') throw new Error(`${where}[${i}] is not {id, v}`);
+    return { id, v };
+  });
+}

@@ -1,0 +1,195 @@
+/**
+ * The inventory in the target cluster: a head ConfigMap per Kustomization (plus numbered part
+ * ConfigMaps when the compressed entries outgrow one), updated read-modify-write with the head's
+ * resourceVersion as precondition. A conflict means someone else wrote in between: the update is
+ * computed again from what they wrote, never written over it.
+ */
+import type { ClusterClient } from '../cluster/client.js';
+import { ApiError, isNotFound } from '../cluster/errors.js';
+import {
+  decodeInventory,
+  DEFAULT_LIMITS,
+  encodeInventory,
+  partCount,
+  type CodecLimits,
+  type InventoryRecord,
+} from './codec.js';
+
+type ConfigMap = {
+  metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string> };
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+};
+
+export const INVENTORY_LABEL = 'kustomize-reconcile/inventory';
+export const KS_NAME_LABEL = 'kustomize-reconcile/name';
+export const KS_NAMESPACE_LABEL = 'kustomize-reconcile/namespace';
+const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'kustomize-reconcile' };
+
+/** The head ConfigMap's (and the Lease's) name: stable per Kustomization, readable, a valid DNS subdomain. */
+export function inventoryName(ks: { name: string; namespace: string }): string {
+  return `kustomize-reconcile.${ks.namespace}.${ks.name}`;
+}
+
+const partName = (head: string, generation: number, i: number) => `${head}.g${generation}-${i}`;
+
+export interface Snapshot {
+  record?: InventoryRecord;
+  /** The head's resourceVersion; undefined when there is no inventory yet. */
+  resourceVersion?: string;
+  generation: number;
+}
+
+export class InventoryStore {
+  readonly name: string;
+  private readonly base: string;
+
+  constructor(
+    private readonly client: ClusterClient,
+    readonly namespace: string,
+    private readonly ks: { name: string; namespace: string },
+    private readonly limits: CodecLimits = DEFAULT_LIMITS,
+  ) {
+    this.name = inventoryName(ks);
+    this.base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`;
+  }
+
+  /** Reads the inventory; no inventory (or no namespace) is an empty snapshot, not an error. */
+  async read(): Promise<Snapshot> {
+    let head: ConfigMap;
+    try {
+      head = await this.client.request<ConfigMap>('GET', `${this.base}/${this.name}`);
+    } catch (err) {
+      if (isNotFound(err)) return { generation: 0 };
+      throw err;
+    }
+    const data = head.data ?? {};
+    const generation = Number(data['generation'] ?? '0') || 0;
+    const parts: string[] = [];
+    for (let i = 0; i < partCount(data); i++) {
+      const part = await this.client.request<ConfigMap>('GET', `${this.base}/${partName(this.name, generation, i)}`);
+      parts.push(part.binaryData?.['chunk'] ?? '');
+    }
+    try {
+      const record = decodeInventory(data, head.binaryData ?? {}, parts);
+      return {
+        record,
+        generation,
+        ...(head.metadata.resourceVersion ? { resourceVersion: head.metadata.resourceVersion } : {}),
+      };
+    } catch (err) {
+      throw new Error(`inventory ConfigMap ${this.namespace}/${this.name} is unreadable: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+
+  /**
+   * Read-modify-write: `change` gets the latest record (undefined when there is none) and returns the
+   * new one. On a conflict the latest is read again and `change` runs again, up to five times.
+   */
+  async update(change: (latest: InventoryRecord | undefined) => InventoryRecord): Promise<InventoryRecord> {
+    for (let attempt = 1; ; attempt++) {
+      const snap = await this.read();
+      const next = change(snap.record);
+      try {
+        await this.write(next, snap);
+        return next;
+      } catch (err) {
+        const conflict = err instanceof ApiError && (err.status === 409 || err.reason === 'Conflict');
+        if (!conflict || attempt >= 5) throw err;
+      }
+    }
+  }
+
+  private labels(): Record<string, string> {
+    return {
+      ...MANAGED_BY,
+      [INVENTORY_LABEL]: 'true',
+      [KS_NAME_LABEL]: this.ks.name,
+      [KS_NAMESPACE_LABEL]: this.ks.namespace,
+    };
+  }
+
+  private async write(record: InventoryRecord, snap: Snapshot): Promise<void> {
+    const encoded = encodeInventory(record, this.limits);
+    const generation = snap.generation + 1;
+    // Parts of the new generation first: the head switches to them in one write, so a reader never
+    // sees a head pointing at parts that are not there yet.
+    for (const [i, chunk] of encoded.parts.entries()) {
+      const name = partName(this.name, generation, i);
+      const body = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name,
+          namespace: this.namespace,
+          labels: { ...MANAGED_BY, [`${INVENTORY_LABEL}-part`]: this.name },
+        },
+        binaryData: { chunk },
+      };
+      try {
+        await this.client.request('POST', this.base, { body });
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 409)) throw err;
+        await this.client.request('PUT', `${this.base}/${name}`, { body });
+      }
+    }
+    const head = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: this.name,
+        namespace: this.namespace,
+        labels: this.labels(),
+        ...(snap.resourceVersion ? { resourceVersion: snap.resourceVersion } : {}),
+      },
+      data: { ...encoded.data, generation: String(generation) },
+      ...(Object.keys(encoded.binaryData).length > 0 ? { binaryData: encoded.binaryData } : {}),
+    };
+    if (snap.resourceVersion) await this.client.request('PUT', `${this.base}/${this.name}`, { body: head });
+    else await this.client.request('POST', this.base, { body: head });
+    // The previous generation's parts are garbage now; a leftover is harmless and removed next time.
+    await this.deleteParts((name) => !name.startsWith(`${this.name}.g${generation}-`));
+  }
+
+  private async deleteParts(which: (name: string) => boolean): Promise<void> {
+    const list = await this.client.request<{ items: ConfigMap[] }>('GET', this.base, {
+      query: { labelSelector: `${INVENTORY_LABEL}-part=${this.name}` },
+    });
+    for (const cm of list.items.filter((c) => which(c.metadata.name))) {
+      await this.client.request('DELETE', `${this.base}/${cm.metadata.name}`).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+  }
+
+  /** Removes the inventory (head and parts), for a Kustomization that is gone. */
+  async remove(): Promise<void> {
+    await this.client.request('DELETE', `${this.base}/${this.name}`).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+    await this.deleteParts(() => true);
+  }
+
+  /** Creates the inventory namespace when it is missing; true when it did. */
+  async ensureNamespace(): Promise<boolean> {
+    try {
+      await this.client.request('GET', `/api/v1/namespaces/${encodeURIComponent(this.namespace)}`);
+      return false;
+    } catch (err) {
+      // Credentials limited to a namespace may not read Namespaces: the inventory writes will tell.
+      if (err instanceof ApiError && err.status === 403) return false;
+      if (!isNotFound(err)) throw err;
+    }
+    try {
+      await this.client.request('POST', '/api/v1/namespaces', {
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.namespace, labels: MANAGED_BY } },
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) return false;
+      throw err;
+    }
+  }
+}

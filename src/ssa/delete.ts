@@ -1,0 +1,114 @@
+/**
+ * Prune: deleting the objects Git no longer has, as Flux's DeleteAll does. In the order given (the
+ * reverse of the apply order), each object is read; one that is gone counts as deleted; one whose
+ * owner labels no longer name this Kustomization, or that is marked `prune: disabled`,
+ * `reconcile: disabled` or `ssa: Ignore`, is skipped with the reason; the rest are deleted with
+ * background propagation, on condition that they are still the object that was read (uid).
+ */
+import type { ClusterClient } from '../cluster/client.js';
+import { objectPath, type Discovery } from '../cluster/discovery.js';
+import { isNotFound } from '../cluster/errors.js';
+import { refOf, subjectOfEntry, type Entry } from '../inventory/entries.js';
+import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './policy.js';
+
+export interface PruneResult {
+  subject: string;
+  /** deleted: gone now (or already); skipped: left alone on purpose; failed: still there, kept in the inventory. */
+  action: 'deleted' | 'skipped' | 'failed';
+  reason?: string;
+  entry: Entry;
+}
+
+export interface DeleteOptions {
+  owner: { name: string; namespace: string };
+  /** Server-side dry-run (a preview): checks admission and RBAC, deletes nothing. */
+  dryRun: boolean;
+  log?: (line: string) => void;
+}
+
+type Live = {
+  metadata?: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+};
+
+const GROUP = 'kustomize.toolkit.fluxcd.io';
+
+/** Why a live object must not be pruned, or undefined. */
+export function pruneExclusion(live: Live, owner: { name: string; namespace: string }): string | undefined {
+  const labels = live.metadata?.labels ?? {};
+  if (labels[OWNER_NAME_LABEL] !== owner.name || labels[OWNER_NAMESPACE_LABEL] !== owner.namespace) {
+    const now = labels[OWNER_NAME_LABEL]
+      ? `${labels[OWNER_NAMESPACE_LABEL] ?? '?'}/${labels[OWNER_NAME_LABEL]}`
+      : 'no Kustomization';
+    return `its owner labels name ${now}, not ${owner.namespace}/${owner.name} (taken over or relabelled)`;
+  }
+  if (hasMarker(live, `${GROUP}/prune`, 'disabled')) return `it is marked ${GROUP}/prune: disabled`;
+  if (hasMarker(live, `${GROUP}/reconcile`, 'disabled')) return `it is marked ${GROUP}/reconcile: disabled`;
+  if (hasMarker(live, `${GROUP}/ssa`, 'Ignore')) return `it is marked ${GROUP}/ssa: Ignore`;
+  return undefined;
+}
+
+export async function deleteStale(
+  client: ClusterClient,
+  discovery: Discovery,
+  stale: readonly Entry[],
+  opts: DeleteOptions,
+): Promise<PruneResult[]> {
+  const results: PruneResult[] = [];
+  for (const entry of stale) {
+    const subject = subjectOfEntry(entry);
+    const result = await deleteOne(client, discovery, entry, subject, opts).catch((err: unknown): PruneResult => ({
+      subject,
+      action: 'failed',
+      reason: (err as Error).message,
+      entry,
+    }));
+    results.push(result);
+    const verb = opts.dryRun && result.action === 'deleted' ? 'deleted (dry run)' : result.action;
+    opts.log?.(`${subject} ${verb}${result.reason ? `: ${result.reason}` : ''}`);
+  }
+  return results;
+}
+
+async function deleteOne(
+  client: ClusterClient,
+  discovery: Discovery,
+  entry: Entry,
+  subject: string,
+  opts: DeleteOptions,
+): Promise<PruneResult> {
+  const ref = refOf(entry);
+  let path: string;
+  try {
+    path = objectPath(await discovery.mapping(ref.apiVersion, ref.kind), ref.namespace, ref.name);
+  } catch (err) {
+    // Nothing of this kind can exist at this version (its CRD was deleted or the version retired).
+    if (/has no resource for kind/.test((err as Error).message)) {
+      return { subject, action: 'skipped', reason: `${ref.apiVersion} ${ref.kind} is no longer served`, entry };
+    }
+    throw err;
+  }
+  let live: Live;
+  try {
+    live = await client.request<Live>('GET', path);
+  } catch (err) {
+    if (isNotFound(err)) return { subject, action: 'deleted', reason: 'already gone', entry };
+    throw err;
+  }
+  const exclusion = pruneExclusion(live, opts.owner);
+  if (exclusion) return { subject, action: 'skipped', reason: exclusion, entry };
+  try {
+    await client.request('DELETE', path, {
+      ...(opts.dryRun ? { query: { dryRun: 'All' } } : {}),
+      body: {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        propagationPolicy: 'Background',
+        ...(live.metadata?.uid ? { preconditions: { uid: live.metadata.uid } } : {}),
+      },
+    });
+  } catch (err) {
+    if (isNotFound(err)) return { subject, action: 'deleted', reason: 'already gone', entry };
+    return { subject, action: 'failed', reason: `delete failed: ${(err as Error).message}`, entry };
+  }
+  return { subject, action: 'deleted', entry };
+}
