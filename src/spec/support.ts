@@ -9,7 +9,6 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
   const out: string[] = [];
   const say = (field: string, what: string) => out.push(`${field}: ${what} is not supported by this version yet`);
   if (command === 'build') return out;
-  if (spec.prune) say('spec.prune', 'pruning');
   if (spec.serviceAccountName) say('spec.serviceAccountName', 'impersonation');
   if (spec.kubeConfig) say('spec.kubeConfig', 'remote clusters');
   return out;

@@ -97,12 +97,13 @@ async function deleteOne(
   const exclusion = pruneExclusion(live, opts.owner);
   if (exclusion) return { subject, action: 'skipped', reason: exclusion, entry };
   try {
+    // With a body, the API server reads DeleteOptions from it alone, so dryRun goes there, not in the query.
     await client.request('DELETE', path, {
-      ...(opts.dryRun ? { query: { dryRun: 'All' } } : {}),
       body: {
         apiVersion: 'v1',
         kind: 'DeleteOptions',
         propagationPolicy: 'Background',
+        ...(opts.dryRun ? { dryRun: ['All'] } : {}),
         ...(live.metadata?.uid ? { preconditions: { uid: live.metadata.uid } } : {}),
       },
     });
