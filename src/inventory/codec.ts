@@ -14,6 +14,8 @@ export interface InventoryStatus {
   kustomization: string;
   /** `owner/repo` the Kustomization came from, when known. */
   source?: string;
+  /** The set of Kustomization files it belongs to (see removal.ts); absent for the path input. */
+  set?: string;
   /** Result of the last run that wrote the inventory. */
   result: 'InProgress' | 'Succeeded' | 'Failed';
   message?: string;
@@ -77,7 +79,8 @@ export function encodeInventory(record: InventoryRecord, limits: CodecLimits = D
     return { data, binaryData, parts };
   }
   // Cut the compressed bytes (not the base64 text) so that every part is valid base64 on its own.
-  const chunk = Math.floor((limits.maxPartBytes * 3) / 4);
+  // Whole base64 quanta (4 characters per 3 bytes), so no part is longer than maxPartBytes.
+  const chunk = Math.max(3, Math.floor(limits.maxPartBytes / 4) * 3);
   for (let at = 0; at < gz.length; at += chunk) parts.push(gz.subarray(at, at + chunk).toString('base64'));
   data['entries.parts'] = String(parts.length);
   return { data, binaryData, parts };
@@ -85,8 +88,10 @@ export function encodeInventory(record: InventoryRecord, limits: CodecLimits = D
 
 /** What a head ConfigMap says about its parts: how many to read. */
 export function partCount(data: Record<string, string>): number {
-  const n = Number(data['entries.parts'] ?? '0');
-  if (!Number.isInteger(n) || n < 0) throw new Error(`entries.parts is ${JSON.stringify(data['entries.parts'])}`);
+  const text = data['entries.parts'] ?? '0';
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isInteger(n))
+    throw new Error(`entries.parts is ${JSON.stringify(data['entries.parts'])}`);
   return n;
 }
 

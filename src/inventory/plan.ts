@@ -34,15 +34,19 @@ export function pruneRefusal(
       'nothing was deleted. If that is intended, set the input allow-large-prune: true for one run'
     );
   }
-  const share = stale.length / old.length;
-  if (stale.length > SMALL_PRUNE && share > guard.maxShare) {
-    return (
-      `pruning would delete ${stale.length} of ${old.length} object(s) (${Math.round(share * 100)}%), more than ` +
-      `prune-max-share (${Math.round(guard.maxShare * 100)}%); nothing was deleted. If that is intended, raise ` +
-      'prune-max-share or set allow-large-prune: true for one run'
-    );
-  }
-  return undefined;
+  return shareRefusal(old.length, stale.length, guard);
+}
+
+/** The share rule alone: deleting `deleting` of `total` objects, more than SMALL_PRUNE and above maxShare. */
+export function shareRefusal(total: number, deleting: number, guard: PruneGuard): string | undefined {
+  if (guard.allowLarge || deleting <= SMALL_PRUNE || total === 0) return undefined;
+  const share = deleting / total;
+  if (share <= guard.maxShare) return undefined;
+  return (
+    `pruning would delete ${deleting} of ${total} object(s) (${Math.round(share * 100)}%), more than ` +
+    `prune-max-share (${Math.round(guard.maxShare * 100)}%); nothing was deleted. If that is intended, raise ` +
+    'prune-max-share or set allow-large-prune: true for one run'
+  );
 }
 
 /** The outcome of a run, as the inventory rule needs it. */
@@ -54,7 +58,8 @@ export type RunOutcome =
 
 /** The confirmed entries after a run: `old` is what the run started from (confirmed ∪ pending). */
 export function entriesAfter(old: readonly Entry[], next: readonly Entry[], outcome: RunOutcome): Entry[] {
-  return outcome.kind === 'succeeded' ? union(next, outcome.survivors) : union(old, outcome.applied);
+  // On failure the applied objects' versions win: the version this run applied is the one served.
+  return outcome.kind === 'succeeded' ? union(next, outcome.survivors) : union(outcome.applied, old);
 }
 
 /**
