@@ -49,6 +49,9 @@ flags:
   --inventory-namespace NS  where inventories and locks live (default: the Kustomization's namespace)
   --prune-max-share P    refuse a prune of more than P of an inventory (default 50%)
   --allow-large-prune    lift the prune guards for this run
+  --removed-kustomizations report|delete
+                         a Kustomization file that is gone: report its objects as orphaned, or
+                         apply its deletionPolicy (default report)
   --lock-timeout D       how long to wait for another run's lock (default 10m)
   --output text|json     json prints the report value (default text)
   -h, --help             show this help`;
@@ -86,6 +89,7 @@ export async function main(argv: string[]): Promise<number> {
         'prune-max-share': { type: 'string' },
         'allow-large-prune': { type: 'boolean' },
         'lock-timeout': { type: 'string' },
+        'removed-kustomizations': { type: 'string' },
         output: { type: 'string', default: 'text' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -137,6 +141,7 @@ export async function main(argv: string[]): Promise<number> {
       pruneMaxShare: values['prune-max-share'],
       allowLargePrune: values['allow-large-prune'] ?? false,
       lockTimeout: values['lock-timeout'],
+      removedKustomizations: values['removed-kustomizations'],
       run: runInfo(process.env),
     });
   } catch (err) {

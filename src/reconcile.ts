@@ -21,6 +21,8 @@ import type { InventoryStatus } from './inventory/codec.js';
 import { Lock } from './inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './inventory/plan.js';
 import { InventoryStore } from './inventory/store.js';
+import { setIdentity } from './inventory/removal.js';
+import { handleRemoved, type RemovalReport } from './removed.js';
 import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
 import { celStatusReader, evalReadyExpr } from './kstatus/cel.js';
 import { kustomizationObject, type Outcome } from './spec/object.js';
@@ -219,34 +221,81 @@ export async function reconcile(settings: Settings, hooks: Hooks): Promise<Repor
   try {
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const discovery = new Discovery(client);
-    if (specs.length === 1) return await reconcileOne(settings, specs[0]!, client, discovery, hooks);
-    const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
-    const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) => {
-      const key = `${spec.namespace}/${spec.name}`;
-      const blocked = dependencyProblem(spec, byKey, done);
-      if (blocked) {
-        const reason = `skipped: ${blocked}`;
-        hooks.log(`[${key}] ${reason}`);
-        return skippedReport(settings, spec, reason);
-      }
-      hooks.log(`[${key}] reconciling ${spec.path}`);
-      const prefixed: Hooks = {
-        log: (l) => {
-          hooks.log(`[${key}] ${l}`);
-        },
-        secret: hooks.secret,
-      };
-      return reconcileOne(settings, spec, client, discovery, prefixed);
-    });
-    return combine(
-      settings,
-      specs.map((s) => reports.get(`${s.namespace}/${s.name}`)!),
-      started,
-      client.server,
-    );
+    const report = await reconcileAll(settings, specs, levels, client, discovery, hooks, started);
+    return await withRemoved(report, settings, specs, client, discovery, hooks);
   } finally {
     client.close();
   }
+}
+
+/** Every Kustomization of the run, in dependsOn order (four at most at once), as one report. */
+async function reconcileAll(
+  settings: Settings,
+  specs: KustomizationSpec[],
+  levels: KustomizationSpec[][],
+  client: ClusterClient,
+  discovery: Discovery,
+  hooks: Hooks,
+  started: number,
+): Promise<Report> {
+  if (specs.length === 1) return await reconcileOne(settings, specs[0]!, client, discovery, hooks);
+  const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
+  const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) => {
+    const key = `${spec.namespace}/${spec.name}`;
+    const blocked = dependencyProblem(spec, byKey, done);
+    if (blocked) {
+      const reason = `skipped: ${blocked}`;
+      hooks.log(`[${key}] ${reason}`);
+      return skippedReport(settings, spec, reason);
+    }
+    hooks.log(`[${key}] reconciling ${spec.path}`);
+    const prefixed: Hooks = {
+      log: (l) => {
+        hooks.log(`[${key}] ${l}`);
+      },
+      secret: hooks.secret,
+    };
+    return reconcileOne(settings, spec, client, discovery, prefixed);
+  });
+  return combine(
+    settings,
+    specs.map((s) => reports.get(`${s.namespace}/${s.name}`)!),
+    started,
+    client.server,
+  );
+}
+
+/** The run's report with what became of the Kustomizations removed from the repository. */
+async function withRemoved(
+  report: Report,
+  settings: Settings,
+  specs: KustomizationSpec[],
+  client: ClusterClient,
+  discovery: Discovery,
+  hooks: Hooks,
+): Promise<Report> {
+  let r: RemovalReport;
+  try {
+    r = await handleRemoved(client, discovery, settings, specs, report.ok, hooks.log);
+  } catch (err) {
+    r = {
+      removed: [],
+      pruned: [],
+      notes: [],
+      error: `looking for removed Kustomizations failed: ${(err as Error).message}`,
+    };
+  }
+  if (r.removed.length === 0 && r.notes.length === 0 && r.error === undefined) return report;
+  const pruned = [...(report.pruned ?? []), ...r.pruned];
+  const error = [report.error, r.error].filter((e) => e !== undefined).join('\n');
+  return {
+    ...report,
+    ok: report.ok && r.error === undefined,
+    notes: [...report.notes, ...r.notes],
+    ...(r.removed.length > 0 ? { removed: r.removed } : {}),
+    ...(pruned.length > 0 ? { pruned } : {}),
+    ...(error !== '' ? { error } : {}),
+  };
 }
 
 /**
@@ -515,6 +564,9 @@ class InventoryRun {
     return {
       kustomization: `${this.spec.namespace}/${this.spec.name}`,
       ...(run.source ? { source: run.source } : {}),
+      ...(this.settings.kustomizations.length > 0
+        ? { set: setIdentity(run.source, this.settings.kustomizations) }
+        : {}),
       result,
       ...(message ? { message: message.split('\n')[0]! } : {}),
       ...(run.revision ? { lastAttemptedRevision: run.revision } : {}),

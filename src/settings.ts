@@ -8,6 +8,7 @@ import { maskLines } from './sops/keys.js';
 import { parseVarsInput } from './substitute/variables.js';
 
 export type Mode = 'apply' | 'preview' | 'drift';
+export type RemovedPolicy = 'report' | 'delete';
 export const MODES: readonly Mode[] = ['apply', 'preview', 'drift'];
 
 /** Everything a run needs to know, from action inputs or CLI flags. Nothing else reads inputs or env. */
@@ -58,6 +59,11 @@ export interface Settings {
   pruneMaxShare: number;
   /** Lifts the prune guards (an empty build, a prune above pruneMaxShare) for this run. */
   allowLargePrune: boolean;
+  /**
+   * What to do with a Kustomization whose file left the repository while its inventory remains:
+   * report it as orphaned, or apply its recorded deletionPolicy (kustomizations only).
+   */
+  removedKustomizations: RemovedPolicy;
   /** How long to wait for another run's lock on a Kustomization; and how long a lock lasts unrenewed. */
   lockTimeoutMs: number;
   lockLeaseMs: number;
@@ -152,6 +158,7 @@ export function readActionSettings(
     inventoryNamespace: input('inventory-namespace'),
     pruneMaxShare: input('prune-max-share'),
     allowLargePrune: input('allow-large-prune'),
+    removedKustomizations: input('removed-kustomizations'),
     lockTimeout: input('lock-timeout'),
     run: runInfo(env),
   });
@@ -216,6 +223,7 @@ export interface RawSettings {
   inventoryNamespace?: string;
   pruneMaxShare?: string;
   allowLargePrune?: string | boolean;
+  removedKustomizations?: string;
   lockTimeout?: string;
   lockLeaseMs?: number;
   run?: RunInfo;
@@ -261,6 +269,16 @@ export function normalize(raw: RawSettings): Settings {
   if (inventoryNamespace && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(inventoryNamespace)) {
     throw new Error(`inventory-namespace must be a namespace name (DNS-1123 label); got "${inventoryNamespace}"`);
   }
+  const removedText = raw.removedKustomizations?.trim() || 'report';
+  if (removedText !== 'report' && removedText !== 'delete') {
+    throw new Error(`removed-kustomizations must be report or delete; got "${raw.removedKustomizations}"`);
+  }
+  const removed: RemovedPolicy = removedText;
+  if (removed === 'delete' && kustomizations.length === 0) {
+    throw new Error(
+      'removed-kustomizations: delete needs kustomizations: the set of Kustomization files is what a removed one is missing from',
+    );
+  }
   const timeout = raw.timeout?.trim();
   if (kustomizations.length > 0 && (wait || timeout)) {
     throw new Error(
@@ -293,6 +311,7 @@ export function normalize(raw: RawSettings): Settings {
     ...(inventoryNamespace ? { inventoryNamespace } : {}),
     pruneMaxShare: parseShare(raw.pruneMaxShare),
     allowLargePrune: parseBool(raw.allowLargePrune, 'allow-large-prune'),
+    removedKustomizations: removed,
     lockTimeoutMs: parseDurationInput(raw.lockTimeout, 'lock-timeout', DEFAULTS.lockTimeoutMs),
     lockLeaseMs: raw.lockLeaseMs ?? DEFAULTS.lockLeaseMs,
     run: raw.run ?? runInfo({}),

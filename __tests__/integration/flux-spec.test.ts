@@ -66,22 +66,22 @@ describe('build --kustomizations', () => {
   });
 
   it('refuses a spec field whose stage is not built yet instead of ignoring it', async () => {
+    const root = await writeTree({
+      'ks.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: tenant, namespace: flux-system}
+spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, name: repo}, serviceAccountName: deployer}
+`,
+      'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n',
+    });
     const res = await runNode(
       'dist/cli.js',
-      [
-        'diff',
-        '--kustomizations',
-        '__fixtures__/flux/infrastructure.yaml',
-        '--kustomize-path',
-        KUSTOMIZE,
-        '--kubeconfig',
-        kubeconfigPath(),
-      ],
-      { cwd: REPO },
+      ['diff', '--kustomizations', 'ks.yaml', '--kustomize-path', KUSTOMIZE, '--kubeconfig', kubeconfigPath()],
+      { cwd: root },
     );
     expect(res.code).toBe(2);
     expect(res.stdout).toContain(
-      'Kustomization flux-system/infra-controllers (__fixtures__/flux/infrastructure.yaml, document 1): spec.prune: pruning is not supported by this version yet',
+      'Kustomization flux-system/tenant (ks.yaml, document 1): spec.serviceAccountName: impersonation is not supported by this version yet',
     );
   });
 

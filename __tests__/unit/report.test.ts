@@ -93,3 +93,37 @@ describe('renderSummary with several Kustomizations', () => {
     expect(md).toContain("| `flux-system/apps` | ❌ skipped: dependency 'flux-system/db' is not ready | 0 | 0 | 0 |");
   });
 });
+
+describe('removed Kustomizations in the report', () => {
+  const removed = (action: 'orphaned' | 'deleted', reason: string) =>
+    report([], {
+      removed: [
+        {
+          kustomization: 'flux-system/old',
+          inventory: 'flux-system/kustomize-reconcile.flux-system.old',
+          objects: 3,
+          deletionPolicy: 'MirrorPrune',
+          action,
+          reason,
+        },
+      ],
+    });
+  it.each([
+    [
+      'orphaned',
+      'its 3 object(s) stay in the cluster',
+      'Kustomization flux-system/old (removed from the repository) orphaned: its 3 object(s) stay in the cluster',
+      '| `flux-system/old` | 3 | MirrorPrune | orphaned | its 3 object(s) stay in the cluster |',
+    ],
+    [
+      'deleted',
+      'deletionPolicy: MirrorPrune with prune: true',
+      'Kustomization flux-system/old (removed from the repository) deleted: deletionPolicy: MirrorPrune with prune: true',
+      '| `flux-system/old` | 3 | MirrorPrune | deleted | deletionPolicy: MirrorPrune with prune: true |',
+    ],
+  ] as const)('%s: a log line and a summary row', (action, reason, line, row) => {
+    const r = removed(action, reason);
+    expect(renderLines(r)).toContain(line);
+    expect(renderSummary(r)).toContain(row);
+  });
+});

@@ -38,6 +38,7 @@ describe('normalize', () => {
       force: false,
       pruneMaxShare: 0.5,
       allowLargePrune: false,
+      removedKustomizations: 'report',
       lockTimeoutMs: 600_000,
       lockLeaseMs: 30_000,
       run: { holder: expect.stringMatching(/ pid \d+$/) as string },
@@ -57,6 +58,8 @@ describe('normalize', () => {
     [{ inventoryNamespace: 'Team_A' }, 'inventory-namespace must be a namespace name (DNS-1123 label); got "Team_A"'],
     [{ pruneMaxShare: '150%' }, 'prune-max-share must be a percentage from 0% to 100% (or a fraction 0–1); got "150%"'],
     [{ pruneMaxShare: 'half' }, 'prune-max-share must be a percentage'],
+    [{ removedKustomizations: 'purge' }, 'removed-kustomizations must be report or delete; got "purge"'],
+    [{ removedKustomizations: 'delete' }, 'removed-kustomizations: delete needs kustomizations'],
     [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);

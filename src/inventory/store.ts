@@ -15,7 +15,7 @@ import {
   type InventoryRecord,
 } from './codec.js';
 
-type ConfigMap = {
+export type ConfigMap = {
   metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string> };
   data?: Record<string, string>;
   binaryData?: Record<string, string>;
@@ -63,6 +63,11 @@ export class InventoryStore {
       if (isNotFound(err)) return { generation: 0 };
       throw err;
     }
+    return this.fromHead(head);
+  }
+
+  /** The inventory a head ConfigMap (from a GET or a list) describes, its parts read as needed. */
+  async fromHead(head: ConfigMap): Promise<Snapshot> {
     const data = head.data ?? {};
     const generation = Number(data['generation'] ?? '0') || 0;
     const parts: string[] = [];

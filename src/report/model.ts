@@ -18,6 +18,8 @@ export interface Report {
   health?: HealthResult[];
   /** What prune did (or, in a preview, would do) to objects that left Git. */
   pruned?: PrunedObject[];
+  /** Kustomizations whose file left the repository while their inventory stayed (see src/removed.ts). */
+  removed?: RemovedKustomization[];
   /** Where the inventory lives, `namespace/name` of its ConfigMap. */
   inventory?: string;
   /** Things worth knowing that are not errors: skipped files, dropped components, a suspended spec. */
@@ -32,6 +34,23 @@ export interface PrunedObject {
   subject: string;
   action: 'deleted' | 'skipped' | 'failed';
   reason?: string;
+}
+
+export interface RemovedKustomization {
+  /** `namespace/name`. */
+  kustomization: string;
+  /** `namespace/name` of its inventory ConfigMap. */
+  inventory: string;
+  /** Objects its inventory held. */
+  objects: number;
+  deletionPolicy: 'MirrorPrune' | 'Delete' | 'WaitForTermination' | 'Orphan';
+  /**
+   * orphaned: reported only, inventory kept; released: objects left in place by the policy, inventory
+   * removed; deleted: objects deleted (or, in a preview, would be) and inventory removed; failed: some
+   * objects could not be deleted and stay in the inventory; refused: a prune guard held it back.
+   */
+  action: 'orphaned' | 'released' | 'deleted' | 'failed' | 'refused';
+  reason: string;
 }
 
 /** True when the plan found anything to create or configure. */

@@ -10,6 +10,8 @@ export function renderLines(report: Report): string[] {
   const dry = report.mode === 'apply' ? '' : ' (dry run)';
   for (const p of report.pruned ?? [])
     lines.push(`${p.subject} ${p.action}${p.action === 'deleted' ? dry : ''}${p.reason ? `: ${p.reason}` : ''}`);
+  for (const r of report.removed ?? [])
+    lines.push(`Kustomization ${r.kustomization} (removed from the repository) ${r.action}: ${r.reason}`);
   const { created, configured, unchanged, skipped } = report.counts;
   const totals = `${created} created, ${configured} configured, ${unchanged} unchanged${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
   lines.push(
@@ -63,6 +65,17 @@ export function renderSummary(report: Report): string {
     out.push('', `| ${title} | Result | Reason |`, '| --- | --- | --- |');
     for (const p of report.pruned)
       out.push(`| \`${escapeCode(p.subject)}\` | ${p.action} | ${escapeText(p.reason ?? '')} |`);
+  }
+  if (report.removed?.length) {
+    out.push(
+      '',
+      '| Removed Kustomization | Objects | deletionPolicy | Result | Reason |',
+      '| --- | ---: | --- | --- | --- |',
+    );
+    for (const r of report.removed)
+      out.push(
+        `| \`${escapeCode(r.kustomization)}\` | ${r.objects} | ${r.deletionPolicy} | ${r.action} | ${escapeText(r.reason)} |`,
+      );
   }
   if (report.health?.length) {
     out.push('', '| Health | Status | Message |', '| --- | --- | --- |');

@@ -1,0 +1,215 @@
+// A Kustomization whose file left the repository while its inventory stayed in the cluster: reported
+// as orphaned by default; with removed-kustomizations: delete, its deletionPolicy decides.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { isNotFound } from '../../src/cluster/errors.js';
+import { InventoryStore } from '../../src/inventory/store.js';
+import { reconcile } from '../../src/reconcile.js';
+import { normalize, type RawSettings } from '../../src/settings.js';
+import { adminClient, eventually, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
+
+function ks(ns: string, name: string, spec = 'prune: true'): string {
+  return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  interval: 10m
+  path: ./${name}
+  sourceRef: {kind: GitRepository, name: repo}
+  ${spec}
+`;
+}
+
+const cm = (ns: string, name: string, extra = '') =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}${extra}}\ndata: {a: b}\n`;
+
+describe('removed Kustomizations', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  const exists = (path: string) =>
+    client.request('GET', path).then(
+      () => true,
+      (err: unknown) => {
+        if (isNotFound(err)) return false;
+        throw err;
+      },
+    );
+  const cmPath = (ns: string, name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
+  const leasePath = (ns: string, name: string) =>
+    `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/kustomize-reconcile.${ns}.${name}`;
+
+  /** A run over ks.yaml; each test is its own repository, so no test sees another's Kustomizations. */
+  function run(root: string, ns: string, extra: Partial<RawSettings> = {}, log: string[] = []) {
+    const settings = normalize({
+      kubeconfig: { kind: 'path', path: kubeconfigPath() },
+      root,
+      kustomizations: ['ks.yaml'],
+      kustomizeBin: KUSTOMIZE,
+      lockLeaseMs: 3_000,
+      run: { source: `test/${ns}`, holder: `test ${ns}` },
+      ...extra,
+    });
+    return reconcile(settings, { log: (l) => log.push(l), secret: () => {} });
+  }
+
+  it('reports a removed Kustomization as orphaned, previews and then applies its deletion', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'ks.yaml': [ks(ns, 'keep'), ks(ns, 'gone')].join('---\n'),
+      'keep/cm.yaml': cm(ns, 'keep-1'),
+      'gone/cm.yaml': [cm(ns, 'gone-1'), cm(ns, 'gone-2')].join('---\n'),
+    });
+    expect((await run(root, ns)).ok).toBe(true);
+    expect(await exists(cmPath(ns, 'gone-1'))).toBe(true);
+
+    // The file no longer names `gone`.
+    await writeFile(join(root, 'ks.yaml'), ks(ns, 'keep'));
+    const log: string[] = [];
+    const reported = await run(root, ns, {}, log);
+    expect(reported.ok).toBe(true);
+    expect(reported.removed).toEqual([
+      {
+        kustomization: `${ns}/gone`,
+        inventory: `${ns}/kustomize-reconcile.${ns}.gone`,
+        objects: 2,
+        deletionPolicy: 'MirrorPrune',
+        action: 'orphaned',
+        reason:
+          'its file is gone from the repository; its 2 object(s) stay in the cluster (set removed-kustomizations: delete to apply its deletionPolicy)',
+      },
+    ]);
+    expect(log.some((l) => l.startsWith(`Kustomization ${ns}/gone was removed from the repository`))).toBe(true);
+    expect(await exists(cmPath(ns, 'gone-1'))).toBe(true);
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(true);
+
+    // A preview with delete shows what would go, and deletes nothing.
+    const preview = await run(root, ns, { mode: 'preview', removedKustomizations: 'delete' });
+    expect(preview.ok).toBe(true);
+    expect(preview.removed?.map((r) => r.action)).toEqual(['deleted']);
+    expect(preview.pruned?.map((p) => `${p.subject} ${p.action}`).sort()).toEqual([
+      `ConfigMap/${ns}/gone-1 deleted`,
+      `ConfigMap/${ns}/gone-2 deleted`,
+    ]);
+    expect(await exists(cmPath(ns, 'gone-1'))).toBe(true);
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(true);
+
+    // Applied: MirrorPrune with prune: true deletes the objects, then the inventory and its lease.
+    const applied = await run(root, ns, { removedKustomizations: 'delete' });
+    expect(applied.ok).toBe(true);
+    expect(applied.removed).toMatchObject([
+      { kustomization: `${ns}/gone`, action: 'deleted', reason: 'deletionPolicy: MirrorPrune with prune: true' },
+    ]);
+    expect(await exists(cmPath(ns, 'gone-1'))).toBe(false);
+    expect(await exists(cmPath(ns, 'gone-2'))).toBe(false);
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(false);
+    expect(await exists(leasePath(ns, 'gone'))).toBe(false);
+    // The Kustomization that stayed is untouched.
+    expect(await exists(cmPath(ns, 'keep-1'))).toBe(true);
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.keep`))).toBe(true);
+    // Nothing is left to report.
+    expect((await run(root, ns, { removedKustomizations: 'delete' })).removed).toBeUndefined();
+  });
+
+  it('leaves the objects of Orphan and of MirrorPrune without prune, and removes only their inventories', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'ks.yaml': [
+        ks(ns, 'keep'),
+        ks(ns, 'orphan', 'prune: true\n  deletionPolicy: Orphan'),
+        ks(ns, 'noprune', 'prune: false'),
+      ].join('---\n'),
+      'keep/cm.yaml': cm(ns, 'keep-1'),
+      'orphan/cm.yaml': cm(ns, 'orphan-1'),
+      'noprune/cm.yaml': cm(ns, 'noprune-1'),
+    });
+    expect((await run(root, ns)).ok).toBe(true);
+    await writeFile(join(root, 'ks.yaml'), ks(ns, 'keep'));
+    const report = await run(root, ns, { removedKustomizations: 'delete' });
+    expect(report.ok).toBe(true);
+    expect(report.removed?.map((r) => `${r.kustomization} ${r.action}: ${r.reason}`)).toEqual([
+      `${ns}/noprune released: deletionPolicy: MirrorPrune with prune: false: its objects stay in the cluster`,
+      `${ns}/orphan released: deletionPolicy: Orphan: its objects stay in the cluster`,
+    ]);
+    expect(await exists(cmPath(ns, 'orphan-1'))).toBe(true);
+    expect(await exists(cmPath(ns, 'noprune-1'))).toBe(true);
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.orphan`))).toBe(false);
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.noprune`))).toBe(false);
+  });
+
+  it('deletes nothing when the run failed, and waits for termination under WaitForTermination', async () => {
+    const ns = await freshNamespace(client);
+    const held = `, finalizers: [example.com/hold]`;
+    const root = await writeTree({
+      'ks.yaml': [ks(ns, 'keep'), ks(ns, 'gone', 'prune: true\n  deletionPolicy: WaitForTermination')].join('---\n'),
+      'keep/cm.yaml': cm(ns, 'keep-1'),
+      'gone/cm.yaml': [cm(ns, 'gone-held', held), cm(ns, 'gone-free')].join('---\n'),
+    });
+    expect((await run(root, ns)).ok).toBe(true);
+
+    // `keep` now fails to apply: the run fails, and `gone` is only reported.
+    await writeFile(join(root, 'ks.yaml'), ks(ns, 'keep'));
+    await writeFile(
+      join(root, 'keep/cm.yaml'),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}, labels: {"bad key!": x}}\n`,
+    );
+    const failed = await run(root, ns, { removedKustomizations: 'delete' });
+    expect(failed.ok).toBe(false);
+    expect(failed.removed?.map((r) => r.action)).toEqual(['orphaned']);
+    expect(failed.removed?.[0]?.reason).toContain('not deleted because this run failed');
+    expect(await exists(cmPath(ns, 'gone-free'))).toBe(true);
+
+    await writeFile(join(root, 'keep/cm.yaml'), cm(ns, 'keep-1'));
+    // The finalizer keeps gone-held terminating; the run must wait until it is released, and say so.
+    const log: string[] = [];
+    const pending = run(root, ns, { removedKustomizations: 'delete' }, log);
+    const terminating = await eventually('gone-held terminating', 20_000, async () => {
+      const o = await client.request<{ metadata: { deletionTimestamp?: string } }>('GET', cmPath(ns, 'gone-held'));
+      return o.metadata.deletionTimestamp;
+    });
+    expect(terminating).toBeDefined();
+    await new Promise((r) => setTimeout(r, 2_500));
+    // Still waiting: the inventory is there until the objects are gone.
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(true);
+    await client.request('PATCH', cmPath(ns, 'gone-held'), {
+      body: { metadata: { finalizers: null } },
+      contentType: 'application/merge-patch+json',
+    });
+    const report = await pending;
+    expect(report.ok).toBe(true);
+    expect(report.removed?.[0]).toMatchObject({
+      action: 'deleted',
+      deletionPolicy: 'WaitForTermination',
+      reason: 'deletionPolicy: WaitForTermination; all objects terminated',
+    });
+    expect(await exists(cmPath(ns, 'gone-free'))).toBe(false);
+    expect(await exists(cmPath(ns, 'gone-held'))).toBe(false);
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(false);
+  });
+
+  it('never treats another set’s inventories as removed', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'ks.yaml': [ks(ns, 'one'), ks(ns, 'two')].join('---\n'),
+      'one/cm.yaml': cm(ns, 'one-1'),
+      'two/cm.yaml': cm(ns, 'two-1'),
+    });
+    expect((await run(root, ns)).ok).toBe(true);
+    // A second workflow of the same repository with other patterns names only `one`.
+    await writeFile(join(root, 'one-only.yaml'), ks(ns, 'one'));
+    const other = await run(root, ns, { kustomizations: ['one-only.yaml'], removedKustomizations: 'delete' });
+    expect(other.ok).toBe(true);
+    expect(other.removed).toBeUndefined();
+    expect(await exists(cmPath(ns, 'two-1'))).toBe(true);
+    const store = new InventoryStore(client, ns, { name: 'two', namespace: ns });
+    expect((await store.read()).record?.entries.map((e) => e.id)).toEqual([`${ns}_two-1__ConfigMap`]);
+  });
+});

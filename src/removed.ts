@@ -1,0 +1,279 @@
+/**
+ * The edge for Kustomizations removed from the repository (src/inventory/removal.ts has the rules):
+ * find the inventories of this run's set whose Kustomization is gone, and either report them as
+ * orphaned (the default) or, with the input removed-kustomizations: delete, apply each one's
+ * recorded deletionPolicy under its lock and remove the inventory.
+ */
+import type { ClusterClient } from './cluster/client.js';
+import { objectPath, type Discovery } from './cluster/discovery.js';
+import { ApiError, isNotFound } from './cluster/errors.js';
+import { refOf, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
+import type { InventoryRecord } from './inventory/codec.js';
+import { Lock } from './inventory/lock.js';
+import { shareRefusal } from './inventory/plan.js';
+import { removalAction, removedOf, setIdentity } from './inventory/removal.js';
+import {
+  INVENTORY_LABEL,
+  InventoryStore,
+  KS_NAME_LABEL,
+  KS_NAMESPACE_LABEL,
+  type ConfigMap,
+} from './inventory/store.js';
+import { formatDuration } from './kstatus/wait.js';
+import type { PrunedObject, RemovedKustomization } from './report/model.js';
+import type { Settings } from './settings.js';
+import type { KustomizationSpec } from './spec/types.js';
+import { deleteStale } from './ssa/delete.js';
+
+export interface RemovalReport {
+  removed: RemovedKustomization[];
+  pruned: PrunedObject[];
+  notes: string[];
+  error?: string;
+}
+
+interface Found {
+  kustomization: string;
+  set?: string;
+  store: InventoryStore;
+  record: InventoryRecord;
+}
+
+/**
+ * Handles the removed Kustomizations of a run over `specs`. `succeeded` says whether every
+ * Kustomization of the run succeeded: a failed run deletes nothing, as a failed apply never prunes.
+ */
+export async function handleRemoved(
+  client: ClusterClient,
+  discovery: Discovery,
+  settings: Settings,
+  specs: readonly KustomizationSpec[],
+  succeeded: boolean,
+  log: (line: string) => void,
+): Promise<RemovalReport> {
+  const out: RemovalReport = { removed: [], pruned: [], notes: [] };
+  if (settings.kustomizations.length === 0) return out;
+  const set = setIdentity(settings.run.source, settings.kustomizations);
+  const namespaces = settings.inventoryNamespace
+    ? [settings.inventoryNamespace]
+    : [...new Set(specs.map((s) => s.namespace))];
+  const all = await listInventories(client, namespaces, out.notes);
+  const present = new Set(specs.map((s) => `${s.namespace}/${s.name}`));
+  const gone = removedOf(all, set, present);
+  if (gone.length === 0) return out;
+
+  const wanted = settings.removedKustomizations === 'delete' && settings.mode !== 'drift';
+  if (!wanted || (settings.mode === 'apply' && !succeeded)) {
+    const why = !wanted
+      ? 'set removed-kustomizations: delete to apply its deletionPolicy'
+      : 'not deleted because this run failed';
+    for (const f of gone) out.removed.push(orphaned(f, why));
+    for (const r of out.removed) log(`Kustomization ${r.kustomization} was removed from the repository: ${r.reason}`);
+    return out;
+  }
+
+  // The prune guard over the whole set: removing Kustomizations may not delete more than
+  // prune-max-share of everything the set's inventories hold.
+  const doomed = gone.filter((f) => removalAction(f.record.status).action !== 'orphan');
+  const total = all.filter((f) => f.set === set).reduce((n, f) => n + entriesOf(f.record).length, 0);
+  const deleting = doomed.reduce((n, f) => n + entriesOf(f.record).length, 0);
+  const refusal = shareRefusal(total, deleting, {
+    maxShare: settings.pruneMaxShare,
+    allowLarge: settings.allowLargePrune,
+  });
+  if (refusal !== undefined) {
+    for (const f of gone) out.removed.push({ ...orphaned(f, 'refused'), action: 'refused', reason: refusal });
+    out.error = `removed Kustomizations were not deleted: ${refusal}`;
+    return out;
+  }
+
+  const failures: string[] = [];
+  for (const f of gone) {
+    const r = await removeOne(client, discovery, settings, f, log).catch(
+      (err: unknown): { removed: RemovedKustomization; pruned: PrunedObject[] } => ({
+        removed: { ...orphaned(f, ''), action: 'failed', reason: (err as Error).message },
+        pruned: [],
+      }),
+    );
+    out.removed.push(r.removed);
+    out.pruned.push(...r.pruned);
+    if (r.removed.action === 'failed') failures.push(`  ${r.removed.kustomization}: ${r.removed.reason}`);
+  }
+  if (failures.length > 0) out.error = `removing Kustomizations failed:\n${failures.join('\n')}`;
+  return out;
+}
+
+const entriesOf = (r: InventoryRecord): Entry[] => union(r.entries, r.pending);
+
+function orphaned(f: Found, why: string): RemovedKustomization {
+  const n = entriesOf(f.record).length;
+  return {
+    kustomization: f.kustomization,
+    inventory: `${f.store.namespace}/${f.store.name}`,
+    objects: n,
+    deletionPolicy: f.record.status.deletionPolicy,
+    action: 'orphaned',
+    reason: `its file is gone from the repository; its ${n} object(s) stay in the cluster (${why})`,
+  };
+}
+
+/** Every inventory the credentials can list: cluster-wide, or else in the namespaces this run uses. */
+async function listInventories(client: ClusterClient, namespaces: string[], notes: string[]): Promise<Found[]> {
+  const query = { labelSelector: `${INVENTORY_LABEL}=true` };
+  let heads: ConfigMap[];
+  try {
+    heads = (await client.request<{ items: ConfigMap[] }>('GET', '/api/v1/configmaps', { query })).items;
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 403)) throw err;
+    notes.push(
+      `Removed Kustomizations are looked for in ${namespaces.join(', ')} only: the credentials may not list configmaps cluster-wide`,
+    );
+    heads = [];
+    for (const ns of namespaces) {
+      const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps`;
+      heads.push(...(await client.request<{ items: ConfigMap[] }>('GET', path, { query })).items);
+    }
+  }
+  const found: Found[] = [];
+  for (const head of heads) {
+    const name = head.metadata.labels?.[KS_NAME_LABEL];
+    const namespace = head.metadata.labels?.[KS_NAMESPACE_LABEL];
+    if (!name || !namespace) continue;
+    const store = new InventoryStore(client, head.metadata.namespace, { name, namespace });
+    if (store.name !== head.metadata.name) continue;
+    const snap = await store.fromHead(head);
+    if (!snap.record) continue;
+    found.push({
+      kustomization: `${namespace}/${name}`,
+      ...(snap.record.status.set ? { set: snap.record.status.set } : {}),
+      store,
+      record: snap.record,
+    });
+  }
+  return found;
+}
+
+async function removeOne(
+  client: ClusterClient,
+  discovery: Discovery,
+  settings: Settings,
+  f: Found,
+  log: (line: string) => void,
+): Promise<{ removed: RemovedKustomization; pruned: PrunedObject[] }> {
+  const [namespace, name] = f.kustomization.split('/') as [string, string];
+  const dryRun = settings.mode !== 'apply';
+  const lock = dryRun
+    ? undefined
+    : await Lock.acquire(client, f.store.namespace, f.store.name, {
+        holder: settings.run.holder,
+        leaseMs: settings.lockLeaseMs,
+        waitMs: settings.lockTimeoutMs,
+        log,
+      });
+  try {
+    // Read again under the lock: the last run before the file went may have changed it.
+    const record = dryRun ? f.record : ((await f.store.read()).record ?? f.record);
+    const { action, why } = removalAction(record.status);
+    const base = {
+      kustomization: f.kustomization,
+      inventory: `${f.store.namespace}/${f.store.name}`,
+      objects: entriesOf(record).length,
+      deletionPolicy: record.status.deletionPolicy,
+    };
+    if (action === 'orphan') {
+      if (!dryRun) await f.store.remove();
+      log(`Kustomization ${f.kustomization} was removed: ${why}, its objects stay; inventory removed`);
+      return {
+        removed: { ...base, action: 'released', reason: `${why}: its objects stay in the cluster` },
+        pruned: [],
+      };
+    }
+    log(`Kustomization ${f.kustomization} was removed: ${why}, deleting ${base.objects} object(s)`);
+    const results = await deleteStale(client, discovery, staleEntries(entriesOf(record), []), {
+      owner: { name, namespace },
+      dryRun,
+      log,
+    });
+    const pruned = results.map(({ subject, action: a, reason }) => ({
+      subject,
+      action: a,
+      reason: reason ? `${f.kustomization} removed; ${reason}` : `${f.kustomization} removed`,
+    }));
+    const survivors = results.filter((r) => r.action === 'failed');
+    if (survivors.length > 0) {
+      if (!dryRun) {
+        await f.store.update((latest) => ({
+          entries: survivors.map((s) => s.entry),
+          pending: [],
+          status: { ...(latest ?? record).status, result: 'Failed', message: 'removal of the Kustomization failed' },
+        }));
+      }
+      return {
+        removed: {
+          ...base,
+          action: 'failed',
+          reason: `${survivors.length} object(s) could not be deleted and stay in the inventory: ${survivors
+            .map((s) => `${s.subject}: ${s.reason ?? ''}`)
+            .join('; ')}`,
+        },
+        pruned,
+      };
+    }
+    let reason = why;
+    if (action === 'delete-and-wait' && !dryRun) {
+      const left = await waitGone(
+        client,
+        discovery,
+        results.filter((r) => r.action === 'deleted' && r.reason !== 'already gone').map((r) => r.entry),
+        record.status.timeoutMs,
+      );
+      // As Flux's finalizer: a timeout is reported, and the Kustomization is removed all the same.
+      reason +=
+        left.length === 0
+          ? '; all objects terminated'
+          : `; ${left.length} object(s) had not terminated after ${formatDuration(record.status.timeoutMs)}: ${left.join(', ')}`;
+    }
+    if (!dryRun) await f.store.remove();
+    return { removed: { ...base, action: 'deleted', reason }, pruned };
+  } finally {
+    if (lock) {
+      await lock.release();
+      if (!dryRun) await deleteLease(client, f.store.namespace, f.store.name);
+    }
+  }
+}
+
+async function deleteLease(client: ClusterClient, namespace: string, name: string): Promise<void> {
+  const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases/${encodeURIComponent(name)}`;
+  await client.request('DELETE', path).catch((err: unknown) => {
+    if (!isNotFound(err)) throw err;
+  });
+}
+
+/** Polls (every 2s, as Flux) until the objects are gone; returns the subjects still there at the timeout. */
+async function waitGone(
+  client: ClusterClient,
+  discovery: Discovery,
+  entries: Entry[],
+  timeoutMs: number,
+): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  let left = entries;
+  for (;;) {
+    const still: Entry[] = [];
+    for (const e of left) {
+      const ref = refOf(e);
+      const path = objectPath(await discovery.mapping(ref.apiVersion, ref.kind), ref.namespace, ref.name);
+      try {
+        await client.request('GET', path);
+        still.push(e);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    left = still;
+    if (left.length === 0 || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, Math.min(2000, Math.max(0, deadline - Date.now()))));
+  }
+  return left.map(subjectOfEntry);
+}
