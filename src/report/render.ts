@@ -91,10 +91,10 @@ export function renderSummary(report: Report): string {
   return out.join('\n') + '\n';
 }
 
-function escapeCode(s: string): string {
+export function escapeCode(s: string): string {
   return s.replaceAll('`', "'").replaceAll('|', '\\|');
 }
 
-function escapeText(s: string): string {
+export function escapeText(s: string): string {
   return s.replace(/[<>&|]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '|': '\\|' })[c] ?? c);
 }
