@@ -1,37 +1,31 @@
 import * as core from '@actions/core';
+import { readFile } from 'node:fs/promises';
+import { githubContext, type GitHubContext } from './github/context.js';
+import { publish, type Published } from './github/publish.js';
 import { reconcile } from './reconcile.js';
-import { exitCode } from './report/model.js';
+import { exitCode, type Report } from './report/model.js';
 import { renderLines, renderSummary } from './report/render.js';
-import { readActionSettings } from './settings.js';
+import { readActionSettings, type Settings } from './settings.js';
 
-/** The action's edge: inputs in; log, job summary, outputs and exit code out. */
+/** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
   try {
     const settings = readActionSettings();
-    const report = await reconcile(settings, {
-      log: (l) => {
-        core.info(l);
-      },
-      secret: (s) => {
-        core.setSecret(s);
-      },
-    });
-    for (const line of renderLines(report).slice(report.changeset.length)) core.info(line);
-    core.setOutput('changeset', JSON.stringify(report.changeset));
-    core.setOutput('created', report.counts.created);
-    core.setOutput('configured', report.counts.configured);
-    core.setOutput('unchanged', report.counts.unchanged);
-    core.setOutput('changed', report.counts.created + report.counts.configured > 0);
-    core.setOutput(
-      'pruned',
-      JSON.stringify((report.pruned ?? []).filter((p) => p.action === 'deleted').map((p) => p.subject)),
+    const report = await core.group(`kustomize-reconcile ${settings.mode}`, () =>
+      reconcile(settings, {
+        log: (l) => {
+          core.info(l);
+        },
+        secret: (s) => {
+          core.setSecret(s);
+        },
+      }),
     );
-    core.setOutput('report', JSON.stringify(report));
-    if (process.env['GITHUB_STEP_SUMMARY']) {
-      await core.summary.addRaw(renderSummary(report)).write();
-    } else {
-      core.info('No job summary written: GITHUB_STEP_SUMMARY is not set (not running on GitHub Actions?)');
-    }
+    for (const line of renderLines(report).slice(report.changeset.length)) core.info(line);
+    const ctx = githubContext(process.env, await readEvent());
+    const published = await publishReport(report, settings, ctx);
+    setOutputs(report, settings, published);
+    await writeSummary(report, published);
     const code = exitCode(report, settings.mode === 'drift');
     if (code === 2) core.setFailed(report.error ?? 'failed');
     if (code === 1)
@@ -41,4 +35,64 @@ export async function run(): Promise<void> {
     core.setFailed(err instanceof Error ? err.message : String(err));
     process.exitCode = 2;
   }
+}
+
+async function readEvent(): Promise<unknown> {
+  const path = process.env['GITHUB_EVENT_PATH'];
+  if (!path) return undefined;
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as unknown;
+  } catch (err) {
+    core.warning(`Could not read the event payload ${path}: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Comment and check run; never fails the run (an apply that succeeded stays a success). */
+async function publishReport(report: Report, settings: Settings, ctx: GitHubContext | undefined): Promise<Published> {
+  const { token, comment, checkRun } = settings.github;
+  if (!ctx || (!comment && !checkRun)) return { warnings: [] };
+  if (!token) return { warnings: ['No github-token: no PR comment or check run was posted'] };
+  const key = settings.kustomizations.length > 0 ? settings.kustomizations.join(',') : settings.path;
+  try {
+    const published = await publish(report, ctx, { token, comment, checkRun, key });
+    for (const w of published.warnings) core.warning(w);
+    if (published.commentUrl) core.info(`Preview comment: ${published.commentUrl}`);
+    if (published.checkRunUrl) core.info(`Check run: ${published.checkRunUrl}`);
+    return published;
+  } catch (err) {
+    const warning = `Reporting to GitHub failed: ${(err as Error).message}`;
+    core.warning(warning);
+    return { warnings: [warning] };
+  }
+}
+
+function setOutputs(report: Report, settings: Settings, published: Published): void {
+  const deleted = (report.pruned ?? []).filter((p) => p.action === 'deleted');
+  core.setOutput('changeset', JSON.stringify(report.changeset));
+  core.setOutput('created', report.counts.created);
+  core.setOutput('configured', report.counts.configured);
+  core.setOutput('unchanged', report.counts.unchanged);
+  core.setOutput('skipped', report.counts.skipped);
+  core.setOutput('deleted', deleted.length);
+  core.setOutput('changed', report.counts.created + report.counts.configured > 0);
+  core.setOutput(
+    'pruned',
+    JSON.stringify(report.mode === 'apply' || report.drift?.corrected ? deleted.map((p) => p.subject) : []),
+  );
+  core.setOutput('drift-detected', report.drift?.detected ?? false);
+  core.setOutput('revision', settings.run.revision ?? '');
+  core.setOutput('comment-url', published.commentUrl ?? '');
+  core.setOutput('check-run-url', published.checkRunUrl ?? '');
+  core.setOutput('report', JSON.stringify(report));
+}
+
+async function writeSummary(report: Report, published: Published): Promise<void> {
+  if (!process.env['GITHUB_STEP_SUMMARY']) {
+    core.info('No job summary written: GITHUB_STEP_SUMMARY is not set (not running on GitHub Actions?)');
+    return;
+  }
+  let md = renderSummary(report);
+  if (published.warnings.length > 0) md += `\n> [!WARNING]\n${published.warnings.map((w) => `> ${w}`).join('\n>\n')}\n`;
+  await core.summary.addRaw(md).write();
 }

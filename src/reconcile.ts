@@ -5,8 +5,9 @@ import { Discovery } from './cluster/discovery.js';
 import { kubeconfigSecrets, loadKubeConfig } from './cluster/kubeconfig.js';
 import { build, type BuildResult } from './kustomize/build.js';
 import { applyCommonMetadata } from './kustomize/metadata.js';
-import { objectKey, type KubeObject } from './kustomize/parse.js';
-import type { Report } from './report/model.js';
+import { objectKey, subjectOf, type KubeObject } from './kustomize/parse.js';
+import { locateObject, type Problem } from './report/problems.js';
+import { driftFound, type Report } from './report/model.js';
 import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
 import { loadKustomizations } from './spec/load.js';
@@ -204,6 +205,17 @@ async function substitute(
  * reason. Failures land in the report, never thrown.
  */
 export async function reconcile(settings: Settings, hooks: Hooks): Promise<Report> {
+  if (settings.mode !== 'drift') return reconcileMode(settings, hooks);
+  // Drift: a dry-run against the cluster; with drift-correction, an apply when it found drift.
+  const check = await reconcileMode(settings, hooks);
+  const detected = check.ok && driftFound(check);
+  if (!detected || !settings.driftCorrection) return { ...check, drift: { detected, corrected: false } };
+  hooks.log('Drift found: correcting it (drift-correction: true)');
+  const applied = await reconcileMode({ ...settings, mode: 'apply' }, hooks);
+  return { ...applied, mode: 'drift', drift: { detected, corrected: applied.ok } };
+}
+
+async function reconcileMode(settings: Settings, hooks: Hooks): Promise<Report> {
   const started = Date.now();
   let specs: KustomizationSpec[];
   let levels: KustomizationSpec[][];
@@ -353,6 +365,8 @@ async function reconcileOne(
   const notes: string[] = [];
   let health: HealthResult[] | undefined;
   let pruned: PruneResult[] | undefined;
+  let problems: Problem[] = [];
+  let origins = new Map<string, string>();
   const store = new InventoryStore(client, settings.inventoryNamespace ?? spec.namespace, spec);
   const inventory = new InventoryRun(client, store, settings, spec, started);
   const finish = (error?: string): Report => ({
@@ -371,6 +385,7 @@ async function reconcileOne(
       ? { pruned: pruned.map(({ subject, action, reason }) => ({ subject, action, ...(reason ? { reason } : {}) })) }
       : {}),
     ...(error !== undefined ? { error } : {}),
+    ...(error !== undefined && problems.length > 0 ? { problems } : {}),
   });
   const note = (line: string) => {
     notes.push(line);
@@ -383,6 +398,12 @@ async function reconcileOne(
       return finish();
     }
     const built = await renderSpec(settings, spec, client, { secret: hooks.secret, note });
+    origins = new Map(
+      [...built.objects].flatMap((o) => {
+        const file = built.origins.get(objectKey(o));
+        return file === undefined ? [] : [[subjectOf(o), file] as const];
+      }),
+    );
     const encrypted = stillEncrypted(built.objects);
     if (encrypted.length > 0) throw new Error(encrypted.join('\n'));
     const objects = setOwnerLabels(built.objects, spec.name, spec.namespace);
@@ -448,6 +469,15 @@ async function reconcileOne(
     return finish(error);
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
+    problems = await locateProblems(
+      settings.root,
+      origins,
+      err instanceof ApplyError
+        ? err.failures.map((f) => ({ subject: subjectOf(f.object), message: f.message }))
+        : (health ?? [])
+            .filter((h) => h.status !== 'Current')
+            .map((h) => ({ subject: h.subject, message: `${h.status}: ${h.message}` })),
+    );
     const message = err instanceof Error ? err.message : String(err);
     if (apply && inventory.begun) {
       const applied = changeset.filter((e) => e.action !== 'skipped').map(entryOf);
@@ -461,6 +491,30 @@ async function reconcileOne(
   } finally {
     await inventory.release();
   }
+}
+
+/** Each problem with the file its object came from and the line of its name there, where known. */
+async function locateProblems(
+  root: string,
+  origins: ReadonlyMap<string, string>,
+  found: { subject: string; message: string }[],
+): Promise<Problem[]> {
+  const texts = new Map<string, Promise<string | undefined>>();
+  return Promise.all(
+    found.map(async (p) => {
+      const file = origins.get(p.subject);
+      if (file === undefined) return p;
+      if (!texts.has(file))
+        texts.set(
+          file,
+          readFile(join(root, file), 'utf8').catch(() => undefined),
+        );
+      const text = await texts.get(file)!;
+      const [kind = '', ...rest] = p.subject.split('/');
+      const line = text === undefined ? undefined : locateObject(text, kind, rest[rest.length - 1] ?? '');
+      return { ...p, file, ...(line !== undefined ? { line } : {}) };
+    }),
+  );
 }
 
 const entryOfObject = (o: KubeObject): Entry =>
@@ -611,6 +665,7 @@ function skippedReport(settings: Settings, spec: KustomizationSpec, reason: stri
 /** One report for several Kustomizations: totals, all objects, and each Kustomization's own report. */
 function combine(settings: Settings, reports: Report[], started: number, server: string): Report {
   const changeset = reports.flatMap((r) => r.changeset);
+  const problems = reports.flatMap((r) => r.problems ?? []);
   const health = reports.flatMap((r) => r.health ?? []);
   const pruned = reports.flatMap((r) => r.pruned ?? []);
   const failed = reports.filter((r) => !r.ok);
@@ -626,6 +681,7 @@ function combine(settings: Settings, reports: Report[], started: number, server:
     notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
     ...(health.length > 0 ? { health } : {}),
     ...(pruned.length > 0 ? { pruned } : {}),
+    ...(problems.length > 0 ? { problems } : {}),
     ...(failed.length > 0
       ? { error: failed.map((r) => `Kustomization ${r.kustomization}: ${r.error ?? 'failed'}`).join('\n') }
       : {}),

@@ -64,6 +64,10 @@ export interface Settings {
    * report it as orphaned, or apply its recorded deletionPolicy (kustomizations only).
    */
   removedKustomizations: RemovedPolicy;
+  /** GitHub reporting (action only): the token, and whether to comment on PRs and create check runs. */
+  github: { token?: string; comment: boolean; checkRun: boolean };
+  /** In drift mode, apply when drift is found (Flux corrects drift on every reconcile). */
+  driftCorrection: boolean;
   /** How long to wait for another run's lock on a Kustomization; and how long a lock lasts unrenewed. */
   lockTimeoutMs: number;
   lockLeaseMs: number;
@@ -98,7 +102,6 @@ export const DEFAULTS = {
  * Setting one to anything but its neutral value is an error rather than silently ignored.
  */
 export const NOT_YET_SUPPORTED: Record<string, string> = {
-  'drift-correction': 'false',
   'default-service-account': '',
 };
 
@@ -122,6 +125,8 @@ export function readActionSettings(
   for (const value of Object.values(secretVars)) {
     if (value.length >= 3) core.setSecret(value);
   }
+  const token = input('github-token').trim();
+  if (token !== '') core.setSecret(token);
   const sopsAgeKey = input('sops-age-key');
   const sopsPgpKey = input('sops-pgp-key');
   for (const key of [sopsAgeKey, sopsPgpKey]) {
@@ -159,6 +164,10 @@ export function readActionSettings(
     pruneMaxShare: input('prune-max-share'),
     allowLargePrune: input('allow-large-prune'),
     removedKustomizations: input('removed-kustomizations'),
+    driftCorrection: input('drift-correction'),
+    githubToken: input('github-token'),
+    comment: input('comment'),
+    checkRun: input('check-run'),
     lockTimeout: input('lock-timeout'),
     run: runInfo(env),
   });
@@ -224,6 +233,10 @@ export interface RawSettings {
   pruneMaxShare?: string;
   allowLargePrune?: string | boolean;
   removedKustomizations?: string;
+  driftCorrection?: string | boolean;
+  githubToken?: string;
+  comment?: string | boolean;
+  checkRun?: string | boolean;
   lockTimeout?: string;
   lockLeaseMs?: number;
   run?: RunInfo;
@@ -279,6 +292,10 @@ export function normalize(raw: RawSettings): Settings {
       'removed-kustomizations: delete needs kustomizations: the set of Kustomization files is what a removed one is missing from',
     );
   }
+  const driftCorrection = parseBool(raw.driftCorrection, 'drift-correction');
+  if (driftCorrection && mode !== 'drift') {
+    throw new Error(`drift-correction applies to mode: drift; this run's mode is ${mode}`);
+  }
   const timeout = raw.timeout?.trim();
   if (kustomizations.length > 0 && (wait || timeout)) {
     throw new Error(
@@ -312,6 +329,12 @@ export function normalize(raw: RawSettings): Settings {
     pruneMaxShare: parseShare(raw.pruneMaxShare),
     allowLargePrune: parseBool(raw.allowLargePrune, 'allow-large-prune'),
     removedKustomizations: removed,
+    driftCorrection,
+    github: {
+      ...(raw.githubToken?.trim() ? { token: raw.githubToken.trim() } : {}),
+      comment: defaultTrue(raw.comment, 'comment'),
+      checkRun: defaultTrue(raw.checkRun, 'check-run'),
+    },
     lockTimeoutMs: parseDurationInput(raw.lockTimeout, 'lock-timeout', DEFAULTS.lockTimeoutMs),
     lockLeaseMs: raw.lockLeaseMs ?? DEFAULTS.lockLeaseMs,
     run: raw.run ?? runInfo({}),

@@ -27,12 +27,18 @@ export interface ActionResult extends RunResult {
 /**
  * Runs the bundled dist/index.js the way GitHub runs the action: inputs as `INPUT_*` variables
  * (names upper-cased, dashes kept), `GITHUB_WORKSPACE`, `GITHUB_OUTPUT` and (unless `summary` is
- * false) `GITHUB_STEP_SUMMARY` files, with the pinned kustomize on PATH.
+ * false) `GITHUB_STEP_SUMMARY` files, with the pinned kustomize on PATH; optionally an event payload.
  */
 export async function runAction(
   workspace: string,
   inputs: Record<string, string>,
-  opts: { summary?: boolean } = {},
+  opts: {
+    summary?: boolean;
+    /** More environment, e.g. GITHUB_REPOSITORY and GITHUB_API_URL pointing at the fake GitHub. */
+    env?: NodeJS.ProcessEnv;
+    /** The event: GITHUB_EVENT_NAME and a GITHUB_EVENT_PATH file holding the payload. */
+    event?: { name: string; payload: unknown };
+  } = {},
 ): Promise<ActionResult> {
   const dir = await mkdtemp(join(tmpdir(), 'kr-gha-'));
   const outputFile = join(dir, 'output');
@@ -46,7 +52,14 @@ export async function runAction(
     GITHUB_OUTPUT: outputFile,
     RUNNER_TEMP: dir,
     ...(opts.summary === false ? {} : { GITHUB_STEP_SUMMARY: summaryFile }),
+    ...opts.env,
   };
+  if (opts.event) {
+    const eventFile = join(dir, 'event.json');
+    await writeFile(eventFile, JSON.stringify(opts.event.payload));
+    env['GITHUB_EVENT_NAME'] = opts.event.name;
+    env['GITHUB_EVENT_PATH'] = eventFile;
+  }
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
   const result = await runNode('dist/index.js', [], { env, cwd: workspace });
   return {

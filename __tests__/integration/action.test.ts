@@ -90,10 +90,10 @@ describe('the bundled action, run the way GitHub runs it', () => {
     const res = await runAction(workspace, {
       kubeconfig: kubeconfigPath(),
       path: 'deploy',
-      'drift-correction': 'true',
+      'default-service-account': 'deployer',
     });
     expect(res.code).toBe(2);
-    expect(res.stdout).toContain('input "drift-correction" is not supported by this version yet');
+    expect(res.stdout).toContain('input "default-service-account" is not supported by this version yet');
   });
 
   it('in preview mode reports what would change and writes nothing', async () => {

@@ -39,6 +39,8 @@ describe('normalize', () => {
       pruneMaxShare: 0.5,
       allowLargePrune: false,
       removedKustomizations: 'report',
+      driftCorrection: false,
+      github: { comment: true, checkRun: true },
       lockTimeoutMs: 600_000,
       lockLeaseMs: 30_000,
       run: { holder: expect.stringMatching(/ pid \d+$/) as string },
@@ -60,6 +62,8 @@ describe('normalize', () => {
     [{ pruneMaxShare: 'half' }, 'prune-max-share must be a percentage'],
     [{ removedKustomizations: 'purge' }, 'removed-kustomizations must be report or delete; got "purge"'],
     [{ removedKustomizations: 'delete' }, 'removed-kustomizations: delete needs kustomizations'],
+    [{ driftCorrection: 'true' }, "drift-correction applies to mode: drift; this run's mode is apply"],
+    [{ driftCorrection: 'yes', mode: 'drift' }, 'drift-correction must be true or false; got "yes"'],
     [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);
@@ -79,10 +83,7 @@ describe('readActionSettings', () => {
       kubeconfig: { kind: 'path', path: '/ws/kc.yaml' },
     });
   });
-  it.each([
-    ['drift-correction', 'true'],
-    ['default-service-account', 'deployer'],
-  ])('refuses input %s=%s of a later stage', (name, value) => {
+  it.each([['default-service-account', 'deployer']])('refuses input %s=%s of a later stage', (name, value) => {
     expect(() => readActionSettings(inputs({ [name]: value }), { GITHUB_WORKSPACE: '/ws' })).toThrow(
       `input "${name}" is not supported by this version yet`,
     );

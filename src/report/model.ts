@@ -1,4 +1,5 @@
 import type { HealthResult } from '../kstatus/wait.js';
+import type { Problem } from './problems.js';
 import type { Mode } from '../settings.js';
 import type { Action, ChangeSetEntry } from '../ssa/changeset.js';
 
@@ -26,6 +27,10 @@ export interface Report {
   notes: string[];
   /** With several Kustomizations: each one's own report, in the order they were given. */
   kustomizations?: Report[];
+  /** With an error: the objects at fault, with their source file and line where known (annotations). */
+  problems?: Problem[];
+  /** In drift mode: whether the cluster differed from Git, and whether this run corrected it. */
+  drift?: { detected: boolean; corrected: boolean };
   /** Set when the run failed; the changeset then holds what was done before the failure. */
   error?: string;
 }
@@ -53,6 +58,11 @@ export interface RemovedKustomization {
   reason: string;
 }
 
+/** Drift: anything to create or configure, or an object that left Git still in the cluster (with prune). */
+export function driftFound(report: Pick<Report, 'counts' | 'pruned'>): boolean {
+  return hasChanges(report) || (report.pruned ?? []).some((p) => p.action === 'deleted');
+}
+
 /** True when the plan found anything to create or configure. */
 export function hasChanges(report: Pick<Report, 'counts'>): boolean {
   return report.counts.created + report.counts.configured > 0;
@@ -62,7 +72,8 @@ export function hasChanges(report: Pick<Report, 'counts'>): boolean {
  * The exit code: 2 on error; 1 when changes were found and the mode reports rather than
  * corrects them (CLI `diff`, action `drift`); else 0.
  */
-export function exitCode(report: Pick<Report, 'ok' | 'counts'>, changesAreFindings: boolean): 0 | 1 | 2 {
+export function exitCode(report: Pick<Report, 'ok' | 'counts' | 'drift'>, changesAreFindings: boolean): 0 | 1 | 2 {
   if (!report.ok) return 2;
+  if (report.drift) return report.drift.detected && !report.drift.corrected ? 1 : 0;
   return changesAreFindings && hasChanges(report) ? 1 : 0;
 }

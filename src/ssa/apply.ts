@@ -35,6 +35,8 @@ export class ApplyError extends Error {
   constructor(
     message: string,
     readonly changeset: ChangeSetEntry[],
+    /** The objects that failed, each with its own message (for annotations on their source). */
+    readonly failures: { object: KubeObject; message: string }[] = [],
   ) {
     super(message);
     this.name = 'ApplyError';
@@ -78,7 +80,7 @@ export async function applyAll(
       try {
         return { ok: true as const, planned: await plan(client, discovery, obj, opts, newNamespaces) };
       } catch (err) {
-        return { ok: false as const, error: (err as Error).message };
+        return { ok: false as const, error: (err as Error).message, obj };
       }
     });
     const failures = results.flatMap((r) => (r.ok ? [] : [r.error]));
@@ -87,7 +89,11 @@ export async function applyAll(
         failures.length > 1
           ? `${failures.length} objects of the ${stage} stage failed the dry-run; nothing of the stage was applied:\n`
           : '';
-      throw new ApplyError(head + failures.join('\n'), changeset);
+      throw new ApplyError(
+        head + failures.join('\n'),
+        changeset,
+        results.flatMap((r) => (r.ok ? [] : [{ object: r.obj, message: r.error }])),
+      );
     }
     const planned = results.flatMap((r) => (r.ok ? [r.planned] : []));
     for (const p of planned) {
@@ -96,7 +102,7 @@ export async function applyAll(
         try {
           await write(client, p, opts);
         } catch (err) {
-          throw new ApplyError((err as Error).message, changeset);
+          throw new ApplyError((err as Error).message, changeset, [{ object: p.obj, message: (err as Error).message }]);
         }
       }
       changeset.push(p.entry);

@@ -1,0 +1,193 @@
+/**
+ * The GitHub edge: the sticky PR comment and the check run, through Octokit. Rendering is pure
+ * (src/report/comment.ts); here are only the requests and what their failures mean. Nothing here
+ * fails a run: every problem becomes a warning that says what to change.
+ */
+import { Octokit } from '@octokit/core';
+import { paginateRest } from '@octokit/plugin-paginate-rest';
+import { RequestError } from '@octokit/request-error';
+import type { Report } from '../report/model.js';
+import {
+  CHECK_TEXT_LIMIT,
+  checkConclusion,
+  commentMarker,
+  renderCheckOutput,
+  renderComment,
+} from '../report/comment.js';
+import { missingPermission, type GitHubContext } from './context.js';
+
+const Client = Octokit.plugin(paginateRest);
+type Client = InstanceType<typeof Client>;
+
+/** The Checks API takes at most 50 annotations per request. */
+export const ANNOTATIONS_PER_REQUEST = 50;
+
+export interface PublishOptions {
+  token: string;
+  /** Post or update the sticky comment on the pull request (preview mode). */
+  comment: boolean;
+  /** Create a check run on the head commit. */
+  checkRun: boolean;
+  /** What identifies this set of Kustomizations: the sticky comment's marker and the check's name. */
+  key: string;
+  userAgent?: string;
+}
+
+export interface Published {
+  commentUrl?: string;
+  checkRunUrl?: string;
+  /** Why something was not posted; each names the fix. */
+  warnings: string[];
+}
+
+export async function publish(report: Report, ctx: GitHubContext, opts: PublishOptions): Promise<Published> {
+  const out: Published = { warnings: [] };
+  const octokit = new Client({
+    auth: opts.token,
+    baseUrl: ctx.apiUrl,
+    userAgent: opts.userAgent ?? 'kustomize-reconcile',
+    // Octokit logs every 4xx as a warning of its own; the warnings here say what to do instead.
+    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+  });
+  if (ctx.fork && (opts.comment || opts.checkRun)) {
+    out.warnings.push(
+      'This pull request comes from a fork, where GITHUB_TOKEN is read-only: no comment or check run was posted, ' +
+        'the preview is in the job summary. To comment on fork PRs, run the preview in a workflow_run workflow',
+    );
+    return out;
+  }
+  if (opts.comment && ctx.pullNumber !== undefined && report.mode === 'preview') {
+    try {
+      out.commentUrl = await upsertComment(octokit, ctx, ctx.pullNumber, report, opts.key);
+    } catch (err) {
+      out.warnings.push(explain(err, 'the pull request comment', 'pull-requests: write'));
+    }
+  }
+  if (opts.checkRun && ctx.headSha) {
+    try {
+      out.checkRunUrl = await createCheckRun(octokit, ctx, ctx.headSha, report, opts.key);
+    } catch (err) {
+      out.warnings.push(explain(err, 'the check run', 'checks: write'));
+    }
+  }
+  return out;
+}
+
+/** Finds our comment by its marker and updates it, or creates it; returns its URL. */
+async function upsertComment(
+  octokit: Client,
+  ctx: GitHubContext,
+  pull: number,
+  report: Report,
+  key: string,
+): Promise<string> {
+  const marker = commentMarker(key);
+  const { body } = renderComment(report, { marker, ...(ctx.runUrl ? { runUrl: ctx.runUrl } : {}) });
+  const repo = { owner: ctx.owner, repo: ctx.repo };
+  const comments = await octokit.paginate('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+    ...repo,
+    issue_number: pull,
+    per_page: 100,
+  });
+  const mine = comments.find((c) => c.body?.split('\n', 1)[0] === marker);
+  if (mine) {
+    const res = await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+      ...repo,
+      comment_id: mine.id,
+      body,
+    });
+    return res.data.html_url;
+  }
+  const res = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+    ...repo,
+    issue_number: pull,
+    body,
+  });
+  return res.data.html_url;
+}
+
+/** Creates a completed check run; annotations beyond the first 50 follow in updates of 50 each. */
+async function createCheckRun(
+  octokit: Client,
+  ctx: GitHubContext,
+  sha: string,
+  report: Report,
+  key: string,
+): Promise<string> {
+  const output = checkOutput(report, ctx.runUrl);
+  const annotations = (report.problems ?? []).flatMap((p) =>
+    p.file === undefined
+      ? []
+      : [
+          {
+            path: p.file,
+            start_line: p.line ?? 1,
+            end_line: p.line ?? 1,
+            annotation_level: 'failure' as const,
+            title: p.subject.slice(0, 255),
+            message: p.message.slice(0, 64_000),
+          },
+        ],
+  );
+  const batches: (typeof annotations)[] = [];
+  for (let i = 0; i < annotations.length; i += ANNOTATIONS_PER_REQUEST)
+    batches.push(annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
+  const repo = { owner: ctx.owner, repo: ctx.repo };
+  const created = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+    ...repo,
+    name: checkName(report, key),
+    head_sha: sha,
+    status: 'completed',
+    conclusion: checkConclusion(report),
+    ...(ctx.runUrl ? { details_url: ctx.runUrl } : {}),
+    output: { ...output, ...(batches[0] ? { annotations: batches[0] } : {}) },
+  });
+  for (const batch of batches.slice(1)) {
+    await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+      ...repo,
+      check_run_id: created.data.id,
+      output: { title: output.title, summary: output.summary, annotations: batch },
+    });
+  }
+  return created.data.html_url ?? '';
+}
+
+/**
+ * The check run's output within GitHub's limit, which is 65,535 characters and also 65,535 UTF-8
+ * bytes for summary and text: non-ASCII text is rendered again with a smaller character budget.
+ */
+function checkOutput(report: Report, runUrl: string | undefined): ReturnType<typeof renderCheckOutput> {
+  let limit = CHECK_TEXT_LIMIT;
+  for (;;) {
+    const out = renderCheckOutput(report, { ...(runUrl ? { runUrl } : {}), limit });
+    const bytes = Math.max(Buffer.byteLength(out.summary), Buffer.byteLength(out.text));
+    if (bytes <= CHECK_TEXT_LIMIT || limit < 1000) return out;
+    limit = Math.floor((limit * CHECK_TEXT_LIMIT) / bytes) - 16;
+  }
+}
+
+/**
+ * The check's name: GitHub attaches a check run to the first workflow run of the commit, so a name
+ * that says what it checks keeps it recognisable wherever it lands.
+ */
+export function checkName(report: Pick<Report, 'mode'>, key: string): string {
+  const name = `kustomize-reconcile ${report.mode}: ${key}`;
+  return name.length > 100 ? `${name.slice(0, 99)}…` : name;
+}
+
+function explain(err: unknown, what: string, permission: string): string {
+  if (err instanceof RequestError) {
+    const message = (err.response?.data as { message?: string } | undefined)?.message ?? err.message;
+    if (err.status === 403 || err.status === 404) {
+      const header = err.response?.headers['x-accepted-github-permissions'];
+      const perm = missingPermission(typeof header === 'string' ? header : undefined, permission);
+      return (
+        `GitHub refused ${what} (${err.status} ${message}): the token needs "${perm}". ` +
+        `Add it to the workflow's permissions: block (the report is in the job summary)`
+      );
+    }
+    if (err.status === 401) return `GitHub refused ${what} (401 ${message}): check the github-token input`;
+    return `GitHub refused ${what} (${err.status} ${message})`;
+  }
+  return `Could not post ${what}: ${(err as Error).message}`;
+}
