@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ClusterClient } from './cluster/client.js';
 import { Discovery } from './cluster/discovery.js';
 import { kubeconfigSecrets, loadKubeConfig } from './cluster/kubeconfig.js';
+import { remoteKubeConfig } from './cluster/remote.js';
 import { build, type BuildResult } from './kustomize/build.js';
 import { applyCommonMetadata } from './kustomize/metadata.js';
 import { objectKey, subjectOf, type KubeObject } from './kustomize/parse.js';
@@ -73,6 +74,19 @@ export async function resolveSpecs(settings: Settings): Promise<KustomizationSpe
 /** Refuses spec fields of stages not built yet, naming the Kustomization and the fields. */
 export function checkSupported(specs: readonly KustomizationSpec[], command: 'build' | 'apply'): void {
   const problems = specs.flatMap((s) => unsupportedFields(s, command).map((p) => `${describeSpec(s)}: ${p}`));
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+}
+
+/** Flux's --no-cross-namespace-refs: a sourceRef in another namespace is refused, naming it. */
+export function refuseCrossNamespaceRefs(specs: readonly KustomizationSpec[]): void {
+  const problems = specs.flatMap((s) =>
+    s.sourceRef?.namespace !== undefined && s.sourceRef.namespace !== s.namespace
+      ? [
+          `${describeSpec(s)}: spec.sourceRef.namespace: cross-namespace references are not allowed ` +
+            `(input no-cross-namespace-refs): '${s.sourceRef.namespace}' is not the Kustomization's namespace '${s.namespace}'`,
+        ]
+      : [],
+  );
   if (problems.length > 0) throw new Error(problems.join('\n'));
 }
 
@@ -225,6 +239,7 @@ async function reconcileMode(settings: Settings, hooks: Hooks): Promise<Report> 
     kubeconfigSecrets(kc).forEach(hooks.secret);
     specs = await resolveSpecs(settings);
     checkSupported(specs, 'apply');
+    if (settings.noCrossNamespaceRefs) refuseCrossNamespaceRefs(specs);
     levels = dependencyOrder(specs);
     client = new ClusterClient(kc);
   } catch (err) {
@@ -250,7 +265,7 @@ async function reconcileAll(
   hooks: Hooks,
   started: number,
 ): Promise<Report> {
-  if (specs.length === 1) return await reconcileOne(settings, specs[0]!, client, discovery, hooks);
+  if (specs.length === 1) return await reconcileTarget(settings, specs[0]!, client, discovery, hooks);
   const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
   const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) => {
     const key = `${spec.namespace}/${spec.name}`;
@@ -267,7 +282,7 @@ async function reconcileAll(
       },
       secret: hooks.secret,
     };
-    return reconcileOne(settings, spec, client, discovery, prefixed);
+    return reconcileTarget(settings, spec, client, discovery, prefixed);
   });
   return combine(
     settings,
@@ -353,16 +368,52 @@ function outcomeOf(report: Report): Outcome {
 }
 
 /** One Kustomization: build, plan, apply (unless previewing), wait, prune, record. Failures land in the report. */
-async function reconcileOne(
+/**
+ * One Kustomization in the cluster it targets: the action's cluster, or with spec.kubeConfig a
+ * remote one whose kubeconfig is a Secret in the action's cluster. Objects, health, prune, the
+ * inventory and the lock are in the target; substituteFrom and decryption Secrets are read from the
+ * action's cluster, as Flux reads them with the controller's client.
+ */
+async function reconcileTarget(
   settings: Settings,
   spec: KustomizationSpec,
-  client: ClusterClient,
+  management: ClusterClient,
   discovery: Discovery,
   hooks: Hooks,
 ): Promise<Report> {
+  const ref = spec.kubeConfig?.secretRef;
+  if (!ref) return reconcileOne(settings, spec, management, management, discovery, hooks, []);
+  const notes: string[] = [];
+  let remote: ClusterClient;
+  try {
+    const kc = await remoteKubeConfig(management, spec.namespace, ref, (line) => {
+      notes.push(line);
+      hooks.log(line);
+    });
+    kubeconfigSecrets(kc).forEach(hooks.secret);
+    remote = new ClusterClient(kc);
+  } catch (err) {
+    return { ...skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`), notes };
+  }
+  hooks.log(`Reconciling into ${remote.server} (spec.kubeConfig.secretRef ${spec.namespace}/${ref.name})`);
+  try {
+    return await reconcileOne(settings, spec, management, remote, new Discovery(remote), hooks, notes);
+  } finally {
+    remote.close();
+  }
+}
+
+async function reconcileOne(
+  settings: Settings,
+  spec: KustomizationSpec,
+  management: ClusterClient,
+  client: ClusterClient,
+  discovery: Discovery,
+  hooks: Hooks,
+  notes: string[],
+): Promise<Report> {
   const started = Date.now();
   let changeset: ChangeSetEntry[] = [];
-  const notes: string[] = [];
   let health: HealthResult[] | undefined;
   let pruned: PruneResult[] | undefined;
   let problems: Problem[] = [];
@@ -397,7 +448,7 @@ async function reconcileOne(
       note(`${describeSpec(spec)} is suspended (spec.suspend: true); nothing was built or applied`);
       return finish();
     }
-    const built = await renderSpec(settings, spec, client, { secret: hooks.secret, note });
+    const built = await renderSpec(settings, spec, management, { secret: hooks.secret, note });
     origins = new Map(
       [...built.objects].flatMap((o) => {
         const file = built.origins.get(objectKey(o));
@@ -412,7 +463,8 @@ async function reconcileOne(
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     if (apply) await inventory.begin(objects.map(entryOfObject), hooks.log, note);
     else await inventory.peek(note);
-    changeset = await applyAll(client, discovery, objects, {
+    const actor = actingAs(client, spec, settings, note);
+    changeset = await applyAll(actor, discovery, objects, {
       force: spec.force,
       ...(spec.ignore.length > 0
         ? { ignoredPaths: (obj: KubeObject) => ignoredPaths(spec.ignore, obj), strip: stripPaths, adopt: adoptPaths }
@@ -426,7 +478,7 @@ async function reconcileOne(
       const targets = healthTargets(spec, changeset);
       if (targets.length > 0) {
         hooks.log(`Waiting up to ${formatDuration(spec.timeout)} for ${targets.length} object(s) to become healthy`);
-        const outcome = await waitForHealth(client, discovery, targets, {
+        const outcome = await waitForHealth(actor, discovery, targets, {
           timeoutMs: spec.timeout,
           concurrency: settings.concurrency,
           log: hooks.log,
@@ -455,7 +507,7 @@ async function reconcileOne(
         error = `prune refused: ${refusal}`;
       } else {
         hooks.log(`Pruning ${stale.length} object(s)${apply ? '' : ' (dry run)'}`);
-        pruned = await deleteStale(client, discovery, stale, { owner: spec, dryRun: !apply, log: hooks.log });
+        pruned = await deleteStale(actor, discovery, stale, { owner: spec, dryRun: !apply, log: hooks.log });
         survivors = pruned.filter((r) => r.action === 'failed').map((r) => r.entry);
         if (survivors.length > 0) {
           error = `prune failed for ${survivors.length} object(s); they stay in the inventory:\n${pruned
@@ -491,6 +543,29 @@ async function reconcileOne(
   } finally {
     await inventory.release();
   }
+}
+
+/**
+ * The client a Kustomization's dry-runs, applies, health reads and prunes go through: as Flux, the
+ * ServiceAccount of spec.serviceAccountName (or the default-service-account input) in the
+ * Kustomization's namespace, impersonated by user name alone (no groups), so that RBAC bindings to
+ * that account are what it may do.
+ */
+function actingAs(
+  client: ClusterClient,
+  spec: KustomizationSpec,
+  settings: Settings,
+  note: (line: string) => void,
+): ClusterClient {
+  const user = impersonatedUser(spec, settings);
+  if (user === undefined) return client;
+  note(`Acting as ${user}${spec.serviceAccountName ? '' : ' (input default-service-account)'}`);
+  return client.impersonating(user);
+}
+
+export function impersonatedUser(spec: KustomizationSpec, settings: Pick<Settings, 'defaultServiceAccount'>) {
+  const sa = spec.serviceAccountName ?? settings.defaultServiceAccount;
+  return sa ? `system:serviceaccount:${spec.namespace}:${sa}` : undefined;
 }
 
 /** Each problem with the file its object came from and the line of its name there, where known. */
@@ -629,6 +704,9 @@ class InventoryRun {
       ...(result !== 'InProgress' ? { finishedAt: new Date(now).toISOString(), durationMs: now - this.started } : {}),
       ...(run.url ? { runUrl: run.url } : {}),
       prune: this.spec.prune,
+      ...(impersonatedUser(this.spec, this.settings)
+        ? { impersonate: impersonatedUser(this.spec, this.settings) }
+        : {}),
       deletionPolicy: this.spec.deletionPolicy,
       timeoutMs: this.spec.timeout,
     };

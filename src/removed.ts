@@ -189,7 +189,8 @@ async function removeOne(
       };
     }
     log(`Kustomization ${f.kustomization} was removed: ${why}, deleting ${base.objects} object(s)`);
-    const results = await deleteStale(client, discovery, staleEntries(entriesOf(record), []), {
+    const actor = record.status.impersonate ? client.impersonating(record.status.impersonate) : client;
+    const results = await deleteStale(actor, discovery, staleEntries(entriesOf(record), []), {
       owner: { name, namespace },
       dryRun,
       log,
@@ -222,7 +223,7 @@ async function removeOne(
     let reason = why;
     if (action === 'delete-and-wait' && !dryRun) {
       const left = await waitGone(
-        client,
+        actor,
         discovery,
         results.filter((r) => r.action === 'deleted' && r.reason !== 'already gone').map((r) => r.entry),
         record.status.timeoutMs,

@@ -66,6 +66,13 @@ export interface Settings {
   removedKustomizations: RemovedPolicy;
   /** GitHub reporting (action only): the token, and whether to comment on PRs and create check runs. */
   github: { token?: string; comment: boolean; checkRun: boolean };
+  /**
+   * Flux's --default-service-account: the ServiceAccount (in each Kustomization's namespace) to
+   * impersonate for Kustomizations that name none in spec.serviceAccountName.
+   */
+  defaultServiceAccount?: string;
+  /** Flux's --no-cross-namespace-refs: refuse a spec.sourceRef in another namespace. */
+  noCrossNamespaceRefs: boolean;
   /** In drift mode, apply when drift is found (Flux corrects drift on every reconcile). */
   driftCorrection: boolean;
   /** How long to wait for another run's lock on a Kustomization; and how long a lock lasts unrenewed. */
@@ -101,9 +108,7 @@ export const DEFAULTS = {
  * Inputs that action.yml declares for later stages of the pipeline (see the README's roadmap).
  * Setting one to anything but its neutral value is an error rather than silently ignored.
  */
-export const NOT_YET_SUPPORTED: Record<string, string> = {
-  'default-service-account': '',
-};
+export const NOT_YET_SUPPORTED: Record<string, string> = {};
 
 export type InputReader = (name: string) => string;
 
@@ -165,6 +170,8 @@ export function readActionSettings(
     allowLargePrune: input('allow-large-prune'),
     removedKustomizations: input('removed-kustomizations'),
     driftCorrection: input('drift-correction'),
+    defaultServiceAccount: input('default-service-account'),
+    noCrossNamespaceRefs: input('no-cross-namespace-refs'),
     githubToken: input('github-token'),
     comment: input('comment'),
     checkRun: input('check-run'),
@@ -234,6 +241,8 @@ export interface RawSettings {
   allowLargePrune?: string | boolean;
   removedKustomizations?: string;
   driftCorrection?: string | boolean;
+  defaultServiceAccount?: string;
+  noCrossNamespaceRefs?: string | boolean;
   githubToken?: string;
   comment?: string | boolean;
   checkRun?: string | boolean;
@@ -292,6 +301,12 @@ export function normalize(raw: RawSettings): Settings {
       'removed-kustomizations: delete needs kustomizations: the set of Kustomization files is what a removed one is missing from',
     );
   }
+  const defaultServiceAccount = raw.defaultServiceAccount?.trim();
+  if (defaultServiceAccount && !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(defaultServiceAccount)) {
+    throw new Error(
+      `default-service-account must be a ServiceAccount name (DNS-1123 subdomain); got "${defaultServiceAccount}"`,
+    );
+  }
   const driftCorrection = parseBool(raw.driftCorrection, 'drift-correction');
   if (driftCorrection && mode !== 'drift') {
     throw new Error(`drift-correction applies to mode: drift; this run's mode is ${mode}`);
@@ -330,6 +345,8 @@ export function normalize(raw: RawSettings): Settings {
     allowLargePrune: parseBool(raw.allowLargePrune, 'allow-large-prune'),
     removedKustomizations: removed,
     driftCorrection,
+    ...(defaultServiceAccount ? { defaultServiceAccount } : {}),
+    noCrossNamespaceRefs: parseBool(raw.noCrossNamespaceRefs, 'no-cross-namespace-refs'),
     github: {
       ...(raw.githubToken?.trim() ? { token: raw.githubToken.trim() } : {}),
       comment: defaultTrue(raw.comment, 'comment'),

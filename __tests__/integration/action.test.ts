@@ -85,15 +85,16 @@ describe('the bundled action, run the way GitHub runs it', () => {
     expect(res.summary).toContain('**Failed:**');
   });
 
-  it('refuses inputs of later pipeline stages instead of ignoring them', async () => {
+  it('acts as the default-service-account, whose RBAC then decides', async () => {
     const workspace = await writeTree(manifests('unused'));
     const res = await runAction(workspace, {
       kubeconfig: kubeconfigPath(),
       path: 'deploy',
-      'default-service-account': 'deployer',
+      'default-service-account': 'nobody',
     });
     expect(res.code).toBe(2);
-    expect(res.stdout).toContain('input "default-service-account" is not supported by this version yet');
+    expect(res.stdout).toContain('Acting as system:serviceaccount:flux-system:nobody (input default-service-account)');
+    expect(res.stdout).toMatch(/User \\?"system:serviceaccount:flux-system:nobody\\?" cannot get resource/);
   });
 
   it('in preview mode reports what would change and writes nothing', async () => {

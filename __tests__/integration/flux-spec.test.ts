@@ -70,7 +70,7 @@ describe('build --kustomizations', () => {
       'ks.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {name: tenant, namespace: flux-system}
-spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, name: repo}, serviceAccountName: deployer}
+spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, name: repo}, kubeConfig: {configMapRef: {name: edge}}}
 `,
       'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n',
     });
@@ -81,7 +81,7 @@ spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, 
     );
     expect(res.code).toBe(2);
     expect(res.stdout).toContain(
-      'Kustomization flux-system/tenant (ks.yaml, document 1): spec.serviceAccountName: impersonation is not supported by this version yet',
+      'Kustomization flux-system/tenant (ks.yaml, document 1): spec.kubeConfig.configMapRef: workload identity for remote clusters is not supported by this version yet',
     );
   });
 

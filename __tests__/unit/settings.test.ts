@@ -41,6 +41,7 @@ describe('normalize', () => {
       removedKustomizations: 'report',
       driftCorrection: false,
       github: { comment: true, checkRun: true },
+      noCrossNamespaceRefs: false,
       lockTimeoutMs: 600_000,
       lockLeaseMs: 30_000,
       run: { holder: expect.stringMatching(/ pid \d+$/) as string },
@@ -64,6 +65,8 @@ describe('normalize', () => {
     [{ removedKustomizations: 'delete' }, 'removed-kustomizations: delete needs kustomizations'],
     [{ driftCorrection: 'true' }, "drift-correction applies to mode: drift; this run's mode is apply"],
     [{ driftCorrection: 'yes', mode: 'drift' }, 'drift-correction must be true or false; got "yes"'],
+    [{ defaultServiceAccount: 'Deployer!' }, 'default-service-account must be a ServiceAccount name'],
+    [{ noCrossNamespaceRefs: 'maybe' }, 'no-cross-namespace-refs must be true or false; got "maybe"'],
     [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);
@@ -83,10 +86,11 @@ describe('readActionSettings', () => {
       kubeconfig: { kind: 'path', path: '/ws/kc.yaml' },
     });
   });
-  it.each([['default-service-account', 'deployer']])('refuses input %s=%s of a later stage', (name, value) => {
-    expect(() => readActionSettings(inputs({ [name]: value }), { GITHUB_WORKSPACE: '/ws' })).toThrow(
-      `input "${name}" is not supported by this version yet`,
-    );
+  it('reads the tenancy inputs', () => {
+    const s = readActionSettings(inputs({ 'default-service-account': 'deployer', 'no-cross-namespace-refs': 'true' }), {
+      GITHUB_WORKSPACE: '/ws',
+    });
+    expect(s).toMatchObject({ defaultServiceAccount: 'deployer', noCrossNamespaceRefs: true });
   });
   it('reads the prune, inventory and lock inputs, and the run from the environment', () => {
     const s = readActionSettings(

@@ -27,6 +27,8 @@ export interface InventoryStatus {
   runUrl?: string;
   /** Kept so that a run can honour them after the Kustomization's file is gone from the repository. */
   prune: boolean;
+  /** The user its objects were applied as (spec.serviceAccountName): its removal acts as it too. */
+  impersonate?: string;
   deletionPolicy: 'MirrorPrune' | 'Delete' | 'WaitForTermination' | 'Orphan';
   timeoutMs: number;
 }

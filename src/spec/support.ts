@@ -9,8 +9,7 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
   const out: string[] = [];
   const say = (field: string, what: string) => out.push(`${field}: ${what} is not supported by this version yet`);
   if (command === 'build') return out;
-  if (spec.serviceAccountName) say('spec.serviceAccountName', 'impersonation');
-  if (spec.kubeConfig) say('spec.kubeConfig', 'remote clusters');
+  if (spec.kubeConfig?.configMapRef) say('spec.kubeConfig.configMapRef', 'workload identity for remote clusters');
   return out;
 }
 

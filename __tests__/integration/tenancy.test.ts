@@ -1,0 +1,164 @@
+// Multi-tenancy on the real cluster (RBAC on): a Kustomization with spec.serviceAccountName, or run
+// with the default-service-account input, can do no more than that ServiceAccount's RBAC allows.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { isNotFound } from '../../src/cluster/errors.js';
+import { reconcile } from '../../src/reconcile.js';
+import { normalize, type RawSettings } from '../../src/settings.js';
+import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
+
+const ks = (ns: string, sa?: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: tenant-app, namespace: ${ns}}
+spec:
+  interval: 10m
+  prune: true
+  path: ./app
+  sourceRef: {kind: GitRepository, name: repo}
+${sa ? `  serviceAccountName: ${sa}\n` : ''}`;
+
+const cm = (ns: string, name: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+
+describe('impersonation of a tenant ServiceAccount', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  /** A tenant namespace whose ServiceAccount `deployer` may manage ConfigMaps there, and nothing else. */
+  async function tenant(): Promise<string> {
+    const ns = await freshNamespace(client, 'tenant');
+    await client.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'deployer' } },
+    });
+    await client.request('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'deployer' },
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }],
+      },
+    });
+    await client.request('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }],
+      },
+    });
+    return ns;
+  }
+
+  function run(root: string, extra: Partial<RawSettings> = {}, log: string[] = []) {
+    return reconcile(
+      normalize({
+        kubeconfig: { kind: 'path', path: kubeconfigPath() },
+        root,
+        kustomizations: ['ks.yaml'],
+        kustomizeBin: KUSTOMIZE,
+        ...extra,
+      }),
+      { log: (l) => log.push(l), secret: () => {} },
+    );
+  }
+
+  const exists = (path: string) =>
+    client.request('GET', path).then(
+      () => true,
+      (err: unknown) => {
+        if (isNotFound(err)) return false;
+        throw err;
+      },
+    );
+
+  it('applies what the ServiceAccount may, and prunes as it', async () => {
+    const ns = await tenant();
+    const root = await writeTree({
+      'ks.yaml': ks(ns, 'deployer'),
+      'app/kustomization.yaml': 'resources: [a.yaml, b.yaml]\n',
+      'app/a.yaml': cm(ns, 'a'),
+      'app/b.yaml': cm(ns, 'b'),
+    });
+    const log: string[] = [];
+    const report = await run(root, {}, log);
+    expect(report.error).toBeUndefined();
+    expect(report.changeset.map((e) => `${e.subject} ${e.action}`)).toEqual([
+      `ConfigMap/${ns}/a created`,
+      `ConfigMap/${ns}/b created`,
+    ]);
+    expect(log).toContain(`Acting as system:serviceaccount:${ns}:deployer`);
+    // The objects' managers show who applied them: the impersonated user made the request.
+    const live = await client.request<{ metadata: { managedFields: { manager: string }[] } }>(
+      'GET',
+      `/api/v1/namespaces/${ns}/configmaps/a`,
+    );
+    expect(live.metadata.managedFields.map((f) => f.manager)).toContain('kustomize-controller');
+
+    await writeFile(join(root, 'app/kustomization.yaml'), 'resources: [a.yaml]\n');
+    const pruned = await run(root);
+    expect(pruned.ok).toBe(true);
+    expect(pruned.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([`ConfigMap/${ns}/b deleted`]);
+    expect(await exists(`/api/v1/namespaces/${ns}/configmaps/b`)).toBe(false);
+  });
+
+  it.each([
+    [
+      'a ClusterRole',
+      (ns: string) =>
+        `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: ${ns}-escalate}\nrules: []\n`,
+      (ns: string) =>
+        `clusterroles.rbac.authorization.k8s.io "${ns}-escalate" is forbidden: User "system:serviceaccount:${ns}:deployer" cannot get resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope`,
+    ],
+    [
+      'another namespace',
+      () => cm('default', 'not-yours'),
+      (ns: string) =>
+        `configmaps "not-yours" is forbidden: User "system:serviceaccount:${ns}:deployer" cannot get resource "configmaps" in API group "" in the namespace "default"`,
+    ],
+  ])('refuses %s with the verb, resource and identity, and applies nothing of the stage', async (_, extra, message) => {
+    for (const viaInput of [false, true]) {
+      const ns = await tenant();
+      const root = await writeTree({
+        'ks.yaml': ks(ns, viaInput ? undefined : 'deployer'),
+        'app/kustomization.yaml': 'resources: [mine.yaml, extra.yaml]\n',
+        'app/mine.yaml': cm(ns, 'mine'),
+        'app/extra.yaml': extra(ns),
+      });
+      const report = await run(root, viaInput ? { defaultServiceAccount: 'deployer' } : {});
+      expect(report.ok).toBe(false);
+      expect(report.error).toContain(message(ns));
+      // The stage failed as a whole: the ConfigMap the tenant may create was not created either
+      // (a ClusterRole is applied in an earlier stage, and the run stops there).
+      expect(await exists(`/api/v1/namespaces/${ns}/configmaps/mine`)).toBe(false);
+      expect(await exists('/api/v1/namespaces/default/configmaps/not-yours')).toBe(false);
+      expect(await exists(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${ns}-escalate`)).toBe(false);
+    }
+  });
+
+  it('refuses a cross-namespace sourceRef with no-cross-namespace-refs', async () => {
+    const ns = await tenant();
+    const root = await writeTree({
+      'ks.yaml': ks(ns).replace(
+        'sourceRef: {kind: GitRepository, name: repo}',
+        'sourceRef: {kind: GitRepository, name: repo, namespace: flux-system}',
+      ),
+      'app/a.yaml': cm(ns, 'a'),
+    });
+    const report = await run(root, { noCrossNamespaceRefs: 'true' });
+    expect(report.error).toBe(
+      `Kustomization ${ns}/tenant-app (ks.yaml, document 1): spec.sourceRef.namespace: cross-namespace references are not allowed (input no-cross-namespace-refs): 'flux-system' is not the Kustomization's namespace '${ns}'`,
+    );
+    expect(await exists(`/api/v1/namespaces/${ns}/configmaps/a`)).toBe(false);
+    // Without the input, the same Kustomization is fine.
+    expect((await run(root)).ok).toBe(true);
+  });
+});
