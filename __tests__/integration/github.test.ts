@@ -130,6 +130,33 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
     ]);
   });
 
+  it('sends more than 50 annotations in batches of 50', async () => {
+    const ns = await freshNamespace(client);
+    const bad = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad-${i}\n  namespace: ${ns}\n  labels: {"bad key!": x}\n`,
+    ).join('---\n');
+    const workspace = await writeTree({ 'deploy/bad.yaml': bad });
+    const res = await runAction(
+      workspace,
+      { kubeconfig: kubeconfigPath(), path: 'deploy', 'github-token': 'tok-rw' },
+      { env: REPO_ENV(fake), event: { name: 'push', payload: {} } },
+    );
+    expect(res.code).toBe(2);
+    const run = fake.checkRuns.find((c) => c.html_url === res.outputs['check-run-url']);
+    expect(run?.annotations).toHaveLength(60);
+    expect(run?.output.annotations_count).toBe(60);
+    // Each annotation points at its own object's name line in the one file.
+    for (const a of run?.annotations ?? []) {
+      const i = Number(/bad-(\d+)$/.exec(a.title ?? '')?.[1]);
+      expect(a.start_line).toBe(7 * i + 4);
+    }
+    expect(fake.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith(`/check-runs/${run?.id}`))).toHaveLength(
+      1,
+    );
+  });
+
   it('degrades to the job summary and names the missing permission', async () => {
     const ns = await freshNamespace(client);
     const workspace = await writeTree({ 'deploy/cm.yaml': cm(ns, 'settings', 'one') });
