@@ -5,22 +5,27 @@ import { publish, type Published } from './github/publish.js';
 import { reconcile } from './reconcile.js';
 import { exitCode, type Report } from './report/model.js';
 import { renderLines, renderSummary } from './report/render.js';
+import { scrubReport } from './report/scrub.js';
 import { readActionSettings, type Settings } from './settings.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
   try {
     const settings = readActionSettings();
-    const report = await core.group(`kustomize-reconcile ${settings.mode}`, () =>
+    const secrets = new Set<string>(Object.values(settings.secretVars));
+    const raw = await core.group(`kustomize-reconcile ${settings.mode}`, () =>
       reconcile(settings, {
         log: (l) => {
           core.info(l);
         },
         secret: (s) => {
+          secrets.add(s);
           core.setSecret(s);
         },
       }),
     );
+    // Everything below leaves the runner's masked log: comment, check run, summary, outputs.
+    const report = scrubReport(raw, secrets);
     for (const line of renderLines(report).slice(report.changeset.length)) core.info(line);
     const ctx = githubContext(process.env, await readEvent());
     const published = await publishReport(report, settings, ctx);

@@ -57,7 +57,7 @@ export async function handleRemoved(
   const namespaces = settings.inventoryNamespace
     ? [settings.inventoryNamespace]
     : [...new Set(specs.map((s) => s.namespace))];
-  const all = await listInventories(client, namespaces, out.notes);
+  const all = await listInventories(client, namespaces, settings.inventoryNamespace, out.notes);
   const present = new Set(specs.map((s) => `${s.namespace}/${s.name}`));
   const gone = removedOf(all, set, present);
   if (gone.length === 0) return out;
@@ -118,7 +118,12 @@ function orphaned(f: Found, why: string): RemovedKustomization {
 }
 
 /** Every inventory the credentials can list: cluster-wide, or else in the namespaces this run uses. */
-async function listInventories(client: ClusterClient, namespaces: string[], notes: string[]): Promise<Found[]> {
+async function listInventories(
+  client: ClusterClient,
+  namespaces: string[],
+  inventoryNamespace: string | undefined,
+  notes: string[],
+): Promise<Found[]> {
   const query = { labelSelector: `${INVENTORY_LABEL}=true` };
   let heads: ConfigMap[];
   try {
@@ -139,6 +144,9 @@ async function listInventories(client: ClusterClient, namespaces: string[], note
     const name = head.metadata.labels?.[KS_NAME_LABEL];
     const namespace = head.metadata.labels?.[KS_NAMESPACE_LABEL];
     if (!name || !namespace) continue;
+    // Only where this run would have written it: the inventory namespace, or else the
+    // Kustomization's own namespace; a ConfigMap elsewhere claiming to be an inventory is ignored.
+    if (head.metadata.namespace !== (inventoryNamespace ?? namespace)) continue;
     const store = new InventoryStore(client, head.metadata.namespace, { name, namespace });
     if (store.name !== head.metadata.name) continue;
     const snap = await store.fromHead(head);

@@ -107,3 +107,40 @@ describe('refuseCrossNamespaceRefs', () => {
       }).not.toThrow();
   });
 });
+
+describe('prototype-safe ignore paths', () => {
+  it.each(['/spec/__proto__/polluted', '/constructor/prototype/polluted', '/__proto__/polluted'])(
+    '%s changes no prototype',
+    async (pointer) => {
+      const { adoptPaths, stripPaths } = await import('../../src/ssa/ignore.js');
+      const desired = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, spec: {} };
+      const live = JSON.parse('{"spec": {"__proto__": {"polluted": true}}, "__proto__": {"polluted": true}}') as Record<
+        string,
+        unknown
+      >;
+      adoptPaths(desired, live, [pointer]);
+      stripPaths(desired, [pointer]);
+      expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    },
+  );
+});
+
+describe('remoteKubeConfig', () => {
+  it.each(['../../kube-system/secrets/x', 'Name', 'a/b'])(
+    'refuses the Secret name %j before any request',
+    async (name) => {
+      const { remoteKubeConfig } = await import('../../src/cluster/remote.js');
+      let requests = 0;
+      const client = {
+        request: () => {
+          requests++;
+          return Promise.resolve({});
+        },
+      };
+      await expect(remoteKubeConfig(client as never, 'team', { name }, () => {})).rejects.toThrow(
+        'the name is not a Secret name (DNS-1123 subdomain)',
+      );
+      expect(requests).toBe(0);
+    },
+  );
+});

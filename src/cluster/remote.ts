@@ -93,9 +93,15 @@ export async function remoteKubeConfig(
   note: (line: string) => void,
 ): Promise<KubeConfig> {
   const where = `spec.kubeConfig.secretRef: Secret ${namespace}/${ref.name}`;
+  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(ref.name)) {
+    throw new Error(`${where}: the name is not a Secret name (DNS-1123 subdomain)`);
+  }
   let secret: { data?: Record<string, string> };
   try {
-    secret = await management.request('GET', `/api/v1/namespaces/${namespace}/secrets/${ref.name}`);
+    secret = await management.request(
+      'GET',
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(ref.name)}`,
+    );
   } catch (err) {
     if (isNotFound(err)) throw new Error(`${where} not found`, { cause: err });
     throw new Error(`${where}: ${(err as Error).message}`, { cause: err });

@@ -63,6 +63,29 @@ const IGNORED_EXTENSIONS = /\.(jpe?g|gif|png|wmv|flv|zip|tar\.gz)$/i;
 const MAX_OUTPUT_BYTES = 512 * 1024 * 1024;
 
 /**
+ * The only variables kustomize (and git, which it runs for remote bases) gets from the action's
+ * environment: where programs, home, temporary and config directories are, locale, proxies and CA
+ * bundles. Never the inputs (`INPUT_*`: the kubeconfig, SOPS keys, secret-vars, the GitHub token),
+ * the runner's tokens (`ACTIONS_*`) or cloud credentials: kustomize releases before v5 fill a bare
+ * key of a generator's env file from the environment, which would put them into a ConfigMap.
+ */
+const KUSTOMIZE_ENV =
+  /^(?:PATH|PATHEXT|HOME|USERPROFILE|HOMEDRIVE|HOMEPATH|TMPDIR|TMP|TEMP|LANG|LANGUAGE|LC_[A-Z]+|TZ|XDG_CONFIG_HOME|XDG_CACHE_HOME|KUSTOMIZE_PLUGIN_HOME|SYSTEMROOT|SYSTEMDRIVE|WINDIR|COMSPEC|APPDATA|LOCALAPPDATA|PROGRAMDATA|HTTPS?_PROXY|NO_PROXY|ALL_PROXY|SSL_CERT_FILE|SSL_CERT_DIR)$/i;
+/** With remote bases allowed, git's own settings as well (credentials, SSH command, ssh-agent). */
+const GIT_ENV = /^(?:GIT_[A-Z0-9_]+|SSH_AUTH_SOCK)$/i;
+
+/** The environment kustomize runs with: `env` reduced to KUSTOMIZE_ENV (and GIT_ENV with remote bases). */
+export function kustomizeEnv(env: NodeJS.ProcessEnv, allowRemoteBases: boolean): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && (KUSTOMIZE_ENV.test(name) || (allowRemoteBases && GIT_ENV.test(name)))) {
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
+/**
  * Builds one Kustomization with the real kustomize, the way kustomize-controller does: on a copy of
  * the source root (the user's files are never touched), with a kustomization generated over plain
  * YAML when there is none, Flux's spec fields merged into it, and the load restrictor on.
@@ -71,7 +94,9 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const realRoot = await realpath(opts.root);
   const dir = await resolveInsideRoot(realRoot, opts.path);
   const relPath = relative(realRoot, dir) || '.';
-  const work = await mkdtemp(join(tmpdir(), 'kr-build-'));
+  // A private directory (mkdtemp: mode 0700), removed below; on a runner in RUNNER_TEMP, which the
+  // runner empties after the job, so that decrypted files do not outlive a cancelled run.
+  const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-build-'));
   const copyRoot = join(work, 'src');
   try {
     await cp(realRoot, copyRoot, {
@@ -79,11 +104,16 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       verbatimSymlinks: true,
       filter: (src) => src === realRoot || !(IGNORED_NAMES.has(basename(src)) || IGNORED_EXTENSIONS.test(src)),
     });
+    const realCopyRoot = await realpath(copyRoot);
     const kdir = join(copyRoot, relPath);
     const found = await findKustomizationFile(kdir);
     let existing: Record<string, unknown>;
     let skipped: string[] = [];
     if (found) {
+      // A symlinked kustomization file may not pull in (nor, below, be written over) a file outside the tree.
+      if (!isInside(realCopyRoot, await realpath(join(kdir, found)))) {
+        throw new Error(`${toPosix(join(relPath, found))} is a symlink that leaves the source root`);
+      }
       existing = await readKustomization(join(kdir, found), join(relPath, found));
     } else {
       const generated = generateKustomization(await scan(kdir, ''), relPath === '.' ? '' : toPosix(relPath));
@@ -100,11 +130,20 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       ...pick(opts),
       components,
     });
-    await writeFile(join(kdir, found ?? 'kustomization.yaml'), stringify(kustomization));
-    if (!opts.allowRemoteBases) await refuseRemoteBases(copyRoot, kdir, new Set());
+    // Replaced, never written through: the copy keeps the tree's symlinks, and one (even a dangling
+    // one) in place of the kustomization file would otherwise make this write land outside the copy.
+    const kfile = join(kdir, found ?? 'kustomization.yaml');
+    await rm(kfile, { force: true });
+    await writeFile(kfile, stringify(kustomization), { flag: 'wx' });
+    await checkReferences(copyRoot, realCopyRoot, kdir, opts.allowRemoteBases ?? false, new Set());
     await opts.beforeBuild?.(copyRoot, kdir);
 
-    const text = await runKustomize(opts.kustomizeBin, kdir, copyRoot);
+    const text = await runKustomize(
+      opts.kustomizeBin,
+      kdir,
+      copyRoot,
+      kustomizeEnv(process.env, opts.allowRemoteBases ?? false),
+    );
     const objects = parseManifests(text, `kustomize build ${relPath}`);
     const origins = new Map<string, string>();
     for (const obj of objects) {
@@ -198,10 +237,21 @@ async function checkComponents(kdir: string, relPath: string, components: readon
 }
 
 /**
- * Walks the kustomizations reachable from `kdir` and refuses remote resources, bases and
- * components: the build must come from the checked-out source alone unless remote bases are allowed.
+ * Walks the kustomizations reachable from `kdir` (resources, bases, components, generators,
+ * transformers and validators that are directories) and refuses, as Flux's root-confined file
+ * system does, a local directory whose real path leaves the source root (through `..` or a
+ * symlink). Unless remote bases are allowed, it also refuses every entry that kustomize would
+ * fetch over the network: remote resources, bases and components (git or https), and the https
+ * URLs kustomize's loader accepts in place of any file (patches, generator files and env files,
+ * replacements, openapi, configurations, crds, generators, transformers, validators).
  */
-async function refuseRemoteBases(copyRoot: string, kdir: string, seen: Set<string>): Promise<void> {
+async function checkReferences(
+  copyRoot: string,
+  realCopyRoot: string,
+  kdir: string,
+  allowRemoteBases: boolean,
+  seen: Set<string>,
+): Promise<void> {
   if (seen.has(kdir)) return;
   seen.add(kdir);
   const file = await findKustomizationFile(kdir);
@@ -213,17 +263,60 @@ async function refuseRemoteBases(copyRoot: string, kdir: string, seen: Set<strin
   } catch {
     return; // kustomize reports it with its own words
   }
-  for (const { field, entry } of referencedPaths(k)) {
+  for (const { field, entry, dir } of loadedEntries(k)) {
     const target = resolve(kdir, entry);
     const info = await stat(target).catch(() => undefined);
-    if (info?.isDirectory()) {
-      await refuseRemoteBases(copyRoot, target, seen);
-    } else if (!info && isRemoteRef(entry)) {
+    // An existing file is loaded as a file; otherwise a git or https reference (in the fields that
+    // take directories) or an https URL (in any field) is fetched.
+    const remote = dir ? isRemoteRef(entry) && !info?.isFile() : /^https?:\/\//i.test(entry.trim());
+    if (remote) {
+      if (allowRemoteBases) continue;
       throw new Error(
-        `${shown}: ${field} entry "${entry}" is a remote base; remote bases are refused so that the build uses only the checked-out source (allow them with the allow-remote-bases input or --allow-remote-bases)`,
+        `${shown}: ${field} entry "${entry}" is ${dir ? 'a remote base' : 'a remote file'}; remote bases are refused so that the build uses only the checked-out source (allow them with the allow-remote-bases input or --allow-remote-bases)`,
       );
     }
+    if (!dir || !info?.isDirectory()) continue;
+    if (!isInside(realCopyRoot, await realpath(target))) {
+      throw new Error(
+        `${shown}: ${field} entry "${entry}" leaves the source root; only directories inside it can be used`,
+      );
+    }
+    await checkReferences(copyRoot, realCopyRoot, target, allowRemoteBases, seen);
   }
+}
+
+/**
+ * Every entry of a kustomization that kustomize reads through its loader, which takes a local path
+ * or a URL; `dir` marks the fields whose entries may also be kustomization directories.
+ */
+function loadedEntries(k: Readonly<Record<string, unknown>>): { field: string; entry: string; dir: boolean }[] {
+  const out = referencedPaths(k).map(({ field, entry }) => ({ field, entry, dir: field !== 'crds' }));
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const add = (field: string, entry: unknown, dir = false) => {
+    if (typeof entry === 'string') out.push({ field, entry, dir });
+  };
+  for (const field of ['generators', 'transformers', 'validators']) {
+    for (const entry of list(k[field])) add(field, entry, true);
+  }
+  for (const field of ['patchesStrategicMerge', 'configurations']) {
+    for (const entry of list(k[field])) add(field, entry);
+  }
+  for (const field of ['patches', 'patchesJson6902', 'replacements']) {
+    for (const entry of list(k[field])) add(`${field}[].path`, (entry as { path?: unknown } | null)?.path);
+  }
+  for (const field of ['configMapGenerator', 'secretGenerator']) {
+    for (const gen of list(k[field])) {
+      const g = (gen ?? {}) as { files?: unknown; envs?: unknown; env?: unknown };
+      for (const entry of list(g.files)) {
+        // `key=path` names the key; the path is what is loaded.
+        add(`${field}[].files`, typeof entry === 'string' ? entry.slice(entry.indexOf('=') + 1) : entry);
+      }
+      for (const entry of list(g.envs)) add(`${field}[].envs`, entry);
+      add(`${field}[].env`, g.env);
+    }
+  }
+  add('openapi.path', (k['openapi'] as { path?: unknown } | null | undefined)?.path);
+  return out;
 }
 
 /** Lists YAML files and kustomization sub-directories below `dir`, paths relative to the top. */
@@ -245,13 +338,13 @@ async function scan(top: string, rel: string): Promise<Entry[]> {
   return out;
 }
 
-function runKustomize(bin: string, kdir: string, copyRoot: string): Promise<string> {
+function runKustomize(bin: string, kdir: string, copyRoot: string, env: NodeJS.ProcessEnv): Promise<string> {
   const args = ['build', kdir, '--load-restrictor=LoadRestrictionsRootOnly'];
   // Messages name files in the temporary copy; show them relative to the source root instead.
   const shorten = (text: string) =>
     text.replaceAll(`${copyRoot}${sep}`, '').replaceAll(copyRoot, '.').replaceAll(dirname(copyRoot), '<build>');
   return new Promise((resolvePromise, reject) => {
-    execFile(bin, args, { maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' }, (err, stdout, stderr) => {
+    execFile(bin, args, { env, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' }, (err, stdout, stderr) => {
       if (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'ENOENT') {

@@ -1,5 +1,5 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse } from 'yaml';
 import { KUSTOMIZATION_FILES } from '../kustomize/generate.js';
 import { isRemoteRef } from '../kustomize/merge.js';
@@ -16,11 +16,27 @@ const MAX_FILE_BYTES = 5 * 1024 * 1024;
  */
 export async function decryptSources(root: string, kdir: string, opts: DecryptOptions): Promise<string[]> {
   const done: string[] = [];
-  await walk(root, kdir, new Set(), opts, done);
+  await walk({ root, realRoot: await realpath(root) }, kdir, new Set(), opts, done);
   return done;
 }
 
-async function walk(root: string, dir: string, seen: Set<string>, opts: DecryptOptions, done: string[]): Promise<void> {
+/** The root as given (for names in messages) and with symlinks resolved (for the containment checks). */
+interface Root {
+  root: string;
+  realRoot: string;
+}
+
+/**
+ * True when `p` is inside the root, lexically and once symlinks are resolved: the copy keeps the
+ * tree's symlinks, and decrypting in place through one that leads out would write plaintext there.
+ */
+async function insideRoot(r: Root, p: string): Promise<boolean> {
+  if (!inside(r.root, p)) return false;
+  const real = await realpath(p).catch(() => undefined);
+  return real !== undefined && inside(r.realRoot, real);
+}
+
+async function walk(r: Root, dir: string, seen: Set<string>, opts: DecryptOptions, done: string[]): Promise<void> {
   if (seen.has(dir)) return;
   seen.add(dir);
   let k: Record<string, unknown> | undefined;
@@ -40,31 +56,31 @@ async function walk(root: string, dir: string, seen: Set<string>, opts: DecryptO
       const eq = entry.indexOf('=');
       const key = eq >= 0 ? entry.slice(0, eq) : entry;
       const path = eq >= 0 ? entry.slice(eq + 1) : entry;
-      await decryptFile(root, dir, path, formatForPath(key), opts, done);
+      await decryptFile(r, dir, path, formatForPath(key), opts, done);
     }
     for (const entry of [...list(g.envs), g.env]) {
       if (typeof entry !== 'string') continue;
       const format = formatForPath(entry);
-      await decryptFile(root, dir, entry, format === 'binary' ? 'dotenv' : format, opts, done);
+      await decryptFile(r, dir, entry, format === 'binary' ? 'dotenv' : format, opts, done);
     }
   }
   for (const patch of list(k['patches'])) {
     const path = (patch as { path?: unknown } | null)?.path;
     if (typeof path === 'string' && !isRemoteRef(path))
-      await decryptFile(root, dir, path, formatForPath(path), opts, done);
+      await decryptFile(r, dir, path, formatForPath(path), opts, done);
   }
   for (const field of ['resources', 'components', 'bases']) {
     for (const entry of list(k[field])) {
       if (typeof entry !== 'string' || isRemoteRef(entry)) continue;
       const target = resolve(dir, entry);
-      if (!inside(root, target)) continue;
-      if ((await stat(target).catch(() => undefined))?.isDirectory()) await walk(root, target, seen, opts, done);
+      if (!(await insideRoot(r, target))) continue;
+      if ((await stat(target).catch(() => undefined))?.isDirectory()) await walk(r, target, seen, opts, done);
     }
   }
 }
 
 async function decryptFile(
-  root: string,
+  r: Root,
   dir: string,
   path: string,
   format: SopsFormat,
@@ -72,12 +88,12 @@ async function decryptFile(
   done: string[],
 ): Promise<void> {
   const file = resolve(dir, path);
-  if (!inside(root, file)) return;
+  if (!(await insideRoot(r, file))) return;
   const info = await stat(file).catch(() => undefined);
   if (!info?.isFile() || info.size > MAX_FILE_BYTES) return;
   const text = await readFile(file, 'utf8');
   if (!isSopsEncrypted(text, format)) return;
-  const shown = relative(root, file).split(sep).join('/');
+  const shown = relative(r.root, file).split(sep).join('/');
   try {
     await writeFile(file, await decryptText(text, format, opts));
   } catch (err) {
@@ -88,5 +104,5 @@ async function decryptFile(
 
 function inside(root: string, p: string): boolean {
   const rel = relative(root, p);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..');
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }

@@ -52,7 +52,10 @@ export function ignoredPaths(rules: readonly IgnoreRule[], obj: KubeObject): str
  */
 export function stripPaths<T>(obj: T, pointers: readonly string[]): T {
   const copy = cloneJson(obj);
-  for (const p of pointers) removeAt(copy, parsePointer(p));
+  for (const p of pointers) {
+    const segments = parsePointer(p);
+    if (!segments.some((s) => UNSAFE_KEYS.has(s))) removeAt(copy, segments);
+  }
   return copy;
 }
 
@@ -71,7 +74,7 @@ export function adoptPaths(
   if (!live) return copy;
   for (const p of pointers) {
     const segments = parsePointer(p);
-    if (segments.length === 0) continue;
+    if (segments.length === 0 || segments.some((s) => UNSAFE_KEYS.has(s))) continue;
     const found = getAt(live, segments);
     if (found.ok) setAt(copy, segments, live, found.value);
     else removeAt(copy, segments);
@@ -229,7 +232,11 @@ function removeAt(root: unknown, segments: readonly string[]): void {
  * Sets `value` at `segments` in `root`, creating missing intermediate maps or lists (shaped like the
  * same prefix of `shape`, the live object). An array index past the end of a list is skipped.
  */
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
 function setAt(root: unknown, segments: readonly string[], shape: unknown, value: unknown): void {
+  // A path through an object's prototype would change every object in the process, not this one.
+  if (segments.some((s) => UNSAFE_KEYS.has(s))) return;
   let cur = root;
   let model: unknown = shape;
   for (const [n, s] of segments.entries()) {
@@ -254,7 +261,7 @@ function cloneJson<T>(value: T): T {
   if (Array.isArray(value)) return value.map((v: unknown) => cloneJson(v)) as T;
   if (isMap(value)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = cloneJson(v);
+    for (const [k, v] of Object.entries(value)) if (!UNSAFE_KEYS.has(k)) out[k] = cloneJson(v);
     return out as T;
   }
   return value;
