@@ -1,0 +1,1011 @@
+// Benchmarks the bundled CLI (dist/cli.js) side by side with the tools users would pick instead
+// (kubectl ApplySet; kapp and Flux's kustomize-controller when they can be built), on the same
+// tier-a test cluster that it starts and stops itself. Prints figures; asserts nothing about time.
+//   node_modules/.bin/node bench/run.ts [--objects 100,1000] [--large] [--concurrency-sweep 1,8,32]
+// See bench/README.md.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { parse, stringify } from 'yaml';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(REPO, 'dist', 'cli.js');
+const ACTION = join(REPO, 'dist', 'index.js');
+const TESTCLUSTER = join(REPO, 'test', 'cluster', 'bin', 'testcluster');
+const KUSTOMIZE = join(REPO, 'test', 'cluster', 'bin', 'kustomize');
+const PEERS = join(REPO, 'bench', 'peers.sh');
+const TIME = '/usr/bin/time';
+const NODE = process.execPath;
+/** No single run may take longer than this. */
+const RUN_TIMEOUT_MS = 300_000;
+
+// ---------------------------------------------------------------- the cluster
+
+interface Cluster {
+  dir: string;
+  kubeconfig: string;
+  stop: () => Promise<void>;
+}
+
+async function startCluster(): Promise<Cluster> {
+  if (!existsSync(TESTCLUSTER)) throw new Error(`${TESTCLUSTER} is missing: run "npm run cluster:build" first`);
+  const dir = await mkdtemp(join(os.tmpdir(), 'kr-bench-cluster-'));
+  const child: ChildProcess = spawn(TESTCLUSTER, ['up', '--tier', 'a', '--dir', dir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr: string[] = [];
+  child.stderr?.on('data', (d: Buffer) => stderr.push(d.toString()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const kubeconfig = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`test cluster not ready after 120 s:\n${stderr.join('')}`));
+      }, 120_000);
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        if (line.startsWith('KUBECONFIG=')) {
+          clearTimeout(timer);
+          resolve(line.slice('KUBECONFIG='.length));
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`test cluster exited with ${code} before it was ready:\n${stderr.join('')}`));
+      });
+    });
+    return { dir, kubeconfig, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------- a counting proxy
+
+interface CountingProxy {
+  /** Writes a kubeconfig pointing at the proxy; `namespace` becomes the context's default namespace. */
+  kubeconfig: (file: string, namespace?: string) => Promise<string>;
+  counts: Map<string, number>;
+  /** Requests by method and what they address: discovery, openapi, list, object, subresource. */
+  targets: Map<string, number>;
+  /** performance.now() of the first request since the last reset. */
+  firstRequestAt: () => number | undefined;
+  reset: () => void;
+  total: () => number;
+  /** A request straight to the apiserver, not counted (set-up only). */
+  upstream: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: string }>;
+  close: () => Promise<void>;
+}
+
+/** What a request path addresses: discovery, openapi, a collection (list) or one object. */
+function targetOf(path: string): string {
+  if (path.startsWith('/openapi')) return 'openapi';
+  const parts = path.split('/').filter((x) => x !== '');
+  let rest: string[];
+  if (parts[0] === 'api') rest = parts.slice(2);
+  else if (parts[0] === 'apis') rest = parts.slice(3);
+  else return 'other';
+  if (rest.length === 0) return 'discovery';
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  return rest.length === 1 ? 'list' : rest.length === 2 ? 'object' : 'subresource';
+}
+
+/** A TLS loopback proxy in front of the apiserver that counts requests by method (dry-runs apart). */
+async function startProxy(cluster: Cluster): Promise<CountingProxy> {
+  const doc = parse(await readFile(cluster.kubeconfig, 'utf8')) as { clusters?: { cluster?: { server?: string } }[] };
+  const upstreamUrl = new URL(doc.clusters?.[0]?.cluster?.server ?? '');
+  const [ca, cert, key, serverCert, serverKey] = await Promise.all(
+    ['ca.crt', 'admin.crt', 'admin.key', 'apiserver.crt', 'apiserver.key'].map((f) => readFile(join(cluster.dir, f))),
+  );
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 128, ca, cert, key });
+  const counts = new Map<string, number>();
+  const targets = new Map<string, number>();
+  let first: number | undefined;
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    first ??= performance.now();
+    const url = new URL(req.url ?? '/', 'https://proxy.invalid');
+    const kind = `${req.method ?? 'GET'}${url.searchParams.get('dryRun') === 'All' ? ' (dry-run)' : ''}`;
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+    const target = `${req.method ?? 'GET'} ${targetOf(url.pathname)}`;
+    targets.set(target, (targets.get(target) ?? 0) + 1);
+    const out = https.request(
+      {
+        hostname: upstreamUrl.hostname,
+        port: upstreamUrl.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstreamUrl.host },
+        agent,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    out.on('error', (err) => {
+      if (res.headersSent) res.destroy();
+      else res.writeHead(502).end(`proxy: ${err.message}\n`);
+    });
+    req.pipe(out);
+  };
+  const server = https.createServer({ cert: serverCert, key: serverKey }, handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    kubeconfig: async (file, namespace) => {
+      await writeFile(
+        file,
+        stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          'current-context': 'bench',
+          clusters: [{ name: 'bench', cluster: { server: url, 'certificate-authority': join(cluster.dir, 'ca.crt') } }],
+          contexts: [
+            { name: 'bench', context: { cluster: 'bench', user: 'admin', ...(namespace ? { namespace } : {}) } },
+          ],
+          users: [
+            {
+              name: 'admin',
+              user: {
+                'client-certificate': join(cluster.dir, 'admin.crt'),
+                'client-key': join(cluster.dir, 'admin.key'),
+              },
+            },
+          ],
+        }),
+      );
+      return file;
+    },
+    counts,
+    targets,
+    firstRequestAt: () => first,
+    reset: () => {
+      counts.clear();
+      targets.clear();
+      first = undefined;
+    },
+    total: () => [...counts.values()].reduce((a, b) => a + b, 0),
+    upstream: (method, path, body) =>
+      new Promise((resolve, reject) => {
+        const req = https.request(
+          `${upstreamUrl.origin}${path}`,
+          { method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString()));
+            res.on('end', () => {
+              resolve({ status: res.statusCode ?? 0, body: text });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(body === undefined ? undefined : JSON.stringify(body));
+      }),
+    close: async () => {
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+async function createNamespace(proxy: CountingProxy, name: string): Promise<void> {
+  const r = await proxy.upstream('POST', '/api/v1/namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name },
+  });
+  if (r.status !== 201 && r.status !== 409) throw new Error(`creating namespace ${name}: ${r.status} ${r.body}`);
+}
+
+// ---------------------------------------------------------------- the tree
+
+const KINDS = ['ConfigMap', 'Secret', 'Service', 'Deployment', 'ConfigMap'] as const;
+type Kind = (typeof KINDS)[number] | 'Widget';
+
+interface Tree {
+  dir: string;
+  /** Objects in the tree as first written (Namespaces, the CRD, CRs and the rest). */
+  objects: number;
+  namespaces: string[];
+  crdName: string;
+  /** Edits one ConfigMap. */
+  change: () => Promise<void>;
+  /** Deletes 10 % of the object files (never a Namespace or the CRD); returns how many objects went. */
+  removeTenth: () => Promise<number>;
+}
+
+function objectFor(kind: Kind, name: string, namespace: string, generation: number, group: string): unknown {
+  const labels = { app: name, 'bench.kustomize-reconcile/tier': 'a' };
+  const metadata = { name, namespace, labels };
+  switch (kind) {
+    case 'ConfigMap':
+      return {
+        apiVersion: 'v1',
+        kind,
+        metadata,
+        data: { generation: String(generation), 'app.properties': `x=${name}\ny=${'v'.repeat(64)}\n` },
+      };
+    case 'Secret':
+      return { apiVersion: 'v1', kind, metadata, type: 'Opaque', stringData: { token: `t-${name}` } };
+    case 'Service':
+      return {
+        apiVersion: 'v1',
+        kind,
+        metadata,
+        spec: {
+          // The test cluster's service range is a /24 that the tools share: past 100 per tool, headless.
+          ...(Number(name.split('-').pop()) >= 500 ? { clusterIP: 'None' } : {}),
+          selector: { app: name },
+          ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+        },
+      };
+    case 'Deployment':
+      return {
+        apiVersion: 'apps/v1',
+        kind,
+        metadata,
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
+            spec: {
+              containers: [
+                {
+                  name: 'app',
+                  image: 'ghcr.io/stefanprodan/podinfo:6.7.1',
+                  ports: [{ containerPort: 8080 }],
+                  env: [{ name: 'PODINFO_UI_MESSAGE', value: name }],
+                  resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+                  readinessProbe: { httpGet: { path: '/readyz', port: 8080 }, periodSeconds: 10 },
+                },
+              ],
+            },
+          },
+        },
+      };
+    case 'Widget':
+      return {
+        apiVersion: `${group}/v1`,
+        kind,
+        metadata,
+        spec: { size: generation, color: 'blue', tags: ['bench', name] },
+      };
+  }
+}
+
+function crdFor(group: string): unknown {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `widgets.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  properties: {
+                    size: { type: 'integer' },
+                    color: { type: 'string' },
+                    tags: { type: 'array', items: { type: 'string' } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Writes N objects as plain YAML files, one object a file (no kustomization.yaml: one is generated, as
+ * Flux does; kubectl and kapp read the directory as is): one Namespace per 200 objects, one CRD with
+ * N/20 custom resources, the rest ConfigMaps (40 %), Secrets, Services and Deployments (20 % each)
+ * spread over the namespaces. `prefix` keeps each tool's namespaces and CRD group apart.
+ */
+async function writeTree(dir: string, n: number, prefix: string): Promise<Tree> {
+  await mkdir(dir, { recursive: true });
+  const group = `${prefix}.bench.example.com`;
+  const namespaces = Array.from({ length: Math.max(1, Math.round(n / 200)) }, (_, i) => `${prefix}-bench-${i}`);
+  await writeFile(
+    join(dir, '00-namespaces.yaml'),
+    namespaces.map((name) => stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })).join('---\n'),
+  );
+  await writeFile(join(dir, '01-crd.yaml'), stringify(crdFor(group)));
+  const crs = Math.floor(n / 20);
+  const rest = Math.max(0, n - namespaces.length - 1 - crs);
+  const files: string[] = [];
+  const writes: Promise<void>[] = [];
+  const put = (kind: Kind, name: string, ns: string) => {
+    const file = join(dir, `${name}.yaml`);
+    files.push(file);
+    writes.push(writeFile(file, stringify(objectFor(kind, name, ns, 1, group))));
+  };
+  for (let i = 0; i < crs; i++) put('Widget', `widget-${i}`, namespaces[i % namespaces.length]!);
+  for (let i = 0; i < rest; i++) {
+    const kind = KINDS[i % KINDS.length]!;
+    put(kind, `${kind.toLowerCase()}-${i}`, namespaces[i % namespaces.length]!);
+  }
+  await Promise.all(writes);
+  return {
+    dir,
+    objects: namespaces.length + 1 + crs + rest,
+    namespaces,
+    crdName: `widgets.${group}`,
+    change: () =>
+      writeFile(
+        join(dir, 'configmap-0.yaml'),
+        stringify(objectFor('ConfigMap', 'configmap-0', namespaces[0]!, 2, group)),
+      ),
+    removeTenth: async () => {
+      // Every 10th file, so each kind loses about a tenth; never configmap-0 (the changed one).
+      const gone = files.filter((f, i) => i % 10 === 9 && !f.endsWith('/configmap-0.yaml'));
+      await Promise.all(gone.map((f) => rm(f)));
+      return gone.length;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- running a tool
+
+interface ProcRun {
+  code: number;
+  wallMs: number;
+  /** From process start to the proxy's first request. */
+  firstRequestMs: number | undefined;
+  peakRssKiB: number | undefined;
+  stdout: string;
+  stderr: string;
+}
+
+async function runMeasured(
+  proxy: CountingProxy,
+  workDir: string,
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ProcRun> {
+  const rssFile = join(workDir, 'rss.txt');
+  await rm(rssFile, { force: true });
+  const useTime = existsSync(TIME);
+  proxy.reset();
+  const started = performance.now();
+  const child = useTime
+    ? spawn(TIME, ['-f', '%M', '-o', rssFile, cmd, ...args], {
+        cwd: workDir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...env },
+      })
+    : spawn(cmd, args, { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+  const code = await new Promise<number>((resolve) => {
+    child.once('close', (c) => {
+      resolve(c ?? 1);
+    });
+  });
+  clearTimeout(timer);
+  const wallMs = performance.now() - started;
+  const first = proxy.firstRequestAt();
+  const rss = Number((await readFile(rssFile, 'utf8').catch(() => '')).trim().split('\n').pop());
+  return {
+    code,
+    wallMs,
+    firstRequestMs: first === undefined ? undefined : first - started,
+    peakRssKiB: Number.isFinite(rss) && rss > 0 ? rss : undefined,
+    stdout,
+    stderr,
+  };
+}
+
+type Scenario = 'first apply' | 'no-op re-run' | 'preview of a change' | 'one object changed' | '10% removed (prune)';
+const SCENARIOS: Scenario[] = [
+  'first apply',
+  'no-op re-run',
+  'preview of a change',
+  'one object changed',
+  '10% removed (prune)',
+];
+
+interface Row {
+  objects: number;
+  tool: string;
+  scenario: string;
+  command: string;
+  exitCode: number;
+  /** A preview that found changes exits 1 (ours, kubectl diff): that is success. */
+  ok: boolean;
+  wallMs: number;
+  firstRequestMs: number | undefined;
+  requests: number;
+  requestsByKind: Record<string, number>;
+  requestsByTarget: Record<string, number>;
+  peakRssMiB: number | undefined;
+  note?: string;
+}
+
+interface Tool {
+  name: string;
+  version: string;
+  prefix: string;
+  /** Set-up before the first scenario (not measured). */
+  prepare: (tree: Tree) => Promise<void>;
+  /** The command for a scenario: [program, args, env, exit codes that mean success]. */
+  command: (s: Scenario, tree: Tree) => [string, string[], NodeJS.ProcessEnv, number[]];
+  /** Run the first apply a second time when the first fails (CRs before their CRD is served). */
+  applyTwiceOnFirstApply?: boolean;
+  /** Describes the outcome (change counts, last error line). */
+  describe: (r: ProcRun) => string;
+}
+
+function lastLine(text: string): string {
+  return (
+    text
+      .trim()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .pop() ?? ''
+  ).slice(0, 200);
+}
+
+function oursTool(proxy: CountingProxy, workDir: string, concurrency: number): Tool {
+  const kubeconfig = join(workDir, 'ours.kubeconfig');
+  return {
+    name: 'kustomize-reconcile',
+    version: 'dist/cli.js',
+    prefix: 'kr',
+    prepare: async () => {
+      await proxy.kubeconfig(kubeconfig);
+      await createNamespace(proxy, 'kr-inventory');
+    },
+    command: (s, tree) => [
+      NODE,
+      [
+        CLI,
+        s === 'preview of a change' ? 'diff' : 'apply',
+        '--root',
+        tree.dir,
+        '--path',
+        '.',
+        '--prune',
+        '--inventory-namespace',
+        'kr-inventory',
+        '--kubeconfig',
+        kubeconfig,
+        '--kustomize-path',
+        KUSTOMIZE,
+        '--concurrency',
+        String(concurrency),
+        '--output',
+        'json',
+      ],
+      {},
+      s === 'preview of a change' ? [0, 1] : [0],
+    ],
+    describe: (r) => {
+      try {
+        const report = JSON.parse(r.stdout) as {
+          counts?: Record<string, number>;
+          pruned?: unknown[];
+          error?: string;
+        };
+        if (report.error) return `error: ${lastLine(report.error)}`;
+        const counts = { ...report.counts, pruned: report.pruned?.length ?? 0 };
+        return Object.entries(counts)
+          .filter(([, v]) => v > 0)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ');
+      } catch {
+        return `error: ${lastLine(r.stderr)}`;
+      }
+    },
+  };
+}
+
+const APPLYSET_GROUP = 'bench.example.com';
+
+/**
+ * kubectl's ApplySet ID for a parent: base64url(sha256(<name>.<namespace>.<kind>.<group>)), as
+ * k8s.io/kubectl/pkg/cmd/apply/applyset.go computes it.
+ */
+function applySetId(name: string, namespace: string, kind: string, group: string): string {
+  const hash = createHash('sha256').update([name, namespace, kind, group].join('.')).digest('base64url');
+  return `applyset-${hash}-v1`;
+}
+
+/**
+ * A tree over several namespaces needs a cluster-scoped ApplySet parent: kubectl takes a ConfigMap or
+ * Secret parent's namespace only from -n, and -n makes it refuse every object in another namespace.
+ * So: a cluster-scoped CRD labelled applyset.kubernetes.io/is-parent-type, and its parent object made
+ * beforehand (kubectl does not create custom parents), with the ID label and tooling annotation it checks.
+ */
+async function createApplySetParent(proxy: CountingProxy, name: string, kubectlVersion: string): Promise<string> {
+  const crd = `applysets.${APPLYSET_GROUP}`;
+  const r = await proxy.upstream('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: crd, labels: { 'applyset.kubernetes.io/is-parent-type': 'true' } },
+    spec: {
+      group: APPLYSET_GROUP,
+      scope: 'Cluster',
+      names: { plural: 'applysets', singular: 'applyset', kind: 'ApplySet', listKind: 'ApplySetList' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  });
+  if (r.status !== 201 && r.status !== 409) throw new Error(`creating CRD ${crd}: ${r.status} ${r.body}`);
+  for (let i = 0; ; i++) {
+    const body = JSON.parse(
+      (await proxy.upstream('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`)).body,
+    ) as { status?: { conditions?: { type: string; status: string }[] } };
+    if (body.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+    if (i > 100) throw new Error(`CRD ${crd} not established after 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // The group/version may take a moment to be served after Established.
+  for (let i = 0; ; i++) {
+    const created = await proxy.upstream('POST', `/apis/${APPLYSET_GROUP}/v1/applysets`, {
+      apiVersion: `${APPLYSET_GROUP}/v1`,
+      kind: 'ApplySet',
+      metadata: {
+        name,
+        labels: { 'applyset.kubernetes.io/id': applySetId(name, '', 'ApplySet', APPLYSET_GROUP) },
+        annotations: {
+          'applyset.kubernetes.io/tooling': `kubectl/${kubectlVersion}`,
+          'applyset.kubernetes.io/contains-group-kinds': '',
+        },
+      },
+    });
+    if (created.status === 201 || created.status === 409) break;
+    if (i > 100) throw new Error(`creating ApplySet ${name}: ${created.status} ${created.body}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return `applysets.${APPLYSET_GROUP}/${name}`;
+}
+
+function kubectlTool(proxy: CountingProxy, workDir: string, bin: string, version: string): Tool {
+  const kubeconfig = join(workDir, 'kubectl.kubeconfig');
+  let parent = '';
+  return {
+    name: 'kubectl ApplySet',
+    version,
+    prefix: 'kc',
+    applyTwiceOnFirstApply: true,
+    prepare: async () => {
+      await proxy.kubeconfig(kubeconfig);
+      parent = await createApplySetParent(proxy, 'kc-bench', version);
+    },
+    command: (s, tree) => {
+      // A fresh discovery cache per run, as on a CI runner (kubectl otherwise caches it in ~/.kube/cache).
+      const cache = join(workDir, `kubectl-cache-${String(performance.now())}`);
+      const common = ['--kubeconfig', kubeconfig, '--cache-dir', cache, '-f', tree.dir];
+      if (s === 'preview of a change') return [bin, ['diff', '--server-side', ...common], {}, [0, 1]];
+      return [
+        bin,
+        ['apply', '--server-side', '--prune', `--applyset=${parent}`, ...common],
+        { KUBECTL_APPLYSET: 'true' },
+        [0],
+      ];
+    },
+    describe: (r) => {
+      if (r.code !== 0 && r.code !== 1) return `error: ${lastLine(r.stderr)}`;
+      const lines = r.stdout.split('\n');
+      const by = (re: RegExp) => lines.filter((l) => re.test(l)).length;
+      const parts = [
+        ['serverside-applied', by(/serverside-applied$/)],
+        ['pruned', by(/ pruned$/)],
+        ['diff lines', by(/^[+-][^+-]/)],
+      ] as const;
+      const text = parts
+        .filter(([, v]) => v > 0)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+      return r.code === 0 || r.stdout.startsWith('diff') ? text : `${text}; error: ${lastLine(r.stderr)}`;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- peers
+
+interface Peer {
+  tool: string;
+  bin: string | undefined;
+  version: string;
+}
+
+function buildPeers(): Peer[] {
+  process.stderr.write('peers: bench/peers.sh (builds and caches kubectl; first time takes a few minutes)...\n');
+  const r = spawnSync('bash', [PEERS], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`bench/peers.sh failed with ${String(r.status)}`);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [tool = '', bin = '-', version = ''] = line.split('\t');
+      return { tool, bin: bin === '-' ? undefined : bin, version };
+    });
+}
+
+// ---------------------------------------------------------------- one size
+
+interface Startup {
+  firstRequestMs: number | undefined;
+  wallMs: number;
+  exitCode: number;
+  requests: number;
+}
+
+interface SizeResult {
+  objects: number;
+  rows: Row[];
+  startup: Startup;
+  startupTiny: Startup;
+  kubeApiserver: string;
+}
+
+async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: number[]): Promise<SizeResult> {
+  const workDir = await mkdtemp(join(os.tmpdir(), 'kr-bench-'));
+  let cluster: Cluster | undefined;
+  let proxy: CountingProxy | undefined;
+  try {
+    const t0 = performance.now();
+    process.stderr.write(`\n== ${n} objects: starting a tier-a test cluster...\n`);
+    cluster = await startCluster();
+    process.stderr.write(`cluster ready in ${fmt((performance.now() - t0) / 1000, 1)} s\n`);
+    proxy = await startProxy(cluster);
+    const p = proxy;
+    const version = await p.upstream('GET', '/version');
+    const kubeApiserver = (JSON.parse(version.body) as { gitVersion?: string }).gitVersion ?? 'unknown';
+
+    const tools: Tool[] = [oursTool(p, workDir, concurrency)];
+    const kubectl = peers.find((x) => x.tool === 'kubectl');
+    if (kubectl?.bin) tools.push(kubectlTool(p, workDir, kubectl.bin, kubectl.version));
+
+    const rows: Row[] = [];
+    const measure = async (tool: Tool, scenario: string, tree: Tree, as: Scenario) => {
+      const [cmd, args, env, okCodes] = tool.command(as, tree);
+      let r = await runMeasured(p, workDir, cmd, args, env);
+      let counts = new Map(p.counts);
+      let targets = new Map(p.targets);
+      let retried = '';
+      if (tool.applyTwiceOnFirstApply && as === 'first apply' && !okCodes.includes(r.code)) {
+        // kubectl maps every object before it applies any, so custom resources whose CRD is in the same
+        // apply fail the first time ("ensure CRDs are installed first"): users run it again. Both count.
+        retried = `2 invocations (the first: ${tool.describe(r)}); `;
+        const again = await runMeasured(p, workDir, cmd, args, env);
+        for (const [k, v] of counts) p.counts.set(k, (p.counts.get(k) ?? 0) + v);
+        for (const [k, v] of targets) p.targets.set(k, (p.targets.get(k) ?? 0) + v);
+        counts = new Map(p.counts);
+        targets = new Map(p.targets);
+        r = {
+          ...again,
+          wallMs: r.wallMs + again.wallMs,
+          firstRequestMs: r.firstRequestMs,
+          peakRssKiB: Math.max(r.peakRssKiB ?? 0, again.peakRssKiB ?? 0) || undefined,
+        };
+      }
+      const row: Row = {
+        objects: n,
+        tool: tool.name,
+        scenario,
+        command: [cmd === NODE ? 'node' : cmd.split('/').pop(), ...args.slice(cmd === NODE ? 1 : 0, 3)].join(' '),
+        exitCode: r.code,
+        ok: okCodes.includes(r.code),
+        wallMs: Math.round(r.wallMs),
+        firstRequestMs: r.firstRequestMs === undefined ? undefined : Math.round(r.firstRequestMs),
+        requests: p.total(),
+        requestsByKind: Object.fromEntries([...counts].sort()),
+        requestsByTarget: Object.fromEntries([...targets].sort()),
+        peakRssMiB: r.peakRssKiB === undefined ? undefined : Math.round((r.peakRssKiB / 1024) * 10) / 10,
+        note: retried + tool.describe(r),
+      };
+      rows.push(row);
+      process.stderr.write(
+        `${tool.name} / ${scenario}: exit ${row.exitCode}, ${row.wallMs} ms, ${row.requests} requests` +
+          `${row.ok ? '' : ` FAILED: ${row.note ?? ''}`}\n`,
+      );
+      return row;
+    };
+
+    let oursTree: Tree | undefined;
+    for (const tool of tools) {
+      const tree = await writeTree(join(workDir, `tree-${tool.prefix}`), n, tool.prefix);
+      if (tool.prefix === 'kr') oursTree = tree;
+      await tool.prepare(tree);
+      for (const s of SCENARIOS) {
+        if (s === 'preview of a change') await tree.change();
+        if (s === '10% removed (prune)') {
+          const gone = await tree.removeTenth();
+          const row = await measure(tool, s, tree, s);
+          row.note = `${String(gone)} files removed; ${row.note ?? ''}`;
+          continue;
+        }
+        await measure(tool, s, tree, s);
+      }
+    }
+    const ours = tools[0]!;
+    for (const c of sweep) {
+      await measure(oursTool(p, workDir, c), `no-op re-run, --concurrency ${String(c)}`, oursTree!, 'no-op re-run');
+      rows[rows.length - 1]!.tool = ours.name;
+    }
+
+    // Action start-up: dist/index.js from process start to its first API request (preview mode), on our
+    // tree (the kustomize build comes first) and on a one-object tree (mostly loading the bundle).
+    const summary = join(workDir, 'step-summary.md');
+    const outputFile = join(workDir, 'github-output');
+    await writeFile(summary, '');
+    await writeFile(outputFile, '');
+    const kubeconfig = await p.kubeconfig(join(workDir, 'ours.kubeconfig'));
+    const tiny = join(workDir, 'tree-tiny');
+    await mkdir(tiny, { recursive: true });
+    await writeFile(join(tiny, 'cm.yaml'), stringify(objectFor('ConfigMap', 'tiny', 'kr-inventory', 1, '')));
+    const startAction = async (dir: string, name: string) => {
+      const action = await runMeasured(p, workDir, NODE, [ACTION], {
+        GITHUB_WORKSPACE: dir,
+        GITHUB_STEP_SUMMARY: summary,
+        GITHUB_OUTPUT: outputFile,
+        INPUT_KUBECONFIG: kubeconfig,
+        INPUT_PATH: '.',
+        INPUT_NAME: name,
+        INPUT_MODE: 'preview',
+        'INPUT_KUSTOMIZE-PATH': KUSTOMIZE,
+        'INPUT_INVENTORY-NAMESPACE': 'kr-inventory',
+        INPUT_PRUNE: 'true',
+        INPUT_COMMENT: 'false',
+        'INPUT_CHECK-RUN': 'false',
+      });
+      return {
+        firstRequestMs: action.firstRequestMs === undefined ? undefined : Math.round(action.firstRequestMs),
+        wallMs: Math.round(action.wallMs),
+        exitCode: action.code,
+        requests: p.total(),
+      };
+    };
+    const startup = await startAction(oursTree!.dir, 'root');
+    const startupTiny = await startAction(tiny, 'tiny');
+    process.stderr.write(
+      `action start-up: first API request after ${fmt(startup.firstRequestMs)} ms (exit ${startup.exitCode}, ${startup.wallMs} ms); one-object tree: ${fmt(startupTiny.firstRequestMs)} ms\n`,
+    );
+    return { objects: n, rows, startup, startupTiny, kubeApiserver };
+  } finally {
+    await proxy?.close().catch(() => undefined);
+    await cluster?.stop().catch(() => undefined);
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------- output
+
+function fmt(n: number | undefined, digits = 0): string {
+  return n === undefined ? 'n/a' : n.toFixed(digits);
+}
+
+function ratio(a: number | undefined, b: number | undefined): string {
+  return a === undefined || b === undefined || b === 0 ? 'n/a' : `${(a / b).toFixed(2)}×`;
+}
+
+function countsText(counts: Record<string, number>): string {
+  return (
+    Object.entries(counts)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || '-'
+  );
+}
+
+function cell(r: Row | undefined, what: 'wall' | 'req' | 'rss' | 'first'): string {
+  if (!r) return '-';
+  const bad = r.ok ? '' : ' ✗';
+  switch (what) {
+    case 'wall':
+      return fmt(r.wallMs) + bad;
+    case 'req':
+      return String(r.requests);
+    case 'rss':
+      return fmt(r.peakRssMiB, 1);
+    case 'first':
+      return fmt(r.firstRequestMs);
+  }
+}
+
+function sizeTables(res: SizeResult, peerNames: string[]): string {
+  const ours = (s: string) => res.rows.find((r) => r.tool === 'kustomize-reconcile' && r.scenario === s);
+  const peer = (t: string, s: string) => res.rows.find((r) => r.tool === t && r.scenario === s);
+  const head = [
+    '| scenario | ours wall ms | ours requests | ours RSS MiB | ours 1st req ms |',
+    ...peerNames.map(
+      (t) => ` ${t} wall ms | ${t} requests | ${t} RSS MiB | ${t} 1st req ms | wall ours/${t} | requests ours/${t} |`,
+    ),
+  ].join('');
+  const sep = '|---' + '|---:'.repeat(4 + peerNames.length * 6) + '|';
+  const lines = SCENARIOS.map((s) => {
+    const o = ours(s);
+    return [
+      `| ${s} | ${cell(o, 'wall')} | ${cell(o, 'req')} | ${cell(o, 'rss')} | ${cell(o, 'first')} |`,
+      ...peerNames.map((t) => {
+        const q = peer(t, s);
+        return ` ${cell(q, 'wall')} | ${cell(q, 'req')} | ${cell(q, 'rss')} | ${cell(q, 'first')} | ${ratio(o?.wallMs, q?.wallMs)} | ${ratio(o?.requests, q?.requests)} |`;
+      }),
+    ].join('');
+  });
+  const detail = [
+    '| tool | scenario | exit | wall ms | requests by method | by target | outcome |',
+    '|---|---|---:|---:|---|---|---|',
+    ...res.rows.map(
+      (r) =>
+        `| ${r.tool} | ${r.scenario} | ${r.exitCode}${r.ok ? '' : ' ✗'} | ${r.wallMs} | ${countsText(r.requestsByKind)} | ${countsText(r.requestsByTarget)} | ${(r.note ?? '').replaceAll('|', '\\|')} |`,
+    ),
+  ];
+  return [
+    `### ${res.objects} objects`,
+    '',
+    head,
+    sep,
+    ...lines,
+    '',
+    `Action start-up (\`node dist/index.js\`, preview mode): first API request after ${fmt(res.startup.firstRequestMs)} ms on this tree (kustomize build included; run: exit ${res.startup.exitCode}, ${res.startup.wallMs} ms, ${res.startup.requests} requests), after ${fmt(res.startupTiny.firstRequestMs)} ms on a one-object tree (exit ${res.startupTiny.exitCode}, ${res.startupTiny.wallMs} ms).`,
+    '',
+    '<details><summary>every run, requests by method</summary>',
+    '',
+    ...detail,
+    '',
+    '</details>',
+    '',
+  ].join('\n');
+}
+
+function toolVersion(cmd: string, args: string[]): string {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  return (r.stdout || r.stderr || 'unknown').trim().split('\n')[0] ?? 'unknown';
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      objects: { type: 'string' },
+      large: { type: 'boolean', default: false },
+      concurrency: { type: 'string', default: '8' },
+      'concurrency-sweep': { type: 'string', default: '' },
+    },
+  });
+  const sizes = (values.objects ?? (values.large ? '100,1000,5000' : '100,1000'))
+    .split(',')
+    .map((s) => Number(s.trim()));
+  if (sizes.some((n) => !Number.isInteger(n) || n < 30)) {
+    throw new Error(`--objects takes whole numbers of at least 30, comma-separated; got ${values.objects ?? ''}`);
+  }
+  const concurrency = Number(values.concurrency);
+  const sweep = values['concurrency-sweep']
+    .split(',')
+    .filter((s) => s.trim() !== '')
+    .map((s) => Number(s.trim()));
+  if ([concurrency, ...sweep].some((c) => !Number.isInteger(c) || c < 1 || c > 64)) {
+    throw new Error('--concurrency and --concurrency-sweep take whole numbers from 1 to 64');
+  }
+  for (const f of [CLI, ACTION]) if (!existsSync(f)) throw new Error(`${f} is missing: run "npm run bundle" first`);
+
+  const state = { stopping: false };
+  const onSignal = (sig: NodeJS.Signals) => {
+    // benchSize's finally blocks stop the cluster once the running child is killed by the timeout;
+    // a second signal exits at once.
+    if (state.stopping) process.exit(130);
+    state.stopping = true;
+    process.stderr.write(`\n${sig}: stopping after the current run (again to exit now)\n`);
+    process.exitCode = 130;
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const peers = buildPeers();
+  for (const p of peers) process.stderr.write(`peer ${p.tool}: ${p.bin ? `${p.bin} (${p.version})` : p.version}\n`);
+  const peerNames = peers.some((p) => p.tool === 'kubectl' && p.bin) ? ['kubectl ApplySet'] : [];
+
+  const results: SizeResult[] = [];
+  for (const n of sizes) {
+    if (state.stopping) break;
+    results.push(await benchSize(n, peers, concurrency, sweep));
+  }
+
+  const bundle = await readFile(ACTION);
+  const cliSize = (await stat(CLI)).size;
+  const cpus = os.cpus();
+  const machine = {
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    memoryMiB: Math.round(os.totalmem() / 1024 / 1024),
+    os: `${os.platform()} ${os.release()} ${os.arch()}`,
+    osRelease: (await readFile('/etc/os-release', 'utf8').catch(() => '')).match(/^PRETTY_NAME="?([^"\n]*)/m)?.[1],
+    node: process.version,
+    go: toolVersion('go', ['version']),
+    kustomize: toolVersion(KUSTOMIZE, ['version']),
+    kubeApiserver: results[0]?.kubeApiserver ?? 'unknown',
+    peakRss: existsSync(TIME) ? '/usr/bin/time %M' : 'unavailable',
+  };
+  const bundleInfo = {
+    indexJsBytes: bundle.length,
+    indexJsGzipBytes: gzipSync(bundle, { level: 9 }).length,
+    cliJsBytes: cliSize,
+  };
+
+  const out = [
+    `## kustomize-reconcile vs peers`,
+    '',
+    `${machine.cores} cores (${machine.cpuModel}), ${machine.memoryMiB} MiB, ${machine.osRelease ?? machine.os}, Node ${machine.node}, ${machine.go}, kube-apiserver ${machine.kubeApiserver} (tier a: etcd + apiserver, no controllers), kustomize ${machine.kustomize}.`,
+    '',
+    `Tools: kustomize-reconcile ${CLI.replace(REPO, '')} (--concurrency ${concurrency}); ${peers
+      .map((p) => `${p.tool}: ${p.bin ? p.version : `not run: ${p.version}`}`)
+      .join('; ')}.`,
+    '',
+    'One cluster per size; each tool gets its own tree, namespaces and CRD group on it, and runs the scenarios in order. Every tool talks to the apiserver through the same counting TLS proxy; wall time is process start to exit; "1st req" is process start to the first request the proxy sees; RSS is the peak resident set of the process (`/usr/bin/time %M`). ✗ marks a run that failed (see the details).',
+    '',
+    ...results.map((r) => sizeTables(r, peerNames)),
+    `Bundle: dist/index.js ${bundleInfo.indexJsBytes} bytes (${bundleInfo.indexJsGzipBytes} gzip -9); dist/cli.js ${bundleInfo.cliJsBytes} bytes.`,
+    '',
+  ].join('\n');
+  process.stdout.write(out + '\n');
+
+  const resultsDir = join(REPO, 'bench', 'results');
+  await mkdir(resultsDir, { recursive: true });
+  const stamp = new Date()
+    .toISOString()
+    .replace(/:\d\d\.\d+Z$/, 'Z')
+    .replace(':', '');
+  const base = join(resultsDir, `bench-${stamp}`);
+  await writeFile(`${base}.md`, out);
+  await writeFile(
+    `${base}.json`,
+    JSON.stringify(
+      { date: new Date().toISOString(), concurrency, machine, bundle: bundleInfo, peers, results },
+      null,
+      2,
+    ) + '\n',
+  );
+  process.stderr.write(`results written to ${base}.md and .json\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
