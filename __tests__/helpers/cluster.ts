@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
 import { ClusterClient } from '../../src/cluster/client.js';
+import { isNotFound } from '../../src/cluster/errors.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
 import { NODE, REPO } from './paths.js';
 
@@ -78,4 +79,15 @@ export function runNode(
       },
     );
   });
+}
+
+/** Whether the object at `path` exists: true, false on 404, and any other error thrown. */
+export function exists(client: ClusterClient, path: string): Promise<boolean> {
+  return client.request('GET', path).then(
+    () => true,
+    (err: unknown) => {
+      if (isNotFound(err)) return false;
+      throw err;
+    },
+  );
 }

@@ -4,11 +4,17 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { isNotFound } from '../../src/cluster/errors.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { reconcile } from '../../src/reconcile.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
-import { adminClient, eventually, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import {
+  adminClient,
+  exists as existsAt,
+  eventually,
+  freshNamespace,
+  kubeconfigPath,
+  writeTree,
+} from '../helpers/cluster.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 const cm = (ns: string, name: string, extra = '') =>
@@ -52,14 +58,7 @@ describe('inventory and prune', () => {
     return reconcile(settings, { log: (l) => log.push(l), secret: () => {} });
   }
 
-  const exists = (path: string) =>
-    client.request('GET', path).then(
-      () => true,
-      (err: unknown) => {
-        if (isNotFound(err)) return false;
-        throw err;
-      },
-    );
+  const exists = (path: string) => existsAt(client, path);
   const cmPath = (ns: string, name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
   const inventoryIds = async (ns: string) =>
     ((await new InventoryStore(client, ns, KS).read()).record?.entries ?? []).map((e) => e.id).sort();

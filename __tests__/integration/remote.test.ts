@@ -7,11 +7,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterClient } from '../../src/cluster/client.js';
-import { isNotFound } from '../../src/cluster/errors.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
 import { reconcile } from '../../src/reconcile.js';
 import { normalize } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE, TOOLS } from '../helpers/paths.js';
 
 const ks = (ns: string, secret: string, extra = '') => `apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -58,15 +57,6 @@ describe('a remote cluster from spec.kubeConfig.secretRef', () => {
       await exited;
     }
   });
-
-  const exists = (c: ClusterClient, path: string) =>
-    c.request('GET', path).then(
-      () => true,
-      (err: unknown) => {
-        if (isNotFound(err)) return false;
-        throw err;
-      },
-    );
 
   function run(root: string, log: string[] = []) {
     return reconcile(

@@ -4,11 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { isNotFound } from '../../src/cluster/errors.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { reconcile } from '../../src/reconcile.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
-import { adminClient, eventually, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import {
+  adminClient,
+  exists as existsAt,
+  eventually,
+  freshNamespace,
+  kubeconfigPath,
+  writeTree,
+} from '../helpers/cluster.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 function ks(ns: string, name: string, spec = 'prune: true'): string {
@@ -35,14 +41,7 @@ describe('removed Kustomizations', () => {
     client.close();
   });
 
-  const exists = (path: string) =>
-    client.request('GET', path).then(
-      () => true,
-      (err: unknown) => {
-        if (isNotFound(err)) return false;
-        throw err;
-      },
-    );
+  const exists = (path: string) => existsAt(client, path);
   const cmPath = (ns: string, name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
   const leasePath = (ns: string, name: string) =>
     `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/kustomize-reconcile.${ns}.${name}`;

@@ -4,10 +4,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { isNotFound } from '../../src/cluster/errors.js';
 import { reconcile } from '../../src/reconcile.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { adminClient, exists as existsAt, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 const ks = (ns: string, sa?: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -71,14 +70,7 @@ describe('impersonation of a tenant ServiceAccount', () => {
     );
   }
 
-  const exists = (path: string) =>
-    client.request('GET', path).then(
-      () => true,
-      (err: unknown) => {
-        if (isNotFound(err)) return false;
-        throw err;
-      },
-    );
+  const exists = (path: string) => existsAt(client, path);
 
   it('applies what the ServiceAccount may, and prunes as it', async () => {
     const ns = await tenant();
