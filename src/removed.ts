@@ -105,19 +105,26 @@ export async function handleRemoved(
 
 const entriesOf = (r: InventoryRecord): Entry[] => union(r.entries, r.pending);
 
-function orphaned(f: Found, why: string): RemovedKustomization {
-  const n = entriesOf(f.record).length;
+/** What a removed Kustomization's report row says about it, whatever becomes of it. */
+function described(f: Found, record: InventoryRecord = f.record) {
   return {
     kustomization: f.kustomization,
     inventory: `${f.store.namespace}/${f.store.name}`,
-    objects: n,
-    deletionPolicy: f.record.status.deletionPolicy,
-    action: 'orphaned',
-    reason: `its file is gone from the repository; its ${n} object(s) stay in the cluster (${why})`,
+    objects: entriesOf(record).length,
+    deletionPolicy: record.status.deletionPolicy,
   };
 }
 
-/** Every inventory the credentials can list: cluster-wide, or else in the namespaces this run uses. */
+function orphaned(f: Found, why: string): RemovedKustomization {
+  const base = described(f);
+  return {
+    ...base,
+    action: 'orphaned',
+    reason: `its file is gone from the repository; its ${base.objects} object(s) stay in the cluster (${why})`,
+  };
+}
+
+/** Every inventory the credentials can list (cluster-wide, or else in the namespaces this run uses) that sits where this run would have written it. */
 async function listInventories(
   client: ClusterClient,
   namespaces: string[],
@@ -182,12 +189,7 @@ async function removeOne(
     // Read again under the lock: the last run before the file went may have changed it.
     const record = dryRun ? f.record : ((await f.store.read()).record ?? f.record);
     const { action, why } = removalAction(record.status);
-    const base = {
-      kustomization: f.kustomization,
-      inventory: `${f.store.namespace}/${f.store.name}`,
-      objects: entriesOf(record).length,
-      deletionPolicy: record.status.deletionPolicy,
-    };
+    const base = described(f, record);
     if (action === 'orphan') {
       if (!dryRun) await f.store.remove();
       log(`Kustomization ${f.kustomization} was removed: ${why}, its objects stay; inventory removed`);
@@ -207,6 +209,7 @@ async function removeOne(
       subject,
       action: a,
       reason: reason ? `${f.kustomization} removed; ${reason}` : `${f.kustomization} removed`,
+      removedWith: f.kustomization,
     }));
     const survivors = results.filter((r) => r.action === 'failed');
     if (survivors.length > 0) {
@@ -245,18 +248,9 @@ async function removeOne(
     if (!dryRun) await f.store.remove();
     return { removed: { ...base, action: 'deleted', reason }, pruned };
   } finally {
-    if (lock) {
-      await lock.release();
-      if (!dryRun) await deleteLease(client, f.store.namespace, f.store.name);
-    }
+    // The Kustomization is gone: its lock goes with it.
+    await lock?.remove();
   }
-}
-
-async function deleteLease(client: ClusterClient, namespace: string, name: string): Promise<void> {
-  const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases/${encodeURIComponent(name)}`;
-  await client.request('DELETE', path).catch((err: unknown) => {
-    if (!isNotFound(err)) throw err;
-  });
 }
 
 /** Polls (every 2s, as Flux) until the objects are gone; returns the subjects still there at the timeout. */

@@ -187,8 +187,18 @@ const multiReport = combine(
         reason: 'deletionPolicy Delete: its objects are deleted',
       },
       pruned: [
-        { subject: 'Deployment/legacy/api', action: 'deleted', reason: 'flux-system/legacy removed' },
-        { subject: 'Service/legacy/api', action: 'deleted', reason: 'flux-system/legacy removed' },
+        {
+          subject: 'Deployment/legacy/api',
+          action: 'deleted',
+          reason: 'flux-system/legacy removed',
+          removedWith: 'flux-system/legacy',
+        },
+        {
+          subject: 'Service/legacy/api',
+          action: 'deleted',
+          reason: 'flux-system/legacy removed',
+          removedWith: 'flux-system/legacy',
+        },
       ],
     },
   ],

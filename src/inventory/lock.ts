@@ -137,6 +137,14 @@ export class Lock {
     return this.lost;
   }
 
+  /** Releases the lease and deletes it, for a Kustomization that is gone. */
+  async remove(): Promise<void> {
+    await this.release();
+    await this.client.request('DELETE', this.path).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+
   /** Stops renewing and frees the lease (only if it is still ours). */
   async release(): Promise<void> {
     if (this.timer) clearInterval(this.timer);

@@ -224,10 +224,9 @@ function view(report: Report): View {
   };
 }
 
-/** The prune results src/removed.ts adds for a removed Kustomization's objects: reason `ns/name removed[; why]`. */
+/** The prune results src/removed.ts adds for a removed Kustomization's objects. */
 function ofRemoved(p: PrunedObject, r: RemovedKustomization): boolean {
-  const tag = `${r.kustomization} removed`;
-  return p.reason === tag || (p.reason?.startsWith(`${tag}; `) ?? false);
+  return p.removedWith === r.kustomization;
 }
 
 function row(k: Report, g: Group, words: Words): string {

@@ -39,6 +39,8 @@ export interface PrunedObject {
   subject: string;
   action: 'deleted' | 'skipped' | 'failed';
   reason?: string;
+  /** Set when the object belonged to a Kustomization removed from the repository (`namespace/name`). */
+  removedWith?: string;
 }
 
 export interface RemovedKustomization {
