@@ -16,8 +16,14 @@ export interface SeenRequest {
   query: URLSearchParams;
 }
 
-/** A fault answered instead of forwarding: an HTTP status (optionally with Retry-After seconds), or a reset socket. */
-export type Fault = { status: number; retryAfter?: number; body?: 'status' | 'text' } | { reset: true };
+/**
+ * A fault answered instead of forwarding: an HTTP status (optionally with Retry-After seconds), or a
+ * reset socket; or something done (a concurrent change to the cluster) before the request is forwarded.
+ */
+export type Fault =
+  | { status: number; retryAfter?: number; body?: 'status' | 'text' }
+  | { reset: true }
+  | { beforeForward: () => Promise<void> };
 
 export interface FaultRule {
   /** Which requests the rule is for. */
@@ -58,6 +64,7 @@ export function on(method: string, path: string | RegExp, opts: { dryRun?: boole
 }
 
 const REASONS: Record<number, string> = {
+  403: 'Forbidden',
   409: 'Conflict',
   422: 'Invalid',
   429: 'TooManyRequests',
@@ -110,8 +117,22 @@ export async function startFaultProxy(kubeconfigPath: string, rules: FaultRule[]
     const hit = active.find((a) => a.used < (a.rule.times ?? Infinity) && a.rule.match(seen));
     if (hit) {
       hit.used++;
-      record.injected = true;
       const fault = hit.rule.fault;
+      if ('beforeForward' in fault) {
+        req.pause();
+        fault.beforeForward().then(
+          () => {
+            forward(req, res, record);
+          },
+          (err: unknown) => {
+            record.status = 502;
+            res.writeHead(502, { 'content-type': 'text/plain' });
+            res.end(`proxy: beforeForward failed: ${(err as Error).message}\n`);
+          },
+        );
+        return;
+      }
+      record.injected = true;
       if ('reset' in fault) {
         record.status = 'reset';
         req.socket.destroy();
@@ -132,6 +153,11 @@ export async function startFaultProxy(kubeconfigPath: string, rules: FaultRule[]
       });
       return;
     }
+    forward(req, res, record);
+  };
+
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, record: RecordedRequest) => {
+    const method = req.method ?? 'GET';
     const headers = { ...req.headers, host: upstream.host };
     const out = https.request(
       { protocol: 'https:', hostname: upstream.hostname, port: upstream.port, method, path: req.url, headers, agent },

@@ -75,12 +75,14 @@ describe('retries through a fault-injecting proxy', () => {
     expect(await liveData(path)).toEqual({ a: '1' });
   });
 
-  it('retries a GET answered 503', async () => {
-    const { root, path } = await oneConfigMap();
-    proxy.setRules([{ match: on('GET', path), times: 1, fault: { status: 503 } }]);
+  it('retries a LIST answered 503', async () => {
+    const { root, ns, path } = await oneConfigMap();
+    const collection = `/api/v1/namespaces/${ns}/configmaps`;
+    proxy.setRules([{ match: on('GET', collection), times: 1, fault: { status: 503 } }]);
     const { report, seen } = await applyThroughProxy(root);
     expect(report.error).toBeUndefined();
-    expect(statuses(seen, 'GET', path)).toEqual([503, 404]);
+    expect(statuses(seen, 'GET', collection)).toEqual([503, 200]);
+    expect(statuses(seen, 'GET', path)).toEqual([]);
     expect(report.changeset.map((e) => e.action)).toEqual(['created']);
     expect(await liveData(path)).toEqual({ a: '1' });
   });

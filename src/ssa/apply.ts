@@ -7,6 +7,7 @@ import type { ChangeSetEntry } from './changeset.js';
 import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
 import { diffObjects } from './diff.js';
 import { hasDrifted } from './drift.js';
+import { LiveObjects, versionOf, type LiveObject, type LiveRead } from './live.js';
 import { scrub, secretValues } from './mask.js';
 import { sortForApply, stageOf, type Stage } from './order.js';
 import { immutableFields, policyOf } from './policy.js';
@@ -61,7 +62,8 @@ const STAGES: Stage[] = ['definitions', 'classes', 'resources'];
 /**
  * Server-side applies objects the way Flux's ssa manager does: staged (definitions, classes,
  * the rest), each object dry-run with our field manager and force, compared with the live
- * object, and applied only when it drifted. Every object of a stage is planned before any is
+ * object, and applied only when it drifted. Unlike Flux, which GETs every object, the live
+ * objects come from one owner-labelled LIST per resource and namespace (see LiveObjects). Every object of a stage is planned before any is
  * applied; if any is invalid, the stage fails listing all of them and nothing of it is applied.
  */
 export async function applyAll(
@@ -76,9 +78,11 @@ export async function applyAll(
   for (const stage of STAGES) {
     const inStage = sortForApply(objects.filter((o) => stageOf(o) === stage));
     if (inStage.length === 0) continue;
+    // Read afresh per stage: the stage before may have created namespaces and definitions.
+    const reader = new LiveObjects(client);
     const results = await mapLimit(inStage, opts.concurrency, async (obj) => {
       try {
-        return { ok: true as const, planned: await plan(client, discovery, obj, opts, newNamespaces) };
+        return { ok: true as const, planned: await plan(client, discovery, reader, obj, opts, newNamespaces) };
       } catch (err) {
         return { ok: false as const, error: (err as Error).message, obj };
       }
@@ -121,9 +125,20 @@ export async function applyAll(
   return changeset;
 }
 
+/** How often an object is read before its dry-run is taken as it comes (it keeps changing under us). */
+const MAX_READS = 3;
+
+/**
+ * Phase 1 for one object: read it live (from the stage's lists), dry-run it, and decide. The
+ * dry-run answers with the resourceVersion it applied to ('' for a create): when that is not the
+ * version read, the object changed since the list or exists without our labels, so it is read
+ * again by itself and planned again, which keeps the drift decision between two views of the
+ * same version.
+ */
 async function plan(
   client: ClusterClient,
   discovery: Discovery,
+  reader: LiveObjects,
   input: KubeObject,
   opts: ApplyOptions,
   newNamespaces: ReadonlySet<string>,
@@ -137,12 +152,48 @@ async function plan(
   }
   const desired = normalizeScope(input, mapping, subject);
   const path = objectPath(mapping, desired.metadata.namespace, desired.metadata.name);
-  let live: Record<string, unknown> | undefined;
+  const readAgain = async (): Promise<LiveRead> => {
+    try {
+      return { object: await reader.get(path), direct: true };
+    } catch (err) {
+      throw new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
+    }
+  };
+  let live: LiveRead;
   try {
-    live = await client.request<Record<string, unknown>>('GET', path);
+    live = await reader.read(mapping, desired);
   } catch (err) {
-    if (!isNotFound(err)) throw new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
+    throw new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
   }
+  for (let reads = 1; ; reads++) {
+    const outcome = await planAgainst(client, mapping, desired, live.object, opts, newNamespaces);
+    const last = reads >= MAX_READS;
+    if ('needsLive' in outcome) {
+      if (last || live.direct) throw outcome.error;
+    } else if (outcome.seen === undefined || outcome.seen === versionOf(live.object) || last) {
+      return outcome.planned;
+    }
+    live = await readAgain();
+  }
+}
+
+type Attempt =
+  | {
+      planned: Planned;
+      /** The resourceVersion the dry-run applied to; undefined when there was no dry-run. */
+      seen?: string;
+    }
+  /** The dry-run says an immutable field changed, but the object was not read: read it and try again. */
+  | { needsLive: true; error: Error };
+
+async function planAgainst(
+  client: ClusterClient,
+  mapping: ResourceMapping,
+  desired: KubeObject,
+  live: LiveObject | undefined,
+  opts: ApplyOptions,
+  newNamespaces: ReadonlySet<string>,
+): Promise<Attempt> {
   const entry: ChangeSetEntry = {
     subject: subjectOf(desired),
     action: 'unchanged',
@@ -153,27 +204,32 @@ async function plan(
   };
   const policy = policyOf(desired, live, opts.force ?? false);
   if (policy.skip || policy.ifNotPresent) {
-    return { obj: desired, mapping, entry: { ...entry, action: 'skipped' }, apply: false };
+    return { planned: { obj: desired, mapping, entry: { ...entry, action: 'skipped' }, apply: false } };
   }
   const ignored = opts.ignoredPaths?.(desired) ?? [];
   const obj = live && ignored.length > 0 && opts.adopt ? opts.adopt(desired, live, ignored) : desired;
   if (!live && opts.dryRunOnly && mapping.namespaced && newNamespaces.has(obj.metadata.namespace ?? '')) {
-    return { obj, mapping, entry: { ...entry, action: 'created' }, apply: true };
+    return { planned: { obj, mapping, entry: { ...entry, action: 'created' }, apply: true } };
   }
-  let dryRun: Record<string, unknown>;
+  let dryRun: LiveObject;
   try {
     dryRun = await serverSideApply(client, mapping, obj, opts.fieldManager, true);
   } catch (err) {
-    const fields = live && err instanceof ApiError ? immutableFields(err) : undefined;
-    if (fields && policy.force) {
-      return { obj, mapping, entry: { ...entry, action: 'created' }, apply: true, recreate: fields, live };
+    const fields = err instanceof ApiError ? immutableFields(err) : undefined;
+    if (fields && live && policy.force) {
+      return {
+        planned: { obj, mapping, entry: { ...entry, action: 'created' }, apply: true, recreate: fields, live },
+        seen: versionOf(live),
+      };
     }
     const hint = fields
       ? `; immutable ${fieldList(fields)} changed: set the annotation kustomize.toolkit.fluxcd.io/force: Enabled or spec.force to recreate the object`
       : '';
-    throw new Error(`${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj)}${hint}`, {
+    const error = new Error(`${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj)}${hint}`, {
       cause: err,
     });
+    if (fields && !live) return { needsLive: true, error };
+    throw error;
   }
   const strip = <T>(o: T): T => (ignored.length > 0 && opts.strip ? opts.strip(o, ignored) : o);
   const drifted = hasDrifted(strip(dryRun), live && strip(live));
@@ -184,7 +240,10 @@ async function plan(
     const changes = diffObjects(strip(live), strip(dryRun));
     if (changes.length > 0) entry.diff = changes;
   }
-  return { obj, mapping, entry, apply, ...(cleanup ? { cleanup } : {}), ...(live ? { live } : {}) };
+  return {
+    planned: { obj, mapping, entry, apply, ...(cleanup ? { cleanup } : {}), ...(live ? { live } : {}) },
+    seen: versionOf(dryRun),
+  };
 }
 
 /** Phase 2 for one object: recreate when forced, clean up other managers' traces, then apply. */

@@ -1,0 +1,200 @@
+// How the apply engine reads live objects on a real apiserver: one LIST per resource and
+// namespace for the objects carrying our owner labels, and a GET only where the dry-run's
+// resourceVersion shows the list missed something (a change since the list, an object without
+// our labels) or where listing is not allowed.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { reconcile } from '../../src/reconcile.js';
+import type { Report } from '../../src/report/model.js';
+import { normalize } from '../../src/settings.js';
+import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { on, startFaultProxy, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
+
+const configMap = (ns: string, name: string, value: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  v: ${value}\n`;
+
+const job = (ns: string, image: string, force: boolean) => `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  namespace: ${ns}${force ? '\n  annotations: {kustomize.toolkit.fluxcd.io/force: Enabled}' : ''}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: migrate, image: "${image}"}]
+`;
+
+describe('live reads by list', () => {
+  let client: ClusterClient;
+  let proxy: FaultProxy;
+
+  beforeAll(async () => {
+    client = await adminClient();
+    proxy = await startFaultProxy(kubeconfigPath());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+  });
+  afterEach(() => {
+    proxy.setRules([]);
+  });
+
+  async function apply(root: string): Promise<{ report: Report; seen: RecordedRequest[] }> {
+    const before = proxy.requests.length;
+    const settings = normalize({
+      kubeconfig: { kind: 'path', path: proxy.kubeconfig },
+      root,
+      path: 'app',
+      kustomizeBin: KUSTOMIZE,
+    });
+    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    return { report, seen: proxy.requests.slice(before) };
+  }
+
+  const count = (seen: RecordedRequest[], method: string, path: string | RegExp, dryRun?: boolean) =>
+    seen.filter(
+      (r) =>
+        r.method === method &&
+        (typeof path === 'string' ? r.path === path : path.test(r.path)) &&
+        (dryRun === undefined || r.query.includes('dryRun=All') === dryRun),
+    ).length;
+  const actions = (r: Report) => Object.fromEntries(r.changeset.map((e) => [e.name, e.action]));
+
+  /** A tree of five ConfigMaps and two Secrets in a fresh namespace, applied once. */
+  async function appliedTree(): Promise<{ ns: string; root: string }> {
+    const ns = await freshNamespace(client, 'live');
+    const files: Record<string, string> = {};
+    for (const name of ['a', 'b', 'c', 'd', 'e']) files[`app/${name}.yaml`] = configMap(ns, name, 'one');
+    for (const name of ['s1', 's2']) {
+      files[`app/${name}.yaml`] =
+        `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nstringData:\n  k: v\n`;
+    }
+    const root = await writeTree(files);
+    const { report } = await apply(root);
+    expect(report.error).toBeUndefined();
+    expect(report.counts.created).toBe(7);
+    return { ns, root };
+  }
+
+  it('re-runs with one LIST per resource and namespace and no GET per object', async () => {
+    const { ns, root } = await appliedTree();
+    const { report, seen } = await apply(root);
+    expect(report.error).toBeUndefined();
+    expect(report.counts).toMatchObject({ unchanged: 7, configured: 0, created: 0 });
+    const lists = seen.filter(
+      (r) =>
+        r.method === 'GET' && r.path.startsWith(`/api/v1/namespaces/${ns}/`) && /\/(configmaps|secrets)$/.test(r.path),
+    );
+    expect(lists.map((r) => r.path).sort()).toEqual([
+      `/api/v1/namespaces/${ns}/configmaps`,
+      `/api/v1/namespaces/${ns}/secrets`,
+    ]);
+    for (const list of lists) {
+      expect(decodeURIComponent(list.query)).toContain(
+        `labelSelector=kustomize.toolkit.fluxcd.io/name=app,kustomize.toolkit.fluxcd.io/namespace=flux-system`,
+      );
+    }
+    expect(count(seen, 'GET', new RegExp(`^/api/v1/namespaces/${ns}/(configmaps|secrets)/`))).toBe(0);
+    expect(count(seen, 'PATCH', new RegExp(`^/api/v1/namespaces/${ns}/`), true)).toBe(7);
+    expect(count(seen, 'PATCH', new RegExp(`^/api/v1/namespaces/${ns}/`), false)).toBe(0);
+  });
+
+  it('reads again an object that changed between the list and its dry-run, and finds no drift', async () => {
+    const { ns, root } = await appliedTree();
+    const path = `/api/v1/namespaces/${ns}/configmaps/c`;
+    // Another controller annotates the object after our list, just before our dry-run of it: the
+    // dry-run then shows the annotation, which the listed copy lacks.
+    proxy.setRules([
+      {
+        match: on('PATCH', path, { dryRun: true }),
+        times: 1,
+        fault: {
+          beforeForward: async () => {
+            await client.request('PATCH', path, {
+              body: { metadata: { annotations: { 'example.com/touched': 'yes' } } },
+              contentType: 'application/merge-patch+json',
+              query: { fieldManager: 'other-controller' },
+            });
+          },
+        },
+      },
+    ]);
+    const { report, seen } = await apply(root);
+    expect(report.error).toBeUndefined();
+    expect(actions(report)['c']).toBe('unchanged');
+    expect(report.counts).toMatchObject({ unchanged: 7, configured: 0 });
+    expect(count(seen, 'GET', path)).toBe(1);
+    expect(count(seen, 'PATCH', path, true)).toBe(2);
+  });
+
+  it('reads by itself an object that exists without our labels, and takes it over', async () => {
+    const ns = await freshNamespace(client, 'live');
+    await client.request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      body: { metadata: { name: 'a' }, data: { v: 'by-hand' } },
+      query: { fieldManager: 'kubectl-create' },
+    });
+    const root = await writeTree({
+      'app/a.yaml': configMap(ns, 'a', 'from-git'),
+      'app/b.yaml': configMap(ns, 'b', 'x'),
+    });
+    const { report, seen } = await apply(root);
+    expect(report.error).toBeUndefined();
+    expect(actions(report)).toEqual({ a: 'configured', b: 'created' });
+    const a = report.changeset.find((e) => e.name === 'a');
+    expect(a?.diff).toContainEqual({ path: '/data/v', kind: 'changed', before: 'by-hand', after: 'from-git' });
+    expect(count(seen, 'GET', `/api/v1/namespaces/${ns}/configmaps/a`)).toBe(1);
+    expect(count(seen, 'GET', `/api/v1/namespaces/${ns}/configmaps/b`)).toBe(0);
+    const live = await client.request<{ data: Record<string, string>; metadata: { labels?: Record<string, string> } }>(
+      'GET',
+      `/api/v1/namespaces/${ns}/configmaps/a`,
+    );
+    expect(live.data).toEqual({ v: 'from-git' });
+    expect(live.metadata.labels?.['kustomize.toolkit.fluxcd.io/name']).toBe('app');
+  });
+
+  it('recreates an unlabelled object whose immutable field changed (force), after reading it', async () => {
+    const ns = await freshNamespace(client, 'live');
+    const created = await client.request<{ metadata: { uid: string } }>(
+      'POST',
+      `/apis/batch/v1/namespaces/${ns}/jobs`,
+      {
+        body: {
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          metadata: { name: 'migrate' },
+          spec: {
+            template: { spec: { restartPolicy: 'Never', containers: [{ name: 'migrate', image: 'busybox:1.36' }] } },
+          },
+        },
+      },
+    );
+    const refused = await apply(await writeTree({ 'app/job.yaml': job(ns, 'busybox:1.37', false) }));
+    expect(refused.report.ok).toBe(false);
+    expect(refused.report.error).toMatch(new RegExp(`^Job/${ns}/migrate dry-run failed \\(Invalid\\): .*immutable`));
+    // Refused after reading the object by itself and trying once more.
+    expect(count(refused.seen, 'GET', `/apis/batch/v1/namespaces/${ns}/jobs/migrate`)).toBe(1);
+
+    const { report } = await apply(await writeTree({ 'app/job.yaml': job(ns, 'busybox:1.37', true) }));
+    expect(report.error).toBeUndefined();
+    expect(actions(report)).toEqual({ migrate: 'created' });
+    const after = await client.request<{
+      metadata: { uid: string };
+      spec: { template: { spec: { containers: { image: string }[] } } };
+    }>('GET', `/apis/batch/v1/namespaces/${ns}/jobs/migrate`);
+    expect(after.metadata.uid).not.toBe(created.metadata.uid);
+    expect(after.spec.template.spec.containers[0]!.image).toBe('busybox:1.37');
+  });
+
+  it('falls back to one GET per object when listing is forbidden', async () => {
+    const { ns, root } = await appliedTree();
+    proxy.setRules([{ match: on('GET', `/api/v1/namespaces/${ns}/configmaps`), fault: { status: 403 } }]);
+    const { report, seen } = await apply(root);
+    expect(report.error).toBeUndefined();
+    expect(report.counts).toMatchObject({ unchanged: 7, configured: 0 });
+    expect(count(seen, 'GET', new RegExp(`^/api/v1/namespaces/${ns}/configmaps/`))).toBe(5);
+    expect(count(seen, 'GET', new RegExp(`^/api/v1/namespaces/${ns}/secrets/`))).toBe(0);
+  });
+});

@@ -1,0 +1,119 @@
+import type { ClusterClient } from '../cluster/client.js';
+import { objectPath, type ResourceMapping } from '../cluster/discovery.js';
+import { isNotFound } from '../cluster/errors.js';
+import type { KubeObject } from '../kustomize/parse.js';
+import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './policy.js';
+
+export type LiveObject = Record<string, unknown>;
+
+/** What is known of an object on the server before it is dry-run. */
+export interface LiveRead {
+  /** The object as read, or undefined when it was not found. */
+  object: LiveObject | undefined;
+  /**
+   * True when the object was read by itself (GET); false when it comes from (or is absent from) a
+   * list of the objects carrying our owner labels, which misses an object without them.
+   */
+  direct: boolean;
+}
+
+/** Page size of the lists: the apiserver's default is unlimited; 500 is what kubectl uses. */
+export const LIST_PAGE_SIZE = 500;
+
+/**
+ * The label selector of a Kustomization's objects, from an object's owner labels (set by
+ * setOwnerLabels before apply), or undefined when it has none.
+ */
+export function ownerSelector(obj: KubeObject): string | undefined {
+  const labels = obj.metadata.labels ?? {};
+  const name = labels[OWNER_NAME_LABEL];
+  const namespace = labels[OWNER_NAMESPACE_LABEL];
+  if (!name || !namespace) return undefined;
+  return `${OWNER_NAME_LABEL}=${name},${OWNER_NAMESPACE_LABEL}=${namespace}`;
+}
+
+/**
+ * List items as a GET would return them: a list of built-in types leaves out each item's
+ * apiVersion and kind, which the drift comparison looks at.
+ */
+export function itemsOfList(mapping: ResourceMapping, items: readonly LiveObject[]): Map<string, LiveObject> {
+  const apiVersion = mapping.group === '' ? mapping.version : `${mapping.group}/${mapping.version}`;
+  const byName = new Map<string, LiveObject>();
+  for (const item of items) {
+    const name = (item['metadata'] as { name?: unknown } | undefined)?.name;
+    if (typeof name !== 'string') continue;
+    byName.set(name, { apiVersion, kind: mapping.kind, ...item });
+  }
+  return byName;
+}
+
+/** The resourceVersion of an object, '' when there is none (absent, or a dry-run create). */
+export function versionOf(obj: LiveObject | undefined): string {
+  const rv = (obj?.['metadata'] as { resourceVersion?: unknown } | undefined)?.resourceVersion;
+  return typeof rv === 'string' ? rv : '';
+}
+
+interface ListPage {
+  metadata?: { continue?: string };
+  items?: LiveObject[];
+}
+
+/**
+ * Reads live objects for the dry-run: one paged LIST per resource, namespace and owner, shared
+ * by every object of that group, instead of one GET per object. A GET stays the way for objects
+ * without owner labels and for groups whose list fails (a tenant allowed to get but not to list).
+ * The list is read once; the caller checks each read against the dry-run's resourceVersion and
+ * reads again with `get` when they differ (the object changed, or exists without our labels).
+ */
+export class LiveObjects {
+  private readonly lists = new Map<string, Promise<Map<string, LiveObject> | undefined>>();
+
+  constructor(private readonly client: ClusterClient) {}
+
+  async read(mapping: ResourceMapping, obj: KubeObject): Promise<LiveRead> {
+    const selector = ownerSelector(obj);
+    const path = objectPath(mapping, obj.metadata.namespace, obj.metadata.name);
+    if (selector === undefined) return { object: await this.get(path), direct: true };
+    const collection = objectPath(mapping, obj.metadata.namespace, '');
+    const key = `${collection}?${selector}`;
+    let list = this.lists.get(key);
+    if (!list) {
+      list = this.list(mapping, collection, selector);
+      this.lists.set(key, list);
+    }
+    const byName = await list;
+    if (!byName) return { object: await this.get(path), direct: true };
+    return { object: byName.get(obj.metadata.name), direct: false };
+  }
+
+  /** One object by GET; undefined when it does not exist. */
+  async get(path: string): Promise<LiveObject | undefined> {
+    try {
+      return await this.client.request<LiveObject>('GET', path);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private async list(
+    mapping: ResourceMapping,
+    collection: string,
+    selector: string,
+  ): Promise<Map<string, LiveObject> | undefined> {
+    const items: LiveObject[] = [];
+    let next: string | undefined;
+    try {
+      do {
+        const page = await this.client.request<ListPage>('GET', collection, {
+          query: { labelSelector: selector, limit: LIST_PAGE_SIZE, continue: next },
+        });
+        items.push(...(page.items ?? []));
+        next = page.metadata?.continue || undefined;
+      } while (next);
+    } catch {
+      return undefined;
+    }
+    return itemsOfList(mapping, items);
+  }
+}
