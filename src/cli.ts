@@ -44,6 +44,7 @@ flags:
   --field-manager NAME   server-side apply field manager (default kustomize-controller)
   --kustomize-path BIN   kustomize binary (default: kustomize on PATH)
   --concurrency N        dry-runs in flight at once (default 8)
+  --always-dry-run       dry-run every object, also those whose managed fields show them unchanged
   --prune                spec.prune for --path: delete what left Git (diff shows what would go)
   --force                spec.force for --path: recreate objects whose immutable fields changed
   --inventory-namespace NS  where inventories and locks live (default: the Kustomization's namespace)
@@ -83,6 +84,7 @@ export async function main(argv: string[]): Promise<number> {
         'field-manager': { type: 'string' },
         'kustomize-path': { type: 'string' },
         concurrency: { type: 'string' },
+        'always-dry-run': { type: 'boolean' },
         prune: { type: 'boolean' },
         force: { type: 'boolean' },
         'inventory-namespace': { type: 'string' },
@@ -135,6 +137,7 @@ export async function main(argv: string[]): Promise<number> {
       fieldManager: values['field-manager'],
       kustomizeBin: values['kustomize-path'],
       concurrency: values.concurrency,
+      alwaysDryRun: values['always-dry-run'] ?? false,
       prune: values.prune ?? false,
       force: values.force ?? false,
       inventoryNamespace: values['inventory-namespace'],

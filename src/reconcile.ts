@@ -472,6 +472,7 @@ async function reconcileOne(
       fieldManager: settings.fieldManager,
       dryRunOnly: !apply,
       concurrency: settings.concurrency,
+      alwaysDryRun: settings.alwaysDryRun,
       log: hooks.log,
     });
     if (apply) {

@@ -50,6 +50,8 @@ export interface Settings {
   kustomizeBin: string;
   /** Dry-runs in flight at once. */
   concurrency: number;
+  /** Dry-run every object, also those whose managed fields prove them unchanged (Flux's exact cost). */
+  alwaysDryRun: boolean;
   /** spec.prune and spec.force for the single-Kustomization case. */
   prune: boolean;
   force: boolean;
@@ -163,6 +165,7 @@ export function readActionSettings(
     fieldManager: input('field-manager'),
     kustomizeBin: input('kustomize-path'),
     concurrency: input('concurrency'),
+    alwaysDryRun: input('always-dry-run'),
     prune: input('prune'),
     force: input('force'),
     inventoryNamespace: input('inventory-namespace'),
@@ -234,6 +237,7 @@ export interface RawSettings {
   fieldManager?: string;
   kustomizeBin?: string;
   concurrency?: string;
+  alwaysDryRun?: string | boolean;
   prune?: string | boolean;
   force?: string | boolean;
   inventoryNamespace?: string;
@@ -338,6 +342,7 @@ export function normalize(raw: RawSettings): Settings {
     fieldManager,
     kustomizeBin: raw.kustomizeBin?.trim() || DEFAULTS.kustomizeBin,
     concurrency,
+    alwaysDryRun: parseBool(raw.alwaysDryRun, 'always-dry-run'),
     prune,
     force,
     ...(inventoryNamespace ? { inventoryNamespace } : {}),

@@ -49,6 +49,8 @@ describe('live reads by list', () => {
       root,
       path: 'app',
       kustomizeBin: KUSTOMIZE,
+      // The reads are what is tested here: no object is settled by its managed fields alone.
+      alwaysDryRun: true,
     });
     const report = await reconcile(settings, { log: () => {}, secret: () => {} });
     return { report, seen: proxy.requests.slice(before) };

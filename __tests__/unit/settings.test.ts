@@ -34,6 +34,7 @@ describe('normalize', () => {
       fieldManager: 'kustomize-controller',
       kustomizeBin: 'kustomize',
       concurrency: 8,
+      alwaysDryRun: false,
       prune: false,
       force: false,
       pruneMaxShare: 0.5,

@@ -6,6 +6,7 @@ import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import type { ChangeSetEntry } from './changeset.js';
 import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
 import { diffObjects } from './diff.js';
+import { provenUnchanged } from './noop.js';
 import { hasDrifted } from './drift.js';
 import { LiveObjects, versionOf, type LiveObject, type LiveRead } from './live.js';
 import { scrub, secretValues } from './mask.js';
@@ -18,6 +19,11 @@ export interface ApplyOptions {
   dryRunOnly: boolean;
   /** Dry-runs in flight at once within a stage. */
   concurrency: number;
+  /**
+   * Dry-run every object, as Flux does, even one that the live object proves unchanged (see
+   * provenUnchanged): the dry-run also runs admission webhooks and validation again.
+   */
+  alwaysDryRun?: boolean;
   /** spec.force: recreate objects whose immutable fields changed. */
   force?: boolean;
   /** JSON pointers that are neither compared nor overwritten for an object (spec.ignore). */
@@ -55,6 +61,8 @@ interface Planned {
   /** Immutable fields that changed: the object is deleted and created again (force). */
   recreate?: string[];
   live?: Record<string, unknown>;
+  /** Unchanged by the live object's own evidence, without a dry-run. */
+  proven?: boolean;
 }
 
 const STAGES: Stage[] = ['definitions', 'classes', 'resources'];
@@ -100,6 +108,10 @@ export async function applyAll(
       );
     }
     const planned = results.flatMap((r) => (r.ok ? [r.planned] : []));
+    const proven = planned.filter((p) => p.proven).length;
+    if (proven > 0) {
+      opts.log?.(`${stage}: ${proven} of ${planned.length} object(s) unchanged by their managed fields, not dry-run`);
+    }
     for (const p of planned) {
       if (p.obj.kind === 'Namespace' && p.entry.action === 'created') newNamespaces.add(p.obj.metadata.name);
       if (p.apply && !opts.dryRunOnly) {
@@ -211,6 +223,12 @@ async function planAgainst(
   if (!live && opts.dryRunOnly && mapping.namespaced && newNamespaces.has(obj.metadata.namespace ?? '')) {
     return { planned: { obj, mapping, entry: { ...entry, action: 'created' }, apply: true } };
   }
+  const cleanup = live && !policy.merge ? cleanupPatch(live, opts.fieldManager) : undefined;
+  if (live && !cleanup && !opts.alwaysDryRun && ignored.length === 0) {
+    if (provenUnchanged(obj, live, opts.fieldManager).unchanged) {
+      return { planned: { obj, mapping, entry, apply: false, live, proven: true }, seen: versionOf(live) };
+    }
+  }
   let dryRun: LiveObject;
   try {
     dryRun = await serverSideApply(client, mapping, obj, opts.fieldManager, true);
@@ -233,7 +251,6 @@ async function planAgainst(
   }
   const strip = <T>(o: T): T => (ignored.length > 0 && opts.strip ? opts.strip(o, ignored) : o);
   const drifted = hasDrifted(strip(dryRun), live && strip(live));
-  const cleanup = live && !policy.merge ? cleanupPatch(live, opts.fieldManager) : undefined;
   const apply = drifted || cleanup !== undefined;
   entry.action = !apply ? 'unchanged' : live ? 'configured' : 'created';
   if (entry.action === 'configured' && live) {
