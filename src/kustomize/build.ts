@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { copyTree } from './copy.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
 import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin, type BuildFields } from './merge.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
@@ -99,10 +100,10 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-build-'));
   const copyRoot = join(work, 'src');
   try {
-    await cp(realRoot, copyRoot, {
-      recursive: true,
-      verbatimSymlinks: true,
-      filter: (src) => src === realRoot || !(IGNORED_NAMES.has(basename(src)) || IGNORED_EXTENSIONS.test(src)),
+    await copyTree(realRoot, copyRoot, {
+      skip: (name) => IGNORED_NAMES.has(name) || IGNORED_EXTENSIONS.test(name),
+      // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
+      exclude: new Set([work, await realpath(work)]),
     });
     const realCopyRoot = await realpath(copyRoot);
     const kdir = join(copyRoot, relPath);
