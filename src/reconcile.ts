@@ -443,11 +443,17 @@ async function reconcileOne(
     hooks.log(line);
   };
   const apply = settings.mode === 'apply';
+  // Started before the build and awaited after it, so that the cluster round trips (discovery, the
+  // lock, the inventory read) overlap the build instead of following it.
+  let ready: Promise<void> = Promise.resolve();
   try {
     if (spec.suspend) {
       note(`${describeSpec(spec)} is suspended (spec.suspend: true); nothing was built or applied`);
       return finish();
     }
+    discovery.warm();
+    ready = apply ? inventory.lock(hooks.log, note) : inventory.peek(note);
+    ready.catch(() => undefined);
     const built = await renderSpec(settings, spec, management, { secret: hooks.secret, note });
     origins = new Map(
       [...built.objects].flatMap((o) => {
@@ -461,8 +467,8 @@ async function reconcileOne(
     if (built.skipped.length > 0)
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
-    if (apply) await inventory.begin(objects.map(entryOfObject), hooks.log, note);
-    else await inventory.peek(note);
+    await ready;
+    if (apply) await inventory.record(objects.map(entryOfObject));
     const actor = actingAs(client, spec, settings, note);
     changeset = await applyAll(actor, discovery, objects, {
       force: spec.force,
@@ -542,6 +548,8 @@ async function reconcileOne(
     }
     return finish(message);
   } finally {
+    // A lock still being taken when the build failed is released once it is held.
+    await ready.catch(() => undefined);
     await inventory.release();
   }
 }
@@ -605,7 +613,7 @@ class InventoryRun {
   private base: Entry[] = [];
   /** Pending entries a killed run left behind. */
   private leftover: Entry[] = [];
-  private lock: Lock | undefined;
+  private held: Lock | undefined;
   private lastApplied: string | undefined;
   begun = false;
 
@@ -635,9 +643,40 @@ class InventoryRun {
     }
   }
 
-  async begin(planned: Entry[], log: (line: string) => void, note: (line: string) => void): Promise<void> {
+  /** Takes the Kustomization's lock (creating the inventory's namespace if needed). */
+  async lock(log: (line: string) => void, note: (line: string) => void): Promise<void> {
+    await this.explained(async () => {
+      if (await this.store.ensureNamespace()) note(`Created namespace ${this.store.namespace} for the inventory`);
+      this.held = await Lock.acquire(this.client, this.store.namespace, this.store.name, {
+        holder: this.settings.run.holder,
+        leaseMs: this.settings.lockLeaseMs,
+        waitMs: this.settings.lockTimeoutMs,
+        log,
+      });
+    });
+  }
+
+  /** Under the lock: reads the inventory and records the planned objects as pending. */
+  async record(planned: Entry[]): Promise<void> {
+    await this.explained(async () => {
+      this.begun = true;
+      await this.store.update((latest) => {
+        this.base = latest?.entries ?? [];
+        this.leftover = latest?.pending ?? [];
+        this.lastApplied = latest?.status.lastAppliedRevision;
+        return {
+          entries: this.base,
+          pending: union(this.leftover, minus(planned, this.base)),
+          status: this.status('InProgress'),
+        };
+      });
+    });
+  }
+
+  /** A 403 on the inventory or its lock, with what the credentials need. */
+  private async explained(fn: () => Promise<void>): Promise<void> {
     try {
-      await this.lockAndRecord(planned, log, note);
+      await fn();
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 403)) throw err;
       const ns = this.store.namespace;
@@ -648,31 +687,6 @@ class InventoryRun {
         { cause: err },
       );
     }
-  }
-
-  private async lockAndRecord(
-    planned: Entry[],
-    log: (line: string) => void,
-    note: (line: string) => void,
-  ): Promise<void> {
-    if (await this.store.ensureNamespace()) note(`Created namespace ${this.store.namespace} for the inventory`);
-    this.lock = await Lock.acquire(this.client, this.store.namespace, this.store.name, {
-      holder: this.settings.run.holder,
-      leaseMs: this.settings.lockLeaseMs,
-      waitMs: this.settings.lockTimeoutMs,
-      log,
-    });
-    this.begun = true;
-    await this.store.update((latest) => {
-      this.base = latest?.entries ?? [];
-      this.leftover = latest?.pending ?? [];
-      this.lastApplied = latest?.status.lastAppliedRevision;
-      return {
-        entries: this.base,
-        pending: union(this.leftover, minus(planned, this.base)),
-        status: this.status('InProgress'),
-      };
-    });
   }
 
   async end(outcome: RunOutcome, next: Entry[], error: string | undefined): Promise<void> {
@@ -714,7 +728,7 @@ class InventoryRun {
   }
 
   async release(): Promise<void> {
-    await this.lock?.release();
+    await this.held?.release();
   }
 }
 

@@ -109,6 +109,14 @@ export class Discovery {
     this.table = table;
   }
 
+  /**
+   * Starts reading discovery, if it has not been read, without waiting for it: the first mapping()
+   * then finds it done. A failed read fails the mapping() calls that wait for it, as before.
+   */
+  warm(): void {
+    (this.loading ?? this.refresh()).catch(() => undefined);
+  }
+
   /** The mapping for apiVersion+kind; discovery is read again once before giving up (a CRD may be new). */
   async mapping(apiVersion: string, kind: string): Promise<ResourceMapping> {
     const key = mappingKey(apiVersion, kind);
