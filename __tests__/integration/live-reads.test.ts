@@ -190,6 +190,54 @@ describe('live reads by list', () => {
     expect(after.spec.template.spec.containers[0]!.image).toBe('busybox:1.37');
   });
 
+  it('does not read what cannot exist yet: objects of a namespace and of a CRD created by the same run', async () => {
+    const ns = `live-new-${Date.now().toString(36)}`;
+    const group = `${ns}.example.com`;
+    const root = await writeTree({
+      'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`,
+      'app/crd.yaml': `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.${group}}
+spec:
+  group: ${group}
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`,
+      'app/objects.yaml': ['a', 'b']
+        .flatMap((n) => [
+          `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: ${n}, namespace: ${ns}}\nspec: {size: 1}\n`,
+          configMap(ns, n, 'one'),
+        ])
+        .join('---\n'),
+    });
+    try {
+      const { report, seen } = await apply(root);
+      expect(report.error).toBeUndefined();
+      expect(report.counts).toMatchObject({ created: 6 });
+      expect(seen.filter((r) => r.method === 'GET' && r.path.includes(`/namespaces/${ns}/`))).toEqual([]);
+      expect(count(seen, 'PATCH', new RegExp(`/namespaces/${ns}/`), true)).toBe(4);
+    } finally {
+      await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`);
+      await client.request('DELETE', `/api/v1/namespaces/${ns}`);
+    }
+  });
+
+  it('does not wait on a list answered 429: it reads the objects by GET instead', async () => {
+    const { ns, root } = await appliedTree();
+    const collection = `/api/v1/namespaces/${ns}/configmaps`;
+    proxy.setRules([{ match: on('GET', collection), times: 1, fault: { status: 429, retryAfter: 5 } }]);
+    const { report, seen } = await apply(root);
+    expect(report.error).toBeUndefined();
+    expect(report.counts).toMatchObject({ unchanged: 7 });
+    expect(seen.filter((r) => r.method === 'GET' && r.path === collection).map((r) => r.status)).toEqual([429]);
+    expect(count(seen, 'GET', new RegExp(`^${collection}/`))).toBe(5);
+  });
+
   it('falls back to one GET per object when listing is forbidden', async () => {
     const { ns, root } = await appliedTree();
     proxy.setRules([{ match: on('GET', `/api/v1/namespaces/${ns}/configmaps`), fault: { status: 403 } }]);

@@ -9,6 +9,11 @@ export interface RequestOptions {
   body?: unknown;
   contentType?: string;
   accept?: string;
+  /**
+   * Give up on 429 at once instead of waiting (Retry-After) and trying again: for a request the
+   * caller can do without, such as a list that GETs can stand in for.
+   */
+  noWaitOn429?: boolean;
 }
 
 /** Statuses and socket errors worth a retry: the server was busy or the connection broke. */
@@ -58,7 +63,7 @@ export class ClusterClient {
           return (body === '' ? undefined : JSON.parse(body)) as T;
         }
         const err = apiErrorFrom(status, body, what);
-        if (!RETRY_STATUS.has(status) || attempt >= MAX_ATTEMPTS) throw err;
+        if (!RETRY_STATUS.has(status) || attempt >= MAX_ATTEMPTS || (status === 429 && opts.noWaitOn429)) throw err;
         await sleep(retryAfter ?? backoff(attempt));
       } catch (err) {
         if (err instanceof ApiError) throw err;

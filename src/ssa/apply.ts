@@ -8,7 +8,7 @@ import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
 import { diffObjects } from './diff.js';
 import { provenUnchanged } from './noop.js';
 import { hasDrifted } from './drift.js';
-import { LiveObjects, versionOf, type LiveObject, type LiveRead } from './live.js';
+import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead } from './live.js';
 import { scrub, secretValues } from './mask.js';
 import { sortForApply, stageOf, type Stage } from './order.js';
 import { immutableFields, policyOf } from './policy.js';
@@ -81,8 +81,9 @@ export async function applyAll(
   opts: ApplyOptions,
 ): Promise<ChangeSetEntry[]> {
   const changeset: ChangeSetEntry[] = [];
-  // Namespaces this run creates: in a preview they do not exist yet, so their objects cannot be dry-run.
-  const newNamespaces = new Set<string>();
+  // What this run creates: nothing can exist yet in a new namespace or of a new CRD's kind, so such
+  // objects are not read (and, in a preview, objects of a new namespace cannot be dry-run).
+  const created: Created = { namespaces: new Set(), kinds: new Set() };
   for (const stage of STAGES) {
     const inStage = sortForApply(objects.filter((o) => stageOf(o) === stage));
     if (inStage.length === 0) continue;
@@ -90,7 +91,7 @@ export async function applyAll(
     const reader = new LiveObjects(client);
     const results = await mapLimit(inStage, opts.concurrency, async (obj) => {
       try {
-        return { ok: true as const, planned: await plan(client, discovery, reader, obj, opts, newNamespaces) };
+        return { ok: true as const, planned: await plan(client, discovery, reader, obj, opts, created) };
       } catch (err) {
         return { ok: false as const, error: (err as Error).message, obj };
       }
@@ -113,7 +114,7 @@ export async function applyAll(
       opts.log?.(`${stage}: ${proven} of ${planned.length} object(s) unchanged by their managed fields, not dry-run`);
     }
     for (const p of planned) {
-      if (p.obj.kind === 'Namespace' && p.entry.action === 'created') newNamespaces.add(p.obj.metadata.name);
+      if (p.entry.action === 'created' && !p.recreate) noteCreated(created, p.obj);
       if (p.apply && !opts.dryRunOnly) {
         try {
           await write(client, p, opts);
@@ -137,6 +138,22 @@ export async function applyAll(
   return changeset;
 }
 
+interface Created {
+  namespaces: Set<string>;
+  /** `group/kind` of the CRDs created. */
+  kinds: Set<string>;
+}
+
+function noteCreated(created: Created, obj: KubeObject): void {
+  if (obj.kind === 'Namespace' && obj.apiVersion === 'v1') created.namespaces.add(obj.metadata.name);
+  if (obj.kind === 'CustomResourceDefinition' && obj.apiVersion.startsWith('apiextensions.k8s.io/')) {
+    const spec = (obj as { spec?: { group?: unknown; names?: { kind?: unknown } } }).spec;
+    if (typeof spec?.group === 'string' && typeof spec.names?.kind === 'string') {
+      created.kinds.add(`${spec.group}/${spec.names.kind}`);
+    }
+  }
+}
+
 /** How often an object is read before its dry-run is taken as it comes (it keeps changing under us). */
 const MAX_READS = 3;
 
@@ -153,7 +170,7 @@ async function plan(
   reader: LiveObjects,
   input: KubeObject,
   opts: ApplyOptions,
-  newNamespaces: ReadonlySet<string>,
+  created: Created,
 ): Promise<Planned> {
   const subject = subjectOf(input);
   let mapping: ResourceMapping;
@@ -171,14 +188,19 @@ async function plan(
       throw new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
     }
   };
+  const cannotExist =
+    (mapping.namespaced && created.namespaces.has(desired.metadata.namespace ?? '')) ||
+    created.kinds.has(`${mapping.group}/${mapping.kind}`);
   let live: LiveRead;
   try {
-    live = await reader.read(mapping, desired);
+    live = cannotExist
+      ? { object: undefined, direct: false }
+      : await reader.read(mapping, desired.metadata, ownerSelector(desired));
   } catch (err) {
     throw new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
   }
   for (let reads = 1; ; reads++) {
-    const outcome = await planAgainst(client, mapping, desired, live.object, opts, newNamespaces);
+    const outcome = await planAgainst(client, mapping, desired, live.object, opts, created.namespaces);
     const last = reads >= MAX_READS;
     if ('needsLive' in outcome) {
       if (last || live.direct) throw outcome.error;

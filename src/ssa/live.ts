@@ -20,6 +20,11 @@ export interface LiveRead {
 /** Page size of the lists: the apiserver's default is unlimited; 500 is what kubectl uses. */
 export const LIST_PAGE_SIZE = 500;
 
+/** The label selector of the objects of Kustomization `namespace/name` (Flux's owner labels). */
+export function selectorFor(name: string, namespace: string): string {
+  return `${OWNER_NAME_LABEL}=${name},${OWNER_NAMESPACE_LABEL}=${namespace}`;
+}
+
 /**
  * The label selector of a Kustomization's objects, from an object's owner labels (set by
  * setOwnerLabels before apply), or undefined when it has none.
@@ -29,7 +34,7 @@ export function ownerSelector(obj: KubeObject): string | undefined {
   const name = labels[OWNER_NAME_LABEL];
   const namespace = labels[OWNER_NAMESPACE_LABEL];
   if (!name || !namespace) return undefined;
-  return `${OWNER_NAME_LABEL}=${name},${OWNER_NAMESPACE_LABEL}=${namespace}`;
+  return selectorFor(name, namespace);
 }
 
 /**
@@ -70,11 +75,15 @@ export class LiveObjects {
 
   constructor(private readonly client: ClusterClient) {}
 
-  async read(mapping: ResourceMapping, obj: KubeObject): Promise<LiveRead> {
-    const selector = ownerSelector(obj);
-    const path = objectPath(mapping, obj.metadata.namespace, obj.metadata.name);
+  /** An object by the list of its resource, namespace and `selector`; by GET without a selector. */
+  async read(
+    mapping: ResourceMapping,
+    ref: { name: string; namespace?: string | undefined },
+    selector: string | undefined,
+  ): Promise<LiveRead> {
+    const path = objectPath(mapping, ref.namespace, ref.name);
     if (selector === undefined) return { object: await this.get(path), direct: true };
-    const collection = objectPath(mapping, obj.metadata.namespace, '');
+    const collection = objectPath(mapping, ref.namespace, '');
     const key = `${collection}?${selector}`;
     let list = this.lists.get(key);
     if (!list) {
@@ -83,7 +92,7 @@ export class LiveObjects {
     }
     const byName = await list;
     if (!byName) return { object: await this.get(path), direct: true };
-    return { object: byName.get(obj.metadata.name), direct: false };
+    return { object: byName.get(ref.name), direct: false };
   }
 
   /** One object by GET; undefined when it does not exist. */
@@ -107,6 +116,9 @@ export class LiveObjects {
       do {
         const page = await this.client.request<ListPage>('GET', collection, {
           query: { labelSelector: selector, limit: LIST_PAGE_SIZE, continue: next },
+          // A resource whose CRD was just established answers lists 429 (Retry-After: 1) until its
+          // cache is ready, while GETs are served: GET instead of waiting a second.
+          noWaitOn429: true,
         });
         items.push(...(page.items ?? []));
         next = page.metadata?.continue || undefined;
