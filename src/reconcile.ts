@@ -38,6 +38,7 @@ import {
 } from './kstatus/wait.js';
 import { adoptPaths, ignoredPaths, stripPaths } from './ssa/ignore.js';
 import { setOwnerLabels } from './ssa/policy.js';
+import { selectorFor } from './ssa/live.js';
 import { decryptResources, stillEncrypted } from './sops/resources.js';
 import { keyServices, readDecryptionSecret, type SecretKeys } from './sops/keys.js';
 import { decryptSources } from './sops/sources.js';
@@ -797,6 +798,7 @@ export function healthTargets(spec: KustomizationSpec, changeset: readonly Chang
         kind: e.kind,
         name: e.name,
         ...(e.namespace ? { namespace: e.namespace } : {}),
+        selector: selectorFor(spec.name, spec.namespace),
       }));
   }
   return spec.healthChecks.map((r) => ({

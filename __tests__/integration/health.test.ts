@@ -4,6 +4,7 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { reconcile } from '../../src/reconcile.js';
 import { normalize } from '../../src/settings.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { startFaultProxy } from '../helpers/fault-proxy.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 const deployment = (ns: string, name: string, extra = '') => `apiVersion: apps/v1
@@ -53,6 +54,45 @@ describe('health checks', () => {
     const lines = log.filter((l) => l.startsWith(`Deployment/${ns}/web: `));
     expect(lines.at(-1)).toBe(`Deployment/${ns}/web: Current (Deployment is available. Replicas: 2)`);
     expect(new Set(lines).size).toBe(lines.length);
+  });
+
+  it('reads the objects it waits for by list, one per resource and namespace, and a lone one by GET', async () => {
+    const ns = await freshNamespace(client);
+    const cm = (name: string) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: "1"}\n`;
+    const root = await writeTree({
+      'app/cms.yaml': ['c1', 'c2', 'c3', 'c4'].map(cm).join('---\n'),
+      'app/web.yaml': deployment(ns, 'web'),
+      'app/api.yaml': deployment(ns, 'api'),
+      'app/svc.yaml': `apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ${ns}}\nspec:\n  clusterIP: None\n  selector: {app: web}\n  ports: [{port: 80}]\n`,
+    });
+    const proxy = await startFaultProxy(kubeconfigPath());
+    try {
+      const settings = normalize({
+        kubeconfig: { kind: 'path', path: proxy.kubeconfig },
+        root,
+        path: 'app',
+        wait: true,
+        kustomizeBin: KUSTOMIZE,
+      });
+      const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+      expect(report.error).toBeUndefined();
+      expect(report.health?.map((h) => h.status)).toEqual(Array.from({ length: 7 }, () => 'Current'));
+      const gets = proxy.requests.filter((r) => r.method === 'GET' && r.path.includes(`/namespaces/${ns}/`));
+      const paths = (re: RegExp) => gets.filter((r) => re.test(r.path)).map((r) => r.path);
+      // Each object is read once to plan it (its list), then polled: ConfigMaps and Deployments by list.
+      expect(paths(/\/configmaps\/./)).toEqual([]);
+      expect(paths(/\/deployments\/./)).toEqual([]);
+      expect(paths(/\/configmaps$/).length).toBeGreaterThanOrEqual(2);
+      expect(paths(/\/deployments$/).length).toBeGreaterThanOrEqual(2);
+      for (const list of gets.filter((r) => /\/(configmaps|deployments)$/.test(r.path))) {
+        expect(decodeURIComponent(list.query)).toContain('labelSelector=kustomize.toolkit.fluxcd.io/name=app,');
+      }
+      // The one Service: a list to plan it, then a GET per poll.
+      expect(paths(/\/services\/web$/).length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('fails fast on a Failed object, listing it with its status and message', async () => {

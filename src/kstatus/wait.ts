@@ -1,7 +1,7 @@
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type Discovery } from '../cluster/discovery.js';
-import { isNotFound } from '../cluster/errors.js';
+import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
 import { mapLimit } from '../ssa/apply.js';
+import { LiveObjects } from '../ssa/live.js';
 import { computeStatus, type Status, type StatusResult } from './status.js';
 
 /** An object to wait for: an applied object (wait: true) or a spec.healthChecks reference. */
@@ -11,6 +11,11 @@ export interface HealthTarget {
   kind: string;
   name: string;
   namespace?: string;
+  /**
+   * The owner-label selector of the Kustomization that applied it (wait: true): such targets of
+   * one resource and namespace are read with one list per poll instead of a GET each.
+   */
+  selector?: string;
 }
 
 export interface HealthResult {
@@ -50,7 +55,7 @@ export async function waitForHealth(
   const last = new Map<string, HealthResult>();
   for (;;) {
     const pending = targets.filter((t) => last.get(t.subject)?.status !== 'Current');
-    const results = await mapLimit(pending, opts.concurrency, (t) => readStatus(client, discovery, t, opts.custom));
+    const results = await readStatuses(client, discovery, pending, opts);
     for (const r of results) {
       const before = last.get(r.subject);
       if (!before || before.status !== r.status || before.message !== r.message) {
@@ -66,20 +71,44 @@ export async function waitForHealth(
   }
 }
 
-async function readStatus(
+/**
+ * One poll: the status of each target. Targets that share a resource, namespace and owner
+ * selector with another are read from one list (a target missing from it is read by GET: it
+ * may have lost its labels); the others by GET.
+ */
+async function readStatuses(
   client: ClusterClient,
   discovery: Discovery,
-  t: HealthTarget,
-  custom: WaitOptions['custom'],
-): Promise<HealthResult> {
-  try {
-    const mapping = await discovery.mapping(t.apiVersion, t.kind);
-    const live = await client.request<Record<string, unknown>>('GET', objectPath(mapping, t.namespace, t.name));
-    return { subject: t.subject, ...(custom?.(live) ?? computeStatus(live)) };
-  } catch (err) {
-    if (isNotFound(err)) return { subject: t.subject, ...computeStatus(undefined) };
-    return { subject: t.subject, status: 'Unknown', message: (err as Error).message };
+  targets: readonly HealthTarget[],
+  opts: Pick<WaitOptions, 'concurrency' | 'custom'>,
+): Promise<HealthResult[]> {
+  const reader = new LiveObjects(client);
+  const mapped = await Promise.all(
+    targets.map(async (t) => {
+      try {
+        return { t, mapping: await discovery.mapping(t.apiVersion, t.kind) };
+      } catch (err) {
+        return { t, error: err as Error };
+      }
+    }),
+  );
+  const groupOf = (t: HealthTarget, m: ResourceMapping) => `${objectPath(m, t.namespace, '')}?${t.selector ?? ''}`;
+  const sizes = new Map<string, number>();
+  for (const { t, mapping } of mapped) {
+    if (mapping && t.selector) sizes.set(groupOf(t, mapping), (sizes.get(groupOf(t, mapping)) ?? 0) + 1);
   }
+  return mapLimit(mapped, opts.concurrency, async ({ t, mapping, error }): Promise<HealthResult> => {
+    if (!mapping) return { subject: t.subject, status: 'Unknown', message: error.message };
+    try {
+      const path = objectPath(mapping, t.namespace, t.name);
+      const listed = (sizes.get(groupOf(t, mapping)) ?? 0) >= 2 ? await reader.read(mapping, t, t.selector) : undefined;
+      const live = listed?.object ?? (await reader.get(path));
+      if (live === undefined) return { subject: t.subject, ...computeStatus(undefined) };
+      return { subject: t.subject, ...(opts.custom?.(live) ?? computeStatus(live)) };
+    } catch (err) {
+      return { subject: t.subject, status: 'Unknown', message: (err as Error).message };
+    }
+  });
 }
 
 /** The failure message: Flux's "timeout waiting for" (or the failed objects), one object per line. */
