@@ -42,12 +42,19 @@ describe('live reads by list', () => {
     proxy.setRules([]);
   });
 
-  async function apply(root: string): Promise<{ report: Report; seen: RecordedRequest[] }> {
+  async function apply(
+    root: string,
+    prune = false,
+    path = 'app',
+  ): Promise<{ report: Report; seen: RecordedRequest[] }> {
     const before = proxy.requests.length;
     const settings = normalize({
       kubeconfig: { kind: 'path', path: proxy.kubeconfig },
       root,
-      path: 'app',
+      path,
+      prune,
+      // Three of five objects go in the prune test: more than the guard's default share.
+      allowLargePrune: true,
       kustomizeBin: KUSTOMIZE,
       // The reads are what is tested here: no object is settled by its managed fields alone.
       alwaysDryRun: true,
@@ -236,6 +243,33 @@ spec:
     expect(report.counts).toMatchObject({ unchanged: 7 });
     expect(seen.filter((r) => r.method === 'GET' && r.path === collection).map((r) => r.status)).toEqual([429]);
     expect(count(seen, 'GET', new RegExp(`^${collection}/`))).toBe(5);
+  });
+
+  it('prunes by the same lists, and reads by GET an object that lost our labels', async () => {
+    const ns = await freshNamespace(client, 'live');
+    const all = ['a', 'b', 'c', 'd', 'e'];
+    // Its own directory, so its own Kustomization (named after the path) and inventory.
+    const tree = (names: string[]) =>
+      writeTree(Object.fromEntries(names.map((n) => [`${ns}/${n}.yaml`, configMap(ns, n, 'one')])));
+    expect((await apply(await tree(all), true, ns)).report.counts.created).toBe(5);
+    // Someone relabels d: it is no longer ours to prune.
+    await client.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/d`, {
+      body: { metadata: { labels: { 'kustomize.toolkit.fluxcd.io/name': 'someone-else' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    const { report, seen } = await apply(await tree(['a', 'b']), true, ns);
+    expect(report.error).toBeUndefined();
+    expect(Object.fromEntries((report.pruned ?? []).map((p) => [p.subject, p.action]))).toEqual({
+      [`ConfigMap/${ns}/c`]: 'deleted',
+      [`ConfigMap/${ns}/d`]: 'skipped',
+      [`ConfigMap/${ns}/e`]: 'deleted',
+    });
+    const objectGets = seen
+      .filter((r) => r.method === 'GET' && r.path.startsWith(`/api/v1/namespaces/${ns}/configmaps/`))
+      .map((r) => r.path.split('/').pop());
+    expect(objectGets).toEqual(['d']);
+    expect(count(seen, 'DELETE', new RegExp(`^/api/v1/namespaces/${ns}/configmaps/`))).toBe(2);
+    await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/d`)).resolves.toBeDefined();
   });
 
   it('falls back to one GET per object when listing is forbidden', async () => {

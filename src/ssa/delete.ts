@@ -1,14 +1,16 @@
 /**
  * Prune: deleting the objects Git no longer has, as Flux's DeleteAll does. In the order given (the
- * reverse of the apply order), each object is read; one that is gone counts as deleted; one whose
+ * reverse of the apply order), each object is read (from one owner-labelled list per resource and
+ * namespace; by GET when the list does not have it); one that is gone counts as deleted; one whose
  * owner labels no longer name this Kustomization, or that is marked `prune: disabled`,
  * `reconcile: disabled` or `ssa: Ignore`, is skipped with the reason; the rest are deleted with
  * background propagation, on condition that they are still the object that was read (uid).
  */
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type Discovery } from '../cluster/discovery.js';
+import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
 import { isNotFound } from '../cluster/errors.js';
 import { refOf, subjectOfEntry, type Entry } from '../inventory/entries.js';
+import { LiveObjects, selectorFor } from './live.js';
 import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './policy.js';
 
 export interface PruneResult {
@@ -54,9 +56,10 @@ export async function deleteStale(
   opts: DeleteOptions,
 ): Promise<PruneResult[]> {
   const results: PruneResult[] = [];
+  const reader = new LiveObjects(client);
   for (const entry of stale) {
     const subject = subjectOfEntry(entry);
-    const result = await deleteOne(client, discovery, entry, subject, opts).catch((err: unknown): PruneResult => ({
+    const result = await deleteOne(client, discovery, reader, entry, subject, opts).catch((err: unknown): PruneResult => ({
       subject,
       action: 'failed',
       reason: (err as Error).message,
@@ -72,14 +75,15 @@ export async function deleteStale(
 async function deleteOne(
   client: ClusterClient,
   discovery: Discovery,
+  reader: LiveObjects,
   entry: Entry,
   subject: string,
   opts: DeleteOptions,
 ): Promise<PruneResult> {
   const ref = refOf(entry);
-  let path: string;
+  let mapping: ResourceMapping;
   try {
-    path = objectPath(await discovery.mapping(ref.apiVersion, ref.kind), ref.namespace, ref.name);
+    mapping = await discovery.mapping(ref.apiVersion, ref.kind);
   } catch (err) {
     // Nothing of this kind can exist at this version (its CRD was deleted or the version retired).
     if (/has no resource for kind/.test((err as Error).message)) {
@@ -87,13 +91,11 @@ async function deleteOne(
     }
     throw err;
   }
-  let live: Live;
-  try {
-    live = await client.request<Live>('GET', path);
-  } catch (err) {
-    if (isNotFound(err)) return { subject, action: 'deleted', reason: 'already gone', entry };
-    throw err;
-  }
+  const path = objectPath(mapping, ref.namespace, ref.name);
+  // Not in the list of our objects: gone, or no longer labelled ours; a GET tells which.
+  const listed = await reader.read(mapping, ref, selectorFor(opts.owner.name, opts.owner.namespace));
+  const live = (listed.object ?? (listed.direct ? undefined : await reader.get(path))) as Live | undefined;
+  if (live === undefined) return { subject, action: 'deleted', reason: 'already gone', entry };
   const exclusion = pruneExclusion(live, opts.owner);
   if (exclusion) return { subject, action: 'skipped', reason: exclusion, entry };
   try {
