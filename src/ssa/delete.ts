@@ -59,12 +59,14 @@ export async function deleteStale(
   const reader = new LiveObjects(client);
   for (const entry of stale) {
     const subject = subjectOfEntry(entry);
-    const result = await deleteOne(client, discovery, reader, entry, subject, opts).catch((err: unknown): PruneResult => ({
-      subject,
-      action: 'failed',
-      reason: (err as Error).message,
-      entry,
-    }));
+    const result = await deleteOne(client, discovery, reader, entry, subject, opts).catch(
+      (err: unknown): PruneResult => ({
+        subject,
+        action: 'failed',
+        reason: (err as Error).message,
+        entry,
+      }),
+    );
     results.push(result);
     const verb = opts.dryRun && result.action === 'deleted' ? 'deleted (dry run)' : result.action;
     opts.log?.(`${subject} ${verb}${result.reason ? `: ${result.reason}` : ''}`);
