@@ -4,7 +4,11 @@
 // our labels) or where listing is not allowed.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
+import { ClusterClient as Client } from '../../src/cluster/client.js';
+import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
+import { Discovery } from '../../src/cluster/discovery.js';
 import { reconcile } from '../../src/reconcile.js';
+import { LiveObjects, selectorFor } from '../../src/ssa/live.js';
 import type { Report } from '../../src/report/model.js';
 import { normalize } from '../../src/settings.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
@@ -270,6 +274,35 @@ spec:
     expect(objectGets).toEqual(['d']);
     expect(count(seen, 'DELETE', new RegExp(`^/api/v1/namespaces/${ns}/configmaps/`))).toBe(2);
     await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/d`)).resolves.toBeDefined();
+  });
+
+  it('follows a list over its pages', async () => {
+    const { ns } = await appliedTree();
+    const through = new Client(await loadKubeConfig({ kind: 'path', path: proxy.kubeconfig }));
+    try {
+      const mapping = await new Discovery(through).mapping('v1', 'ConfigMap');
+      const before = proxy.requests.length;
+      const reader = new LiveObjects(through, 2);
+      const reads = await Promise.all(
+        ['a', 'b', 'c', 'd', 'e', 'missing'].map((name) =>
+          reader.read(mapping, { name, namespace: ns }, selectorFor('app', 'flux-system')),
+        ),
+      );
+      expect(reads.map((r) => (r.object?.['metadata'] as { name?: string } | undefined)?.name)).toEqual([
+        'a',
+        'b',
+        'c',
+        'd',
+        'e',
+        undefined,
+      ]);
+      expect(reads.every((r) => !r.direct)).toBe(true);
+      const pages = proxy.requests.slice(before);
+      expect(pages.map((r) => r.path)).toEqual(Array.from({ length: 3 }, () => `/api/v1/namespaces/${ns}/configmaps`));
+      expect(pages.map((r) => new URLSearchParams(r.query).has('continue'))).toEqual([false, true, true]);
+    } finally {
+      through.close();
+    }
   });
 
   it('falls back to one GET per object when listing is forbidden', async () => {

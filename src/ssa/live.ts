@@ -73,7 +73,10 @@ interface ListPage {
 export class LiveObjects {
   private readonly lists = new Map<string, Promise<Map<string, LiveObject> | undefined>>();
 
-  constructor(private readonly client: ClusterClient) {}
+  constructor(
+    private readonly client: ClusterClient,
+    private readonly pageSize = LIST_PAGE_SIZE,
+  ) {}
 
   /** An object by the list of its resource, namespace and `selector`; by GET without a selector. */
   async read(
@@ -115,7 +118,7 @@ export class LiveObjects {
     try {
       do {
         const page = await this.client.request<ListPage>('GET', collection, {
-          query: { labelSelector: selector, limit: LIST_PAGE_SIZE, continue: next },
+          query: { labelSelector: selector, limit: this.pageSize, continue: next },
           // A resource whose CRD was just established answers lists 429 (Retry-After: 1) until its
           // cache is ready, while GETs are served: GET instead of waiting a second.
           noWaitOn429: true,
