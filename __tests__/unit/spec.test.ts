@@ -371,6 +371,29 @@ describe('parseKustomizations: invalid fields', () => {
     [{ namePrefix: '' }, 'spec.namePrefix: must not be empty'],
     [{ nameSuffix: 'x'.repeat(201) }, 'spec.nameSuffix: is 201 characters long, more than the 200 allowed'],
     [{ serviceAccountName: 7 }, 'spec.serviceAccountName: must be a string, got number 7 (quote it: "7")'],
+    [{ serviceAccountName: 'Team_A' }, 'spec.serviceAccountName: "Team_A" is not a DNS-1123 subdomain'],
+    [{ serviceAccountName: 'a\nImpersonate-Group: system:masters' }, 'spec.serviceAccountName: "a\\nImpersonate-Group'],
+    [{ serviceAccountName: '' }, 'spec.serviceAccountName: must not be empty'],
+    [
+      { decryption: { provider: 'sops', serviceAccountName: 'kms/../admin' } },
+      'spec.decryption.serviceAccountName: "kms/../admin" is not a DNS-1123 subdomain',
+    ],
+    [
+      { decryption: { provider: 'sops', secretRef: { name: '../flux-system/secrets/keys' } } },
+      'spec.decryption.secretRef.name: "../flux-system/secrets/keys" is not a DNS-1123 subdomain',
+    ],
+    [
+      { postBuild: { substituteFrom: [{ kind: 'Secret', name: 'vars?watch=true' }] } },
+      'spec.postBuild.substituteFrom[0].name: "vars?watch=true" is not a DNS-1123 subdomain',
+    ],
+    [
+      { postBuild: { substituteFrom: [{ kind: 'ConfigMap', name: 'x'.repeat(254) }] } },
+      'spec.postBuild.substituteFrom[0].name: "xxxxxxxx',
+    ],
+    [
+      { kubeConfig: { secretRef: { name: 'Prod Cluster' } } },
+      'spec.kubeConfig.secretRef.name: "Prod Cluster" is not a DNS-1123 subdomain',
+    ],
     // commonMetadata
     [
       { commonMetadata: { labels: { team: 3 } } },

@@ -375,6 +375,16 @@ export function readObjectName(p: Problems, value: unknown, at: string): string 
   return problem === undefined ? text : undefined;
 }
 
+/**
+ * Reads the optional name of an object the run looks up or acts as (a ServiceAccount, Secret or
+ * ConfigMap): a DNS-1123 subdomain, as Kubernetes requires, so that it cannot become anything but
+ * one name in a URL path or an impersonation header.
+ */
+function readRefName(p: Problems, value: unknown, at: string, required = false): string | undefined {
+  if (isAbsent(value) && !required) return undefined;
+  return readObjectName(p, value, at);
+}
+
 /** Reads spec.path (or the `path` input) and normalises it; see normalizeSourcePath. */
 export function readSourcePath(p: Problems, value: unknown, at: string): string | undefined {
   if (isAbsent(value)) return '.';
@@ -619,7 +629,7 @@ function readSubstituteFrom(p: Problems, value: unknown, at: string): PostBuild[
   const raw = readMapping(p, value, at, ['kind', 'name', 'optional'], { required: true });
   if (raw === undefined) return undefined;
   const kind = readEnum(p, raw.kind, child(at, 'kind'), ['ConfigMap', 'Secret'] as const, true);
-  const name = readString(p, raw.name, child(at, 'name'), { required: true, max: 253 });
+  const name = readRefName(p, raw.name, child(at, 'name'), true);
   const optional = readBoolean(p, raw.optional, child(at, 'optional')) ?? false;
   return kind === undefined || name === undefined ? undefined : { kind, name, optional };
 }
@@ -656,7 +666,7 @@ function readNameRef(
 ): { name: string; raw: Mapping } | undefined {
   const raw = readMapping(p, value, at, ['name', ...extra]);
   if (raw === undefined) return undefined;
-  const name = readString(p, raw.name, child(at, 'name'), { required: true });
+  const name = readRefName(p, raw.name, child(at, 'name'), true);
   return name === undefined ? undefined : { name, raw };
 }
 
@@ -666,7 +676,7 @@ function readDecryption(p: Problems, value: unknown): KustomizationSpec['decrypt
   if (raw === undefined) return undefined;
   const provider = readEnum(p, raw.provider, child(at, 'provider'), ['sops'] as const, true);
   const secretRef = readNameRef(p, raw.secretRef, child(at, 'secretRef'));
-  const serviceAccountName = readString(p, raw.serviceAccountName, child(at, 'serviceAccountName'));
+  const serviceAccountName = readRefName(p, raw.serviceAccountName, child(at, 'serviceAccountName'));
   if (provider === undefined) return undefined;
   return withoutUndefined({
     provider,
@@ -779,7 +789,7 @@ function readSpec(p: Problems, value: unknown, namespace: string): SpecFields | 
     ignore: readList(p, spec.ignore, 'spec.ignore', (entry, at) => readIgnoreRule(p, entry, at)),
     postBuild: readPostBuild(p, spec.postBuild),
     decryption: readDecryption(p, spec.decryption),
-    serviceAccountName: readString(p, spec.serviceAccountName, 'spec.serviceAccountName'),
+    serviceAccountName: readRefName(p, spec.serviceAccountName, 'spec.serviceAccountName'),
     kubeConfig: readKubeConfig(p, spec.kubeConfig),
     dependsOn: readList(p, spec.dependsOn, 'spec.dependsOn', (entry, at) => readDependency(p, entry, at, namespace)),
   };
