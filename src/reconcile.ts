@@ -13,7 +13,7 @@ import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
 import { loadKustomizations } from './spec/load.js';
 import { dependencyOrder, runInDependencyOrder } from './spec/graph.js';
-import { describeSpec, unsupportedFields } from './spec/support.js';
+import { describeSpec, impersonatedUser, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { ApiError } from './cluster/errors.js';
@@ -571,11 +571,6 @@ function actingAs(
   if (user === undefined) return client;
   note(`Acting as ${user}${spec.serviceAccountName ? '' : ' (input default-service-account)'}`);
   return client.impersonating(user);
-}
-
-export function impersonatedUser(spec: KustomizationSpec, settings: Pick<Settings, 'defaultServiceAccount'>) {
-  const sa = spec.serviceAccountName ?? settings.defaultServiceAccount;
-  return sa ? `system:serviceaccount:${spec.namespace}:${sa}` : undefined;
 }
 
 /** Each problem with the file its object came from and the line of its name there, where known. */

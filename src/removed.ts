@@ -22,6 +22,7 @@ import {
 import { formatDuration } from './kstatus/wait.js';
 import type { PrunedObject, RemovedKustomization } from './report/model.js';
 import type { Settings } from './settings.js';
+import { impersonatedUser } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { deleteStale } from './ssa/delete.js';
 
@@ -199,7 +200,10 @@ async function removeOne(
       };
     }
     log(`Kustomization ${f.kustomization} was removed: ${why}, deleting ${base.objects} object(s)`);
-    const actor = record.status.impersonate ? client.impersonating(record.status.impersonate) : client;
+    // As the run that applied them recorded; an inventory without a record (written before it was
+    // kept, or forged) acts as default-service-account when set, as a present Kustomization would.
+    const user = record.status.impersonate ?? impersonatedUser({ namespace }, settings);
+    const actor = user ? client.impersonating(user) : client;
     const results = await deleteStale(actor, discovery, staleEntries(entriesOf(record), []), {
       owner: { name, namespace },
       dryRun,

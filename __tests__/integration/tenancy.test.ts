@@ -31,8 +31,8 @@ describe('impersonation of a tenant ServiceAccount', () => {
     client.close();
   });
 
-  /** A tenant namespace whose ServiceAccount `deployer` may manage ConfigMaps there, and nothing else. */
-  async function tenant(): Promise<string> {
+  /** A tenant namespace whose ServiceAccount `deployer` may manage ConfigMaps there (`verbs`), and nothing else. */
+  async function tenant(verbs: string[] = ['*']): Promise<string> {
     const ns = await freshNamespace(client, 'tenant');
     await client.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
       body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'deployer' } },
@@ -42,7 +42,7 @@ describe('impersonation of a tenant ServiceAccount', () => {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'Role',
         metadata: { name: 'deployer' },
-        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }],
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs }],
       },
     });
     await client.request('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
@@ -134,6 +134,28 @@ describe('impersonation of a tenant ServiceAccount', () => {
       expect(await exists('/api/v1/namespaces/default/configmaps/not-yours')).toBe(false);
       expect(await exists(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${ns}-escalate`)).toBe(false);
     }
+  });
+
+  it('deletes the objects of a removed Kustomization as default-service-account when its inventory names no one', async () => {
+    // deployer may apply ConfigMaps but not delete them.
+    const ns = await tenant(['get', 'list', 'watch', 'create', 'update', 'patch']);
+    const other = (name: string) => ks(ns).replaceAll('tenant-app', name).replace('./app', `./${name}`);
+    const root = await writeTree({
+      'ks.yaml': [other('keep'), other('gone')].join('---\n'),
+      'keep/a.yaml': cm(ns, 'keep-a'),
+      'gone/a.yaml': cm(ns, 'gone-a'),
+    });
+    const settings = { run: { source: `test/${ns}`, holder: `test ${ns}` } };
+    // Applied as the action itself: the inventories record no impersonation.
+    expect((await run(root, settings)).ok).toBe(true);
+
+    await writeFile(join(root, 'ks.yaml'), other('keep'));
+    const report = await run(root, { ...settings, removedKustomizations: 'delete', defaultServiceAccount: 'deployer' });
+    // keep is applied as deployer; gone's object may not be deleted by deployer, so it stays.
+    expect(report.changeset.map((e) => `${e.subject} ${e.action}`)).toEqual([`ConfigMap/${ns}/keep-a unchanged`]);
+    expect(report.pruned).toMatchObject([{ subject: `ConfigMap/${ns}/gone-a`, action: 'failed' }]);
+    expect(report.pruned?.[0]?.reason).toContain('forbidden');
+    expect(await exists(`/api/v1/namespaces/${ns}/configmaps/gone-a`)).toBe(true);
   });
 
   it('refuses a cross-namespace sourceRef with no-cross-namespace-refs', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { kubeconfigKey, sanitizeKubeconfig } from '../../src/cluster/remote.js';
-import { impersonatedUser, refuseCrossNamespaceRefs } from '../../src/reconcile.js';
+import { refuseCrossNamespaceRefs } from '../../src/reconcile.js';
+import { impersonatedUser } from '../../src/spec/support.js';
 import { specFromInputs } from '../../src/spec/from-inputs.js';
 import type { KustomizationSpec } from '../../src/spec/types.js';
 

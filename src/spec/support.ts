@@ -18,3 +18,15 @@ export function describeSpec(spec: KustomizationSpec): string {
   const where = spec.origin.kind === 'file' ? `${spec.origin.file}, document ${spec.origin.document}` : 'action inputs';
   return `Kustomization ${spec.namespace}/${spec.name} (${where})`;
 }
+
+/**
+ * The user a Kustomization acts as, as kustomize-controller does: its spec.serviceAccountName, else
+ * the default-service-account input, in the Kustomization's namespace; undefined for neither.
+ */
+export function impersonatedUser(
+  spec: { namespace: string; serviceAccountName?: string | undefined },
+  settings: { defaultServiceAccount?: string | undefined },
+): string | undefined {
+  const sa = spec.serviceAccountName ?? settings.defaultServiceAccount;
+  return sa ? `system:serviceaccount:${spec.namespace}:${sa}` : undefined;
+}
