@@ -13,7 +13,7 @@ import {
   X509Certificate,
   type KeyObject,
 } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { awsKmsKeyService, signV4, type AwsCredentials } from '../../src/sops/kms/aws.js';
-import { azureKeyVaultKeyService } from '../../src/sops/kms/azure.js';
+import { azureKeyVaultKeyService, CLI_RESOURCE } from '../../src/sops/kms/azure.js';
 import { retryDelay } from '../../src/sops/kms/common.js';
 import { gcpKmsKeyService } from '../../src/sops/kms/gcp.js';
 import { vaultTransitKeyService } from '../../src/sops/kms/vault.js';
@@ -1256,6 +1256,35 @@ describe('Azure Key Vault key service', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it.each(['https://k.vault.x&calc&.net', 'https://k.vault.a"b.net', 'https://k.vault.a(b)!c.net'])(
+    'never runs the Azure CLI for a vault_url host that cmd.exe would read as commands: %s',
+    async (vaultUrl) => {
+      const dir = await mkdtemp(join(tmpdir(), 'kms-az-'));
+      try {
+        await writeFile(join(dir, 'az'), `#!/bin/sh\necho ran > '${join(dir, 'ran')}'\n`);
+        await chmod(join(dir, 'az'), 0o755);
+        const service = azureKeyVaultKeyService(undefined, { PATH: dir });
+        const err = await rejection(service.decrypt(kvKey(vaultUrl)));
+        expect(err.message).toContain('Azure CLI: refusing to ask for a token');
+        expect(existsSync(join(dir, 'ran'))).toBe(false);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it.each([
+    ['https://vault.azure.net', true],
+    ['https://managedhsm.azure.net', true],
+    ['https://vault.x&calc&.net', false],
+    ['http://vault.azure.net', false],
+    ['https://vault.azure.net/', false],
+    ['https://-x.net', false],
+    ['https://vault.azure.net:443', false],
+  ])('CLI_RESOURCE %s → %s', (resource, ok) => {
+    expect(CLI_RESOURCE.test(resource)).toBe(ok);
   });
 
   it('without az on PATH, says which credentials it looked for', async () => {

@@ -410,10 +410,25 @@ function managedIdentityCredential(env: NodeJS.ProcessEnv, clientId: string | un
   };
 }
 
+/**
+ * What may be passed to the Azure CLI as --resource: `https://` and a host name of letters, digits,
+ * dots and dashes. On Windows `az` is `az.cmd`, which Node runs only through cmd.exe, where `&`, `|`
+ * or `"` in an argument (a URL host from a SOPS file can hold them) would run commands.
+ */
+export const CLI_RESOURCE = /^https:\/\/[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/;
+
 /** The Azure CLI's token (`az account get-access-token`), for a runner signed in by azure/login. */
 function azureCliCredential(env: NodeJS.ProcessEnv): Credential {
   return (resource) =>
     new Promise<CachedToken>((resolve, reject) => {
+      if (!CLI_RESOURCE.test(resource)) {
+        reject(
+          new Error(
+            `Azure CLI: refusing to ask for a token for ${JSON.stringify(resource)}: not an https:// host name`,
+          ),
+        );
+        return;
+      }
       const az = process.platform === 'win32' ? 'az.cmd' : 'az';
       execFile(
         az,
