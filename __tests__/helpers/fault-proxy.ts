@@ -6,7 +6,10 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { parse, stringify } from 'yaml';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { adminClient, kubeconfigPath } from './cluster.js';
 
 /** What the proxy sees of a request, for matching rules. */
 export interface SeenRequest {
@@ -223,4 +226,26 @@ export async function startFaultProxy(kubeconfigPath: string, rules: FaultRule[]
       });
     },
   };
+}
+
+/**
+ * For a describe block: an admin client and a fault proxy in front of the test cluster, made before
+ * its tests and closed after them, with the proxy's rules cleared after each test. `use` receives
+ * both once they exist.
+ */
+export function faultProxySuite(use: (client: ClusterClient, proxy: FaultProxy) => void): void {
+  let client: ClusterClient | undefined;
+  let proxy: FaultProxy | undefined;
+  beforeAll(async () => {
+    client = await adminClient();
+    proxy = await startFaultProxy(kubeconfigPath());
+    use(client, proxy);
+  });
+  afterAll(async () => {
+    client?.close();
+    await proxy?.close();
+  });
+  afterEach(() => {
+    proxy?.setRules([]);
+  });
 }

@@ -2,7 +2,7 @@
 // namespace for the objects carrying our owner labels, and a GET only where the dry-run's
 // resourceVersion shows the list missed something (a change since the list, an object without
 // our labels) or where listing is not allowed.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { ClusterClient as Client } from '../../src/cluster/client.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
@@ -11,39 +11,20 @@ import { reconcile } from '../../src/reconcile.js';
 import { LiveObjects, selectorFor } from '../../src/ssa/live.js';
 import type { Report } from '../../src/report/model.js';
 import { normalize } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { on, startFaultProxy, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
+import { freshNamespace, writeTree } from '../helpers/cluster.js';
+import { faultProxySuite, on, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
+import { migrateJob } from '../helpers/manifests.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 const configMap = (ns: string, name: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  v: ${value}\n`;
 
-const job = (ns: string, image: string, force: boolean) => `apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-  namespace: ${ns}${force ? '\n  annotations: {kustomize.toolkit.fluxcd.io/force: Enabled}' : ''}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: migrate, image: "${image}"}]
-`;
-
 describe('live reads by list', () => {
   let client: ClusterClient;
   let proxy: FaultProxy;
-
-  beforeAll(async () => {
-    client = await adminClient();
-    proxy = await startFaultProxy(kubeconfigPath());
-  });
-  afterAll(async () => {
-    client.close();
-    await proxy.close();
-  });
-  afterEach(() => {
-    proxy.setRules([]);
+  faultProxySuite((c, p) => {
+    client = c;
+    proxy = p;
   });
 
   async function apply(
@@ -184,13 +165,13 @@ describe('live reads by list', () => {
         },
       },
     );
-    const refused = await apply(await writeTree({ 'app/job.yaml': job(ns, 'busybox:1.37', false) }));
+    const refused = await apply(await writeTree({ 'app/job.yaml': migrateJob(ns, 'busybox:1.37', false) }));
     expect(refused.report.ok).toBe(false);
     expect(refused.report.error).toMatch(new RegExp(`^Job/${ns}/migrate dry-run failed \\(Invalid\\): .*immutable`));
     // Refused after reading the object by itself and trying once more.
     expect(count(refused.seen, 'GET', `/apis/batch/v1/namespaces/${ns}/jobs/migrate`)).toBe(1);
 
-    const { report } = await apply(await writeTree({ 'app/job.yaml': job(ns, 'busybox:1.37', true) }));
+    const { report } = await apply(await writeTree({ 'app/job.yaml': migrateJob(ns, 'busybox:1.37', true) }));
     expect(report.error).toBeUndefined();
     expect(actions(report)).toEqual({ migrate: 'created' });
     const after = await client.request<{

@@ -1,13 +1,13 @@
 // The managed-fields proof of "unchanged" (src/ssa/noop.ts) against the dry-run it replaces, on
 // a real apiserver: for each change in Git or in the cluster, a preview that trusts the proof and
 // one that dry-runs everything (always-dry-run) must give the same action for every object.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { reconcile } from '../../src/reconcile.js';
 import type { Report } from '../../src/report/model.js';
 import { normalize, type Mode } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { startFaultProxy, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
+import { freshNamespace, writeTree } from '../helpers/cluster.js';
+import { faultProxySuite, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 interface Tree {
@@ -242,14 +242,9 @@ const SCENARIOS: Scenario[] = [
 describe('managed-fields proof of unchanged objects', () => {
   let client: ClusterClient;
   let proxy: FaultProxy;
-
-  beforeAll(async () => {
-    client = await adminClient();
-    proxy = await startFaultProxy(kubeconfigPath());
-  });
-  afterAll(async () => {
-    client.close();
-    await proxy.close();
+  faultProxySuite((c, p) => {
+    client = c;
+    proxy = p;
   });
 
   /** Runs the tree's directory `ns` (so the Kustomization, named after its path, is the test's own). */

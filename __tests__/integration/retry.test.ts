@@ -1,10 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { reconcile } from '../../src/reconcile.js';
 import type { Report } from '../../src/report/model.js';
 import { normalize } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { on, startFaultProxy, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
+import { freshNamespace, writeTree } from '../helpers/cluster.js';
+import { faultProxySuite, on, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 // The client's retry policy against a real apiserver behind a fault-injecting proxy: 429 (with
@@ -12,17 +12,9 @@ import { KUSTOMIZE } from '../helpers/paths.js';
 describe('retries through a fault-injecting proxy', () => {
   let client: ClusterClient;
   let proxy: FaultProxy;
-
-  beforeAll(async () => {
-    client = await adminClient();
-    proxy = await startFaultProxy(kubeconfigPath());
-  });
-  afterAll(async () => {
-    client.close();
-    await proxy.close();
-  });
-  afterEach(() => {
-    proxy.setRules([]);
+  faultProxySuite((c, p) => {
+    client = c;
+    proxy = p;
   });
 
   /** A tree with one ConfigMap in a fresh namespace; returns its root, namespace and the ConfigMap's URL path. */

@@ -7,6 +7,7 @@ import { reconcile } from '../../src/reconcile.js';
 import type { Report } from '../../src/report/model.js';
 import { normalize } from '../../src/settings.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { migrateJob } from '../helpers/manifests.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 function ks(ns: string, extra = ''): string {
@@ -116,25 +117,14 @@ data: {v: from-git}
 
   it('fails on a changed immutable field naming it, and recreates the object with force', async () => {
     const ns = await freshNamespace(client);
-    const job = (image: string, force: boolean) => `apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-  namespace: ${ns}${force ? '\n  annotations: {kustomize.toolkit.fluxcd.io/force: Enabled}' : ''}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: migrate, image: "${image}"}]
-`;
-    const root = await writeTree({ 'ks.yaml': ks(ns), 'app/job.yaml': job('busybox:1.36', false) });
+    const root = await writeTree({ 'ks.yaml': ks(ns), 'app/job.yaml': migrateJob(ns, 'busybox:1.36', false) });
     expect(actions(await run(root))).toEqual({ [`Job/${ns}/migrate`]: 'created' });
     const before = await client.request<{ metadata: { uid: string } }>(
       'GET',
       `/apis/batch/v1/namespaces/${ns}/jobs/migrate`,
     );
 
-    const changed = await writeTree({ 'ks.yaml': ks(ns), 'app/job.yaml': job('busybox:1.37', false) });
+    const changed = await writeTree({ 'ks.yaml': ks(ns), 'app/job.yaml': migrateJob(ns, 'busybox:1.37', false) });
     const refused = await run(changed);
     expect(refused.ok).toBe(false);
     expect(refused.error).toMatch(
@@ -143,7 +133,7 @@ spec:
       ),
     );
 
-    const forced = await writeTree({ 'ks.yaml': ks(ns), 'app/job.yaml': job('busybox:1.37', true) });
+    const forced = await writeTree({ 'ks.yaml': ks(ns), 'app/job.yaml': migrateJob(ns, 'busybox:1.37', true) });
     const report = await run(forced);
     expect(report.error).toBeUndefined();
     expect(actions(report)).toEqual({ [`Job/${ns}/migrate`]: 'created' });
