@@ -4,6 +4,7 @@
  * (apply, edit, patch, scale ...), `before-first-apply` and our own old Update entries are merged
  * into our Apply entry, which makes us the owner of those fields.
  */
+import { escapePointer, isMap } from './json.js';
 
 export const CLEANUP_ANNOTATIONS = [
   'kubectl.kubernetes.io/last-applied-configuration',
@@ -84,12 +85,4 @@ export function cleanupPatch(live: Record<string, unknown>, manager: string): Js
   const migrated = migrateManagedFields(md.managedFields ?? [], manager);
   if (migrated) ops.push({ op: 'replace', path: '/metadata/managedFields', value: migrated });
   return ops.length > 0 ? ops : undefined;
-}
-
-function escapePointer(s: string): string {
-  return s.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,4 +1,5 @@
 import { deepEqual } from './drift.js';
+import { escapePointer, isMap } from './json.js';
 
 /** One field-level difference between the live object and the dry-run result. */
 export interface FieldChange {
@@ -122,7 +123,7 @@ function maskSecret(c: FieldChange): FieldChange {
 }
 
 function toPointer(segments: readonly string[]): string {
-  return segments.map((s) => '/' + s.replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+  return segments.map((s) => '/' + escapePointer(s)).join('');
 }
 
 /** Segment by segment; list indexes numerically, so `/2` sorts before `/10`. */
@@ -142,8 +143,4 @@ function renderValue(v: unknown): string {
   if (MASKS.includes(v)) return v as string;
   const text = v === undefined ? 'undefined' : JSON.stringify(v);
   return text.length > 80 ? text.slice(0, 79) + '…' : text;
-}
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

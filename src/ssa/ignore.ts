@@ -1,5 +1,6 @@
 import type { KubeObject } from '../kustomize/parse.js';
 import type { IgnoreRule, Selector } from '../spec/types.js';
+import { isMap } from './json.js';
 
 /**
  * Drift-ignore rules (`spec.ignore`, Flux v1.9): which objects a rule selects, and the JSON-pointer
@@ -184,10 +185,6 @@ type Container = Record<string, unknown> | unknown[];
 
 function isContainer(v: unknown): v is Container {
   return typeof v === 'object' && v !== null;
-}
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** An array index per RFC 6901 (no leading zeros); `-` and anything else address nothing. */

@@ -1,4 +1,5 @@
 import { deepEqual } from './drift.js';
+import { escapePointer, isMap } from './json.js';
 
 /**
  * Proves, without asking the server, that a forced server-side apply of `desired` by `manager`
@@ -81,7 +82,7 @@ function walkOwned(node: FieldsNode, live: Json, desired: Json, path: string, ow
     if (kind === 'f:') {
       if (!isMap(live) || !Object.hasOwn(live, rest)) fail(`owned ${path}/${rest} is not live`);
       if (!isMap(desired) || !Object.hasOwn(desired, rest)) fail(`owned ${path}/${rest} is not desired`);
-      childPath = `${path}/${escape(rest)}`;
+      childPath = `${path}/${escapePointer(rest)}`;
       liveChild = live[rest];
       desiredChild = desired[rest];
     } else if (kind === 'k:' || kind === 'v:' || kind === 'i:') {
@@ -151,7 +152,7 @@ function walkDesired(desired: Json, live: Json, path: string, owned: Map<string,
     const keys = Object.keys(desired);
     if (keys.length === 0 && path !== '' && !under && here === undefined) fail(`${path} is not ours`);
     for (const key of keys) {
-      const childPath = `${path}/${escape(key)}`;
+      const childPath = `${path}/${escapePointer(key)}`;
       if (!Object.hasOwn(live, key)) fail(`${childPath} is not live`);
       walkDesired(desired[key], live[key], childPath, owned, under);
     }
@@ -172,18 +173,11 @@ function withStringData(desired: Record<string, unknown>, live: Record<string, u
   const desiredData = isMap(desired['data']) ? desired['data'] : {};
   const liveData = isMap(live['data']) ? live['data'] : {};
   for (const [key, value] of Object.entries(strings)) {
-    if (typeof value !== 'string') fail(`/stringData/${escape(key)} is not a string`);
+    if (typeof value !== 'string') fail(`/stringData/${escapePointer(key)} is not a string`);
     if (Object.hasOwn(desiredData, key)) fail(`${key} is in both data and stringData`);
-    if (liveData[key] !== Buffer.from(value, 'utf8').toString('base64')) fail(`/stringData/${escape(key)} differs`);
+    if (liveData[key] !== Buffer.from(value, 'utf8').toString('base64'))
+      fail(`/stringData/${escapePointer(key)} differs`);
   }
   const data = Object.fromEntries(Object.entries(liveData).filter(([key]) => !Object.hasOwn(strings, key)));
   return { ...live, data, stringData: strings };
-}
-
-function escape(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,6 +1,7 @@
 import { parse, stringify } from 'yaml';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import { envsubst } from './envsubst.js';
+import { escapePointer, isMap } from '../ssa/json.js';
 
 export const SUBSTITUTE_KEY = 'kustomize.toolkit.fluxcd.io/substitute';
 
@@ -89,15 +90,11 @@ export function structureChange(before: unknown, after: unknown, path: string): 
     if (renamed.some((k) => !k.includes('${')) || added.length !== renamed.length) return here;
     for (const k of bKeys) {
       if (!Object.hasOwn(after, k)) continue;
-      const p = structureChange(before[k], after[k], `${path}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+      const p = structureChange(before[k], after[k], `${path}/${escapePointer(k)}`);
       if (p) return p;
     }
     return undefined;
   }
   // A scalar may become another scalar (text "3" → number 3 is the point of substitution).
   return isMap(after) || Array.isArray(after) ? here : undefined;
-}
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
