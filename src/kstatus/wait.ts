@@ -95,14 +95,16 @@ async function readStatuses(
   const groupOf = (t: HealthTarget, m: ResourceMapping) => `${objectPath(m, t.namespace, '')}?${t.selector ?? ''}`;
   const sizes = new Map<string, number>();
   for (const { t, mapping } of mapped) {
-    if (mapping && t.selector) sizes.set(groupOf(t, mapping), (sizes.get(groupOf(t, mapping)) ?? 0) + 1);
+    if (!mapping || !t.selector) continue;
+    const group = groupOf(t, mapping);
+    sizes.set(group, (sizes.get(group) ?? 0) + 1);
   }
   return mapLimit(mapped, opts.concurrency, async ({ t, mapping, error }): Promise<HealthResult> => {
     if (!mapping) return { subject: t.subject, status: 'Unknown', message: error.message };
     try {
-      const path = objectPath(mapping, t.namespace, t.name);
-      const listed = (sizes.get(groupOf(t, mapping)) ?? 0) >= 2 ? await reader.read(mapping, t, t.selector) : undefined;
-      const live = listed?.object ?? (await reader.get(path));
+      // A lone target is read by GET (no selector): its answer is smaller than a list's.
+      const selector = (sizes.get(groupOf(t, mapping)) ?? 0) >= 2 ? t.selector : undefined;
+      const live = await reader.find(mapping, t, selector);
       if (live === undefined) return { subject: t.subject, ...computeStatus(undefined) };
       return { subject: t.subject, ...(opts.custom?.(live) ?? computeStatus(live)) };
     } catch (err) {

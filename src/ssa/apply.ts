@@ -6,10 +6,10 @@ import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import type { ChangeSetEntry } from './changeset.js';
 import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
 import { diffObjects } from './diff.js';
-import { provenUnchanged } from './noop.js';
 import { hasDrifted } from './drift.js';
 import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead } from './live.js';
 import { scrub, secretValues } from './mask.js';
+import { provenUnchanged } from './noop.js';
 import { sortForApply, stageOf, type Stage } from './order.js';
 import { immutableFields, policyOf } from './policy.js';
 
@@ -71,8 +71,10 @@ const STAGES: Stage[] = ['definitions', 'classes', 'resources'];
  * Server-side applies objects the way Flux's ssa manager does: staged (definitions, classes,
  * the rest), each object dry-run with our field manager and force, compared with the live
  * object, and applied only when it drifted. Unlike Flux, which GETs every object, the live
- * objects come from one owner-labelled LIST per resource and namespace (see LiveObjects). Every object of a stage is planned before any is
- * applied; if any is invalid, the stage fails listing all of them and nothing of it is applied.
+ * objects come from one owner-labelled LIST per resource and namespace (see LiveObjects), and an
+ * object its managed fields prove unchanged is not dry-run (see provenUnchanged). Every object of
+ * a stage is planned before any is applied; if any is invalid, the stage fails listing all of them
+ * and nothing of it is applied.
  */
 export async function applyAll(
   client: ClusterClient,
@@ -181,24 +183,15 @@ async function plan(
   }
   const desired = normalizeScope(input, mapping, subject);
   const path = objectPath(mapping, desired.metadata.namespace, desired.metadata.name);
-  const readAgain = async (): Promise<LiveRead> => {
-    try {
-      return { object: await reader.get(path), direct: true };
-    } catch (err) {
-      throw new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
-    }
-  };
+  const getFailed = (err: unknown) => new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
   const cannotExist =
     (mapping.namespaced && created.namespaces.has(desired.metadata.namespace ?? '')) ||
     created.kinds.has(`${mapping.group}/${mapping.kind}`);
-  let live: LiveRead;
-  try {
-    live = cannotExist
-      ? { object: undefined, direct: false }
-      : await reader.read(mapping, desired.metadata, ownerSelector(desired));
-  } catch (err) {
-    throw new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
-  }
+  let live: LiveRead = cannotExist
+    ? { object: undefined, direct: false }
+    : await reader.read(mapping, desired.metadata, ownerSelector(desired)).catch((err: unknown) => {
+        throw getFailed(err);
+      });
   for (let reads = 1; ; reads++) {
     const outcome = await planAgainst(client, mapping, desired, live.object, opts, created.namespaces);
     const last = reads >= MAX_READS;
@@ -207,7 +200,10 @@ async function plan(
     } else if (outcome.seen === undefined || outcome.seen === versionOf(live.object) || last) {
       return outcome.planned;
     }
-    live = await readAgain();
+    const object = await reader.get(path).catch((err: unknown) => {
+      throw getFailed(err);
+    });
+    live = { object, direct: true };
   }
 }
 

@@ -94,9 +94,9 @@ async function deleteOne(
     throw err;
   }
   const path = objectPath(mapping, ref.namespace, ref.name);
-  // Not in the list of our objects: gone, or no longer labelled ours; a GET tells which.
-  const listed = await reader.read(mapping, ref, selectorFor(opts.owner.name, opts.owner.namespace));
-  const live = (listed.object ?? (listed.direct ? undefined : await reader.get(path))) as Live | undefined;
+  // Not in the list of our objects: gone, or no longer labelled ours; find's GET tells which.
+  const live = (await reader.find(mapping, ref, selectorFor(opts.owner.name, opts.owner.namespace))) as
+    Live | undefined;
   if (live === undefined) return { subject, action: 'deleted', reason: 'already gone', entry };
   const exclusion = pruneExclusion(live, opts.owner);
   if (exclusion) return { subject, action: 'skipped', reason: exclusion, entry };

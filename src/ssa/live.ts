@@ -98,6 +98,20 @@ export class LiveObjects {
     return { object: byName.get(ref.name), direct: false };
   }
 
+  /**
+   * The object, or undefined when it does not exist: from the list when it is there, else by GET
+   * (missing from a list of our objects, it may still exist without our labels).
+   */
+  async find(
+    mapping: ResourceMapping,
+    ref: { name: string; namespace?: string | undefined },
+    selector: string | undefined,
+  ): Promise<LiveObject | undefined> {
+    const read = await this.read(mapping, ref, selector);
+    if (read.object !== undefined || read.direct) return read.object;
+    return this.get(objectPath(mapping, ref.namespace, ref.name));
+  }
+
   /** One object by GET; undefined when it does not exist. */
   async get(path: string): Promise<LiveObject | undefined> {
     try {
