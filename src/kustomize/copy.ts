@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { copyFile, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { mapLimit } from '../ssa/apply.js';
 
 export interface CopyOptions {
   /** Entry names (files or directories, at any depth) left out of the copy. */
@@ -18,34 +19,24 @@ export interface CopyOptions {
  * with a stat of each side, the files are copied concurrently: at 1,000 files, 3 to 4 times faster.
  */
 export async function copyTree(from: string, to: string, opts: CopyOptions): Promise<void> {
-  const limit = Math.max(1, opts.concurrency ?? 32);
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  const slot = async <T>(fn: () => Promise<T>): Promise<T> => {
-    if (active >= limit) await new Promise<void>((r) => waiting.push(r));
-    active++;
-    try {
-      return await fn();
-    } finally {
-      active--;
-      waiting.shift()?.();
-    }
-  };
   const exclude = new Set([...(opts.exclude ?? [])].map((p) => resolve(p)));
+  // First the directories (made as they are read), then the files and links, a bounded number at once.
+  const copies: (() => Promise<void>)[] = [];
   const walk = async (src: string, dst: string): Promise<void> => {
     await mkdir(dst, { recursive: true });
     const entries = await readdir(src, { withFileTypes: true });
-    await Promise.all(
-      entries.map(async (entry) => {
-        if (opts.skip(entry.name)) return;
-        const s = join(src, entry.name);
-        const d = join(dst, entry.name);
-        if (exclude.has(resolve(s))) return;
-        if (entry.isDirectory()) return walk(s, d);
-        if (entry.isSymbolicLink()) return slot(async () => symlink(await readlink(s), d));
-        if (entry.isFile()) return slot(() => copyFile(s, d, constants.COPYFILE_FICLONE));
-      }),
-    );
+    const dirs: Promise<void>[] = [];
+    for (const entry of entries) {
+      if (opts.skip(entry.name)) continue;
+      const s = join(src, entry.name);
+      const d = join(dst, entry.name);
+      if (exclude.has(resolve(s))) continue;
+      if (entry.isDirectory()) dirs.push(walk(s, d));
+      else if (entry.isSymbolicLink()) copies.push(async () => symlink(await readlink(s), d));
+      else if (entry.isFile()) copies.push(() => copyFile(s, d, constants.COPYFILE_FICLONE));
+    }
+    await Promise.all(dirs);
   };
   await walk(from, to);
+  await mapLimit(copies, Math.max(1, opts.concurrency ?? 32), (copy) => copy());
 }

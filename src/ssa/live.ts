@@ -64,11 +64,12 @@ interface ListPage {
 }
 
 /**
- * Reads live objects for the dry-run: one paged LIST per resource, namespace and owner, shared
- * by every object of that group, instead of one GET per object. A GET stays the way for objects
- * without owner labels and for groups whose list fails (a tenant allowed to get but not to list).
- * The list is read once; the caller checks each read against the dry-run's resourceVersion and
- * reads again with `get` when they differ (the object changed, or exists without our labels).
+ * Reads live objects (for the dry-run, prune and wait): one paged LIST per resource, namespace and
+ * owner, shared by every object of that group, instead of one GET per object. A GET stays the way
+ * for objects without owner labels and for groups whose list fails (a tenant allowed to get but
+ * not to list). The list is read once: the apply checks each read against the dry-run's
+ * resourceVersion and reads again with `get` when they differ (the object changed, or exists
+ * without our labels); prune and wait use `find`, which GETs what the list lacks.
  */
 export class LiveObjects {
   private readonly lists = new Map<string, Promise<Map<string, LiveObject> | undefined>>();
