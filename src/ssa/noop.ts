@@ -1,3 +1,4 @@
+import type { ManagedFieldsEntry } from './cleanup.js';
 import { deepEqual } from './drift.js';
 import { escapePointer, isMap } from './json.js';
 
@@ -24,15 +25,6 @@ type Json = unknown;
 type FieldsNode = Record<string, unknown>;
 
 export type NoopProof = { unchanged: true } | { unchanged: false; why: string };
-
-interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: string;
-  apiVersion?: string;
-  fieldsType?: string;
-  fieldsV1?: FieldsNode;
-  subresource?: string;
-}
 
 /** Paths the server never records in managedFields: compared by value only. */
 const UNTRACKED = new Set(['/apiVersion', '/kind', '/metadata/name', '/metadata/namespace']);
