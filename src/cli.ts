@@ -1,6 +1,7 @@
 #!/usr/bin/env node
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { maskSecrets } from './kustomize/metadata.js';
 import type { KubeObject } from './kustomize/parse.js';
@@ -26,6 +27,8 @@ commands:
 
 flags:
   --path DIR             directory to build, relative to --root (default .)
+  --name NAME            the Kustomization's name for --path (inventory, lock and owner labels);
+                         default: derived from the repository (git remote, else the root) and the path
   --kustomizations GLOB  Flux Kustomization files or globs (repeatable, or comma-separated);
                          build prints every Kustomization found, apply and diff take one
   --target-namespace NS  spec.targetNamespace for --path
@@ -69,6 +72,7 @@ export async function main(argv: string[]): Promise<number> {
       allowNegative: true,
       options: {
         path: { type: 'string' },
+        name: { type: 'string' },
         kustomizations: { type: 'string', multiple: true },
         'target-namespace': { type: 'string' },
         'allow-remote-bases': { type: 'boolean' },
@@ -119,12 +123,14 @@ export async function main(argv: string[]): Promise<number> {
   }
   let settings: Settings;
   try {
+    const root = values.root ?? process.cwd();
     settings = normalize({
       mode: mode === 'build' ? 'preview' : mode,
       kubeconfig: values.kubeconfig ? { kind: 'path', path: values.kubeconfig } : { kind: 'default' },
       context: values.context,
-      root: values.root ?? process.cwd(),
+      root,
       path: values.path,
+      name: values.name,
       kustomizations: (values.kustomizations ?? []).flatMap(splitPatterns),
       targetNamespace: values['target-namespace'],
       allowRemoteBases: values['allow-remote-bases'] ?? false,
@@ -145,7 +151,7 @@ export async function main(argv: string[]): Promise<number> {
       allowLargePrune: values['allow-large-prune'] ?? false,
       lockTimeout: values['lock-timeout'],
       removedKustomizations: values['removed-kustomizations'],
-      run: runInfo(process.env),
+      run: runInfo(process.env, { root, ...(await gitRemote(root)) }),
     });
   } catch (err) {
     process.stderr.write(`kustomize-reconcile: ${(err as Error).message}\n`);
@@ -164,6 +170,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const json = values.output === 'json';
+  process.stderr.write(`Repository ${settings.run.source} (from ${settings.run.sourceFrom ?? 'the environment'})\n`);
   const report = await reconcile(settings, {
     log: (line) => {
       if (!json) process.stdout.write(line + '\n');
@@ -231,6 +238,22 @@ function indent(text: string): string {
     .split('\n')
     .map((l) => `  ${l}`)
     .join('\n');
+}
+
+/**
+ * The URL of the checkout's `origin` remote (the repository a CLI run records in inventories), or
+ * nothing when the root is not a git checkout, has no origin, or git is not installed.
+ */
+async function gitRemote(root: string): Promise<{ remote?: string }> {
+  try {
+    const { stdout } = await promisify(execFile)('git', ['-C', root, 'remote', 'get-url', 'origin'], {
+      timeout: 5_000,
+    });
+    const remote = stdout.trim();
+    return remote === '' ? {} : { remote };
+  } catch {
+    return {};
+  }
 }
 
 async function readKeyFile(path: string, flag: string): Promise<string> {

@@ -12,7 +12,7 @@ import { readActionSettings, type Settings } from './settings.js';
 export async function run(): Promise<void> {
   try {
     const settings = readActionSettings();
-    const secrets = new Set<string>(Object.values(settings.secretVars));
+    const secrets = new Set<string>([...Object.values(settings.secretVars), ...settings.masked]);
     const raw = await core.group(`kustomize-reconcile ${settings.mode}`, () =>
       reconcile(settings, {
         log: (l) => {

@@ -19,7 +19,8 @@ import { applyAll, ApplyError } from './ssa/apply.js';
 import { ApiError } from './cluster/errors.js';
 import { deleteStale, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
-import type { InventoryStatus } from './inventory/codec.js';
+import type { InventoryRecord, InventoryStatus } from './inventory/codec.js';
+import { legacyName, ownershipProblem, sameSource, type Claim } from './inventory/identity.js';
 import { Lock } from './inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './inventory/plan.js';
 import { InventoryStore } from './inventory/store.js';
@@ -63,6 +64,8 @@ export async function resolveSpecs(settings: Settings): Promise<KustomizationSpe
   return [
     specFromInputs({
       path: settings.path,
+      source: settings.run.source,
+      ...(settings.name ? { name: settings.name } : {}),
       wait: settings.wait,
       prune: settings.prune,
       force: settings.force,
@@ -420,7 +423,14 @@ async function reconcileOne(
   let problems: Problem[] = [];
   let origins = new Map<string, string>();
   const store = new InventoryStore(client, settings.inventoryNamespace ?? spec.namespace, spec);
-  const inventory = new InventoryRun(client, store, settings, spec, started);
+  const inventory = new InventoryRun(
+    client,
+    store,
+    settings,
+    spec,
+    started,
+    legacyStore(client, store, settings, spec),
+  );
   const finish = (error?: string): Report => ({
     mode: settings.mode,
     kustomization: `${spec.namespace}/${spec.name}`,
@@ -454,6 +464,7 @@ async function reconcileOne(
     }
     discovery.warm();
     ready = apply ? inventory.lock(hooks.log, note) : inventory.peek(note);
+    // A refusal (another repository's inventory) is known before the build's result is needed.
     ready.catch(() => undefined);
     const built = await renderSpec(settings, spec, management, { secret: hooks.secret, note });
     origins = new Map(
@@ -469,7 +480,7 @@ async function reconcileOne(
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     await ready;
-    if (apply) await inventory.record(objects.map(entryOfObject));
+    if (apply) await inventory.record(objects.map(entryOfObject), note);
     const actor = actingAs(client, spec, settings, note);
     changeset = await applyAll(actor, discovery, objects, {
       force: spec.force,
@@ -515,7 +526,12 @@ async function reconcileOne(
         error = `prune refused: ${refusal}`;
       } else {
         hooks.log(`Pruning ${stale.length} object(s)${apply ? '' : ' (dry run)'}`);
-        pruned = await deleteStale(actor, discovery, stale, { owner: spec, dryRun: !apply, log: hooks.log });
+        pruned = await deleteStale(actor, discovery, stale, {
+          owner: spec,
+          formerOwners: inventory.formerOwners,
+          dryRun: !apply,
+          log: hooks.log,
+        });
         survivors = pruned.filter((r) => r.action === 'failed').map((r) => r.entry);
         if (survivors.length > 0) {
           error = `prune failed for ${survivors.length} object(s); they stay in the inventory:\n${pruned
@@ -525,7 +541,7 @@ async function reconcileOne(
         }
       }
     }
-    if (apply) await inventory.end({ kind: 'succeeded', survivors }, next, error);
+    if (apply) await inventory.end({ kind: 'succeeded', survivors }, next, error, note);
     return finish(error);
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
@@ -542,7 +558,7 @@ async function reconcileOne(
     if (apply && inventory.begun) {
       const applied = changeset.filter((e) => e.action !== 'skipped').map(entryOf);
       try {
-        await inventory.end({ kind: 'failed', applied }, [], message);
+        await inventory.end({ kind: 'failed', applied }, [], message, note);
       } catch (writeErr) {
         return finish(`${message}\nand the inventory could not be updated: ${(writeErr as Error).message}`);
       }
@@ -597,6 +613,25 @@ async function locateProblems(
   );
 }
 
+/** Where a Kustomization comes from, as its inventory records it: its file, or the path input. */
+const originOf = (spec: KustomizationSpec): string =>
+  spec.origin.kind === 'file' ? spec.origin.file : `path: ${spec.path}`;
+
+/**
+ * The inventory this path-input Kustomization had under its former name (the path alone), when its
+ * name is derived; it is read only to be adopted if it records this repository.
+ */
+function legacyStore(
+  client: ClusterClient,
+  store: InventoryStore,
+  settings: Settings,
+  spec: KustomizationSpec,
+): InventoryStore | undefined {
+  if (spec.origin.kind !== 'inputs' || settings.name !== undefined) return undefined;
+  const former = { name: legacyName(spec.path), namespace: spec.namespace };
+  return former.name === spec.name ? undefined : new InventoryStore(client, store.namespace, former);
+}
+
 const entryOfObject = (o: KubeObject): Entry =>
   entryOf({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace });
 
@@ -611,6 +646,8 @@ class InventoryRun {
   private leftover: Entry[] = [];
   private held: Lock | undefined;
   private lastApplied: string | undefined;
+  /** The inventory under this path's former name, adopted because it records this repository. */
+  private adopted: { store: InventoryStore; kustomization: string } | undefined;
   begun = false;
 
   constructor(
@@ -619,6 +656,7 @@ class InventoryRun {
     private readonly settings: Settings,
     private readonly spec: KustomizationSpec,
     private readonly started: number,
+    private readonly legacy?: InventoryStore,
   ) {}
 
   /** What the run starts from: confirmed ∪ leftover pending entries (prune looks each one up). */
@@ -626,17 +664,70 @@ class InventoryRun {
     return union(this.base, this.leftover);
   }
 
+  /** The owner names the adopted inventory's objects may still carry. */
+  get formerOwners(): { name: string; namespace: string }[] {
+    if (!this.adopted) return [];
+    const [namespace = '', name = ''] = this.adopted.kustomization.split('/');
+    return [{ name, namespace }];
+  }
+
+  /** This run as the inventory records it, and as ownership is judged. */
+  private get claim(): Claim {
+    return {
+      kustomization: `${this.spec.namespace}/${this.spec.name}`,
+      source: this.settings.run.source,
+      origin: originOf(this.spec),
+    };
+  }
+
+  /** Refuses (throws) an inventory recorded by another repository, before anything is applied. */
+  private checkOwner(record: InventoryRecord | undefined): void {
+    const problem = ownershipProblem(record?.status, `${this.store.namespace}/${this.store.name}`, this.claim);
+    if (problem !== undefined) throw new Error(problem);
+  }
+
+  /**
+   * With no inventory under the derived name yet, the one this path had under its former name is
+   * taken as the starting point, but only when it records this repository (never otherwise).
+   */
+  private async adoptLegacy(note: (line: string) => void): Promise<InventoryRecord | undefined> {
+    const legacy = this.legacy;
+    if (!legacy) return undefined;
+    const snap = await legacy.read();
+    const status = snap.record?.status;
+    if (!snap.record || !status) return undefined;
+    const where = `${legacy.namespace}/${legacy.name}`;
+    const expected = `${this.spec.namespace}/${legacyName(this.spec.path)}`;
+    if (status.set !== undefined || status.kustomization !== expected) return undefined;
+    if (status.source === undefined || !sameSource(status.source, this.settings.run.source)) {
+      note(
+        `Inventory ${where} has this path's former name but ${status.source ? `records repository ${status.source}` : 'records no repository'}, ` +
+          `not ${this.settings.run.source}: it was not adopted, and its objects are left alone`,
+      );
+      return undefined;
+    }
+    this.adopted = { store: legacy, kustomization: status.kustomization };
+    note(
+      `Adopted inventory ${where} (this path's name before names included the repository): ` +
+        `its ${snap.record.entries.length} object(s) now belong to ${this.claim.kustomization}`,
+    );
+    return snap.record;
+  }
+
   /** A preview reads the inventory to show the prune set; no inventory yet is not an error. */
   async peek(note: (line: string) => void): Promise<void> {
+    let record: InventoryRecord | undefined;
     try {
-      const snap = await this.store.read();
-      this.base = snap.record?.entries ?? [];
-      this.leftover = snap.record?.pending ?? [];
+      record = (await this.store.read()).record ?? (await this.adoptLegacy(note));
     } catch (err) {
       note(
         `The inventory ${this.store.namespace}/${this.store.name} could not be read, so the prune preview is empty: ${(err as Error).message}`,
       );
+      return;
     }
+    this.checkOwner(record);
+    this.base = record?.entries ?? [];
+    this.leftover = record?.pending ?? [];
   }
 
   /** Takes the Kustomization's lock (creating the inventory's namespace if needed). */
@@ -652,14 +743,22 @@ class InventoryRun {
     });
   }
 
-  /** Under the lock: reads the inventory and records the planned objects as pending. */
-  async record(planned: Entry[]): Promise<void> {
+  /**
+   * Under the lock: reads the inventory and records the planned objects as pending. An inventory
+   * recorded by another repository is refused here, before anything is written or applied.
+   */
+  async record(planned: Entry[], note: (line: string) => void): Promise<void> {
     await this.explained(async () => {
+      const current = (await this.store.read()).record;
+      this.checkOwner(current);
+      const adopted = current === undefined ? await this.adoptLegacy(note) : undefined;
       this.begun = true;
       await this.store.update((latest) => {
-        this.base = latest?.entries ?? [];
-        this.leftover = latest?.pending ?? [];
-        this.lastApplied = latest?.status.lastAppliedRevision;
+        this.checkOwner(latest);
+        const from = latest ?? adopted;
+        this.base = from?.entries ?? [];
+        this.leftover = from?.pending ?? [];
+        this.lastApplied = from?.status.lastAppliedRevision;
         return {
           entries: this.base,
           pending: union(this.leftover, minus(planned, this.base)),
@@ -685,7 +784,12 @@ class InventoryRun {
     }
   }
 
-  async end(outcome: RunOutcome, next: Entry[], error: string | undefined): Promise<void> {
+  async end(
+    outcome: RunOutcome,
+    next: Entry[],
+    error: string | undefined,
+    note: (line: string) => void,
+  ): Promise<void> {
     const ours = entriesAfter(this.base, next, outcome);
     // Leftover pending entries stay pending until a successful run settles them (pruned or kept).
     const pending = outcome.kind === 'succeeded' ? [] : minus(this.leftover, ours);
@@ -695,6 +799,13 @@ class InventoryRun {
       pending,
       status: this.status(result, error),
     }));
+    // Everything the former inventory held is in the new one now (as entries or pending).
+    if (this.adopted) {
+      const { store } = this.adopted;
+      await store.remove();
+      note(`Removed the adopted inventory ${store.namespace}/${store.name}`);
+      this.adopted = undefined;
+    }
   }
 
   private status(result: InventoryStatus['result'], message?: string): InventoryStatus {
@@ -703,10 +814,11 @@ class InventoryRun {
     const applied = result === 'Succeeded' ? run.revision : this.lastApplied;
     return {
       kustomization: `${this.spec.namespace}/${this.spec.name}`,
-      ...(run.source ? { source: run.source } : {}),
+      source: run.source,
       ...(this.settings.kustomizations.length > 0
         ? { set: setIdentity(run.source, this.settings.kustomizations) }
         : {}),
+      origin: originOf(this.spec),
       result,
       ...(message ? { message: message.split('\n')[0]! } : {}),
       ...(run.revision ? { lastAttemptedRevision: run.revision } : {}),

@@ -6,6 +6,7 @@ import type { KubeconfigSource } from './cluster/kubeconfig.js';
 import { splitPatterns } from './spec/load.js';
 import { maskLines } from './sops/keys.js';
 import { parseVarsInput } from './substitute/variables.js';
+import { actionSource, repositoryId } from './inventory/identity.js';
 
 export type Mode = 'apply' | 'preview' | 'drift';
 export type RemovedPolicy = 'report' | 'delete';
@@ -22,6 +23,8 @@ export interface Settings {
   root: string;
   /** Directory to build, relative to `root` (the single-Kustomization case). */
   path: string;
+  /** The Kustomization's name for `path`; default derived from the repository and the path. */
+  name?: string;
   /** Flux Kustomization files or globs, relative to `root`; when set, they replace `path`. */
   kustomizations: string[];
   /** spec.targetNamespace for the single-Kustomization case. */
@@ -82,13 +85,22 @@ export interface Settings {
   lockLeaseMs: number;
   /** This run, as the inventory records it and a waiting run sees it. */
   run: RunInfo;
+  /** Credential values from the inputs, masked when read: reports are scrubbed of them too. */
+  masked: string[];
 }
 
 export interface RunInfo {
   /** The commit being reconciled (GITHUB_SHA). */
   revision?: string;
-  /** `owner/repo` (GITHUB_REPOSITORY). */
-  source?: string;
+  /**
+   * The repository, as inventories record it (identity.ts repositoryId): `owner/repo` from
+   * GITHUB_REPOSITORY (with the host when not github.com); for the CLI the git remote, else
+   * `local:<absolute root>`. Path-mode names are derived from it, and an inventory recorded by
+   * another source is never taken over.
+   */
+  source: string;
+  /** Where `source` came from, for the log. */
+  sourceFrom?: string;
   /** Link to the workflow run. */
   url?: string;
   /** Lock holder identity: the run URL and job, or host and process for a local run. */
@@ -128,28 +140,33 @@ export function readActionSettings(
     }
   }
   const root = env['GITHUB_WORKSPACE'] || process.cwd();
+  // Every credential-bearing input is masked whole and line by line before anything can echo it.
+  const masked: string[] = [];
+  const mask = (value: string) => {
+    masked.push(value);
+    core.setSecret(value);
+  };
   const secretVars = parseVarsInput(input('secret-vars'), 'secret-vars');
   for (const value of Object.values(secretVars)) {
-    if (value.length >= 3) core.setSecret(value);
+    if (value.length >= 3) mask(value);
+    maskLines(value, mask);
   }
   const token = input('github-token').trim();
-  if (token !== '') core.setSecret(token);
+  if (token !== '') mask(token);
   const sopsAgeKey = input('sops-age-key');
   const sopsPgpKey = input('sops-pgp-key');
-  for (const key of [sopsAgeKey, sopsPgpKey]) {
-    maskLines(key, (s) => {
-      core.setSecret(s);
-    });
-  }
+  for (const key of [sopsAgeKey, sopsPgpKey]) maskLines(key, mask);
   const raw = input('kubeconfig');
+  maskLines(raw, mask);
   const kubeconfig = kubeconfigSource(raw, root);
-  if (kubeconfig.kind === 'content') core.setSecret(kubeconfig.content);
+  if (kubeconfig.kind === 'content') maskLines(kubeconfig.content, mask);
   return normalize({
     mode: input('mode'),
     kubeconfig,
     context: input('context'),
     root,
     path: input('path'),
+    name: input('name'),
     kustomizations: splitPatterns(input('kustomizations')),
     targetNamespace: input('target-namespace'),
     wait: input('wait'),
@@ -179,41 +196,69 @@ export function readActionSettings(
     comment: input('comment'),
     checkRun: input('check-run'),
     lockTimeout: input('lock-timeout'),
-    run: runInfo(env),
+    run: runInfo(env, { root }),
+    masked,
   });
 }
 
-/** The run as GitHub describes it in the environment; outside Actions, this host and process. */
-export function runInfo(env: NodeJS.ProcessEnv): RunInfo {
+/**
+ * The run as GitHub describes it in the environment; outside Actions, this host and process, and
+ * the repository given by the caller (the CLI's git remote) or else the source root.
+ */
+export function runInfo(
+  env: NodeJS.ProcessEnv,
+  local: { root: string; remote?: string } = { root: process.cwd() },
+): RunInfo {
   const server = env['GITHUB_SERVER_URL'] || 'https://github.com';
   const repo = env['GITHUB_REPOSITORY'];
+  const source = repo
+    ? { source: actionSource(server, repo), sourceFrom: 'GITHUB_REPOSITORY' }
+    : local.remote
+      ? { source: repositoryId(local.remote), sourceFrom: 'the git remote origin' }
+      : { source: `local:${resolve(local.root)}`, sourceFrom: 'the source root (no git remote origin)' };
   const runId = env['GITHUB_RUN_ID'];
   const url = repo && runId ? `${server}/${repo}/actions/runs/${runId}` : undefined;
   const attempt = env['GITHUB_RUN_ATTEMPT'] ? ` attempt ${env['GITHUB_RUN_ATTEMPT']}` : '';
   const job = env['GITHUB_JOB'] ? ` job ${env['GITHUB_JOB']}` : '';
   return {
     ...(env['GITHUB_SHA'] ? { revision: env['GITHUB_SHA'] } : {}),
-    ...(repo ? { source: repo } : {}),
+    ...source,
     ...(url ? { url } : {}),
     holder: url ? `${url}${attempt}${job}` : `${hostname()} pid ${process.pid}`,
   };
 }
 
 /**
- * The kubeconfig input takes the file's text or a path (relative to the workspace). Text is
- * recognised by being multi-line or starting like YAML/JSON; empty means KUBECONFIG or ~/.kube/config.
+ * The kubeconfig input takes the file's text, the file base64-encoded (as many store it in a
+ * secret), or a path (relative to the workspace). Text is recognised by being multi-line or
+ * starting like YAML/JSON; empty means KUBECONFIG or ~/.kube/config. A value that looks like
+ * base64 but is not a kubeconfig once decoded is refused without quoting it.
  */
 export function kubeconfigSource(value: string, root: string): KubeconfigSource {
   const v = value.trim();
   if (v === '') return { kind: 'default' };
-  if (
-    v.includes('\n') ||
-    v.startsWith('{') ||
-    /^(apiVersion|kind|clusters|contexts|users|current-context|preferences)\s*:/.test(v)
-  ) {
-    return { kind: 'content', content: value };
+  const compact = v.replace(/\s+/g, '');
+  if (compact.length >= 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(compact) && compact.length % 4 === 0) {
+    const decoded = Buffer.from(compact, 'base64').toString('utf8');
+    if (looksLikeKubeconfig(decoded.trim())) return { kind: 'content', content: decoded };
+    throw new Error(
+      'input kubeconfig looks base64-encoded, but decoded it is not a kubeconfig: pass the decoded file ' +
+        "(its YAML text, e.g. `${{ secrets.KUBECONFIG }}` holding the file's content) or a path in the workspace",
+    );
+  }
+  if (looksLikeKubeconfig(v)) return { kind: 'content', content: value };
+  if (v.length > 1024 || /[\0\r\n]/.test(v)) {
+    throw new Error("input kubeconfig is neither a kubeconfig (YAML or JSON) nor a file path: pass the file's content");
   }
   return { kind: 'path', path: isAbsolute(v) ? v : resolve(root, v) };
+}
+
+function looksLikeKubeconfig(text: string): boolean {
+  return (
+    text.includes('\n') ||
+    text.startsWith('{') ||
+    /^(apiVersion|kind|clusters|contexts|users|current-context|preferences)\s*:/.test(text)
+  );
 }
 
 export interface RawSettings {
@@ -222,6 +267,7 @@ export interface RawSettings {
   context?: string;
   root: string;
   path?: string;
+  name?: string;
   kustomizations?: string[];
   targetNamespace?: string;
   wait?: string | boolean;
@@ -253,6 +299,7 @@ export interface RawSettings {
   lockTimeout?: string;
   lockLeaseMs?: number;
   run?: RunInfo;
+  masked?: string[];
 }
 
 /** Applies defaults and validates; errors name the input (or flag) and say what is allowed. */
@@ -276,6 +323,10 @@ export function normalize(raw: RawSettings): Settings {
     throw new Error(
       `set either path ("${path}") or kustomizations, not both: a Flux Kustomization file names its own spec.path`,
     );
+  }
+  const name = raw.name?.trim();
+  if (kustomizations.length > 0 && name) {
+    throw new Error('name applies to path; with kustomizations, each Kustomization file names itself (metadata.name)');
   }
   const targetNamespace = raw.targetNamespace?.trim();
   if (kustomizations.length > 0 && targetNamespace) {
@@ -327,6 +378,7 @@ export function normalize(raw: RawSettings): Settings {
     ...(raw.context?.trim() ? { context: raw.context.trim() } : {}),
     root: resolve(raw.root),
     path,
+    ...(name ? { name } : {}),
     kustomizations,
     ...(targetNamespace ? { targetNamespace } : {}),
     wait,
@@ -359,7 +411,8 @@ export function normalize(raw: RawSettings): Settings {
     },
     lockTimeoutMs: parseDurationInput(raw.lockTimeout, 'lock-timeout', DEFAULTS.lockTimeoutMs),
     lockLeaseMs: raw.lockLeaseMs ?? DEFAULTS.lockLeaseMs,
-    run: raw.run ?? runInfo({}),
+    run: raw.run ?? runInfo({}, { root: raw.root }),
+    masked: raw.masked ?? [],
   };
 }
 

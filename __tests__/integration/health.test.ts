@@ -72,6 +72,7 @@ describe('health checks', () => {
         kubeconfig: { kind: 'path', path: proxy.kubeconfig },
         root,
         path: 'app',
+        name: 'app-health',
         wait: true,
         kustomizeBin: KUSTOMIZE,
       });
@@ -86,7 +87,7 @@ describe('health checks', () => {
       expect(paths(/\/configmaps$/).length).toBeGreaterThanOrEqual(2);
       expect(paths(/\/deployments$/).length).toBeGreaterThanOrEqual(2);
       for (const list of gets.filter((r) => /\/(configmaps|deployments)$/.test(r.path))) {
-        expect(decodeURIComponent(list.query)).toContain('labelSelector=kustomize.toolkit.fluxcd.io/name=app,');
+        expect(decodeURIComponent(list.query)).toContain('labelSelector=kustomize.toolkit.fluxcd.io/name=app-health,');
       }
       // The one Service: a list to plan it, then a GET per poll.
       expect(paths(/\/services\/web$/).length).toBeGreaterThanOrEqual(1);

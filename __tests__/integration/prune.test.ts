@@ -49,6 +49,7 @@ describe('inventory and prune', () => {
       kubeconfig: { kind: 'path', path: kubeconfigPath() },
       root,
       path: 'app',
+      name: 'app',
       kustomizeBin: KUSTOMIZE,
       prune: true,
       inventoryNamespace: ns,
@@ -193,13 +194,13 @@ describe('inventory and prune', () => {
     const root = await tree(undefined, { 'app/web.yaml': deployment(ns, 'web') });
     const logA: string[] = [];
     const logB: string[] = [];
-    const a = run(root, ns, { wait: true, run: { holder: 'run-A' } }, logA);
+    const a = run(root, ns, { wait: true, run: { holder: 'run-A', source: 'local:test' } }, logA);
     const lease = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/kustomize-reconcile.flux-system.app`;
     await eventually('run-A holds the lock', 20_000, async () => {
       const l = await client.request<{ spec?: { holderIdentity?: string } }>('GET', lease).catch(() => undefined);
       return l?.spec?.holderIdentity === 'run-A' ? true : undefined;
     });
-    const b = run(root, ns, { wait: true, run: { holder: 'run-B' } }, logB);
+    const b = run(root, ns, { wait: true, run: { holder: 'run-B', source: 'local:test' } }, logB);
     const [ra, rb] = await Promise.all([a, b]);
     expect(ra.error).toBeUndefined();
     expect(rb.error).toBeUndefined();

@@ -73,7 +73,7 @@ describe('kubeconfigKey', () => {
 });
 
 const spec = (over: Partial<KustomizationSpec>): KustomizationSpec => ({
-  ...specFromInputs({ path: 'app' }),
+  ...specFromInputs({ path: 'app', source: 'acme/app' }),
   ...over,
 });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { kubeconfigSource, normalize, readActionSettings } from '../../src/settings.js';
 
+const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:6443}\n';
+
 describe('kubeconfigSource', () => {
   it.each([
     { value: '', want: { kind: 'default' } },
@@ -10,8 +12,53 @@ describe('kubeconfigSource', () => {
     { value: 'apiVersion: v1\nkind: Config\n', want: { kind: 'content', content: 'apiVersion: v1\nkind: Config\n' } },
     { value: 'clusters: []', want: { kind: 'content', content: 'clusters: []' } },
     { value: '{"apiVersion":"v1"}', want: { kind: 'content', content: '{"apiVersion":"v1"}' } },
+    {
+      value: Buffer.from(KUBECONFIG).toString('base64'),
+      want: { kind: 'content', content: KUBECONFIG },
+    },
+    {
+      // As `base64 -w 76` wraps it.
+      value: Buffer.from(KUBECONFIG)
+        .toString('base64')
+        .replace(/(.{76})/g, '$1\n'),
+      want: { kind: 'content', content: KUBECONFIG },
+    },
   ])('$value → $want.kind', ({ value, want }) => {
     expect(kubeconfigSource(value, '/ws')).toEqual(want);
+  });
+
+  it.each([
+    ['base64 of something else', Buffer.from('x'.repeat(40) + 'client-key-data: c2VjcmV0').toString('base64')],
+    ['a long token', 'ghp_' + 'A'.repeat(1100)],
+  ])('%s is refused without quoting it', (_, value) => {
+    let message = '';
+    try {
+      kubeconfigSource(value, '/ws');
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/^input kubeconfig (looks base64-encoded|is neither)/);
+    expect(message).not.toContain(value.slice(0, 16));
+  });
+});
+
+describe('credential inputs are masked when read', () => {
+  const secretKey = 'LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk1IY0NBUUVFSUlrZXk=';
+  const kubeconfig = `apiVersion: v1\nkind: Config\nclusters: []\nusers:\n- name: u\n  user:\n    client-key-data: ${secretKey}\n`;
+  it.each([
+    ['as YAML', kubeconfig],
+    ['base64-encoded', Buffer.from(kubeconfig).toString('base64')],
+  ])('a kubeconfig given %s: whole, line by line and decoded', (_, value) => {
+    const s = readActionSettings(
+      (name) =>
+        ({ kubeconfig: value, 'secret-vars': 'db_password: |\n  first-line-secret\n  second-line-secret\n' })[name] ??
+        '',
+      { GITHUB_WORKSPACE: '/ws' },
+    );
+    expect(s.masked).toContain(value.trim());
+    expect(s.masked).toContain(`client-key-data: ${secretKey}`);
+    expect(s.masked).toContain('first-line-secret');
+    expect(s.masked).toContain('second-line-secret');
   });
 });
 
@@ -45,7 +92,12 @@ describe('normalize', () => {
       noCrossNamespaceRefs: false,
       lockTimeoutMs: 600_000,
       lockLeaseMs: 30_000,
-      run: { holder: expect.stringMatching(/ pid \d+$/) as string },
+      run: {
+        holder: expect.stringMatching(/ pid \d+$/) as string,
+        source: 'local:/ws',
+        sourceFrom: 'the source root (no git remote origin)',
+      },
+      masked: [],
     });
   });
   it.each([
@@ -68,6 +120,7 @@ describe('normalize', () => {
     [{ driftCorrection: 'yes', mode: 'drift' }, 'drift-correction must be true or false; got "yes"'],
     [{ defaultServiceAccount: 'Deployer!' }, 'default-service-account must be a ServiceAccount name'],
     [{ noCrossNamespaceRefs: 'maybe' }, 'no-cross-namespace-refs must be true or false; got "maybe"'],
+    [{ kustomizations: ['ks.yaml'], name: 'apps' }, 'name applies to path'],
     [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);

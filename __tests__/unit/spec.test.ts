@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { nameFromPath, specFromInputs } from '../../src/spec/from-inputs.js';
+import { specFromInputs } from '../../src/spec/from-inputs.js';
+import { derivedName } from '../../src/inventory/identity.js';
 import { loadKustomizations, splitPatterns } from '../../src/spec/load.js';
 import {
   SpecError,
@@ -828,32 +829,34 @@ describe('specFromInputs', () => {
     dependsOn: [],
   };
 
-  it.each<{ inputs: Parameters<typeof specFromInputs>[0]; want: Partial<KustomizationSpec> }>([
-    { inputs: { path: '.' }, want: {} },
-    { inputs: { path: '' }, want: {} },
-    { inputs: { path: './clusters/production' }, want: { name: 'clusters-production', path: 'clusters/production' } },
-    { inputs: { path: 'Apps/My_App/', name: '' }, want: { name: 'apps-my-app', path: 'Apps/My_App' } },
+  const SOURCE = 'acme/app1';
+  const named = (path: string) => ({ name: derivedName(SOURCE, path), path });
+  it.each<{ inputs: Omit<Parameters<typeof specFromInputs>[0], 'source'>; want: Partial<KustomizationSpec> }>([
+    { inputs: { path: '.' }, want: named('.') },
+    { inputs: { path: '' }, want: named('.') },
+    { inputs: { path: './clusters/production' }, want: named('clusters/production') },
+    { inputs: { path: 'Apps/My_App/', name: '' }, want: named('Apps/My_App') },
     {
       inputs: { path: 'apps', name: 'web', namespace: 'team-a' },
       want: { name: 'web', namespace: 'team-a', path: 'apps' },
     },
     {
       inputs: { path: 'apps', prune: true, wait: true, force: true },
-      want: { name: 'apps', path: 'apps', prune: true, wait: true, force: true },
+      want: { ...named('apps'), prune: true, wait: true, force: true },
     },
-    { inputs: { path: 'apps', timeout: '1m30s' }, want: { name: 'apps', path: 'apps', timeout: 90_000 } },
-    { inputs: { path: 'apps', timeout: '10s' }, want: { name: 'apps', path: 'apps', timeout: 30_000 } },
-    { inputs: { path: 'apps', timeout: '' }, want: { name: 'apps', path: 'apps' } },
+    { inputs: { path: 'apps', timeout: '1m30s' }, want: { ...named('apps'), timeout: 90_000 } },
+    { inputs: { path: 'apps', timeout: '10s' }, want: { ...named('apps'), timeout: 30_000 } },
+    { inputs: { path: 'apps', timeout: '' }, want: named('apps') },
     {
       inputs: { path: 'apps', targetNamespace: 'shop' },
-      want: { name: 'apps', path: 'apps', targetNamespace: 'shop' },
+      want: { ...named('apps'), targetNamespace: 'shop' },
     },
-    { inputs: { path: 'apps', targetNamespace: '' }, want: { name: 'apps', path: 'apps' } },
+    { inputs: { path: 'apps', targetNamespace: '' }, want: named('apps') },
   ])('$inputs', ({ inputs, want }) => {
-    expect(specFromInputs(inputs)).toStrictEqual({ ...DEFAULTS, ...want });
+    expect(specFromInputs({ ...inputs, source: SOURCE })).toStrictEqual({ ...DEFAULTS, ...want });
   });
 
-  it.each<[Parameters<typeof specFromInputs>[0], string[]]>([
+  it.each<[Omit<Parameters<typeof specFromInputs>[0], 'source'>, string[]]>([
     [{ path: '.', timeout: '5 minutes' }, ['input "timeout": "5 minutes" is not a duration (use e.g. 30s, 5m, 1h30m)']],
     [{ path: '.', timeout: '5' }, ['input "timeout": "5" is not a duration (use e.g. 30s, 5m, 1h30m)']],
     [
@@ -878,6 +881,10 @@ describe('specFromInputs', () => {
     ],
     [{ path: '.', namespace: 'x'.repeat(64) }, ['input "namespace": is 64 characters long, more than the 63 allowed']],
     [
+      { path: '.', name: 'a'.repeat(64) },
+      ['input "name": must be at most 63 characters (it is the value of Flux\'s owner label); got 64'],
+    ],
+    [
       { path: '..', timeout: '1d' },
       [
         'input "path": ".." must stay inside the source root (a relative path that does not climb out with "..")',
@@ -885,19 +892,7 @@ describe('specFromInputs', () => {
       ],
     ],
   ])('%j is refused', (inputs, problems) => {
-    expect(problemsOf(() => specFromInputs(inputs))).toEqual(problems);
-  });
-
-  it.each([
-    ['./clusters/production', 'clusters-production'],
-    ['.', 'root'],
-    ['', 'root'],
-    ['apps/base/../prod', 'apps-prod'],
-    ['__fixtures__/trees/apps', 'fixtures-trees-apps'],
-    ['___', 'root'],
-    [`${'a'.repeat(62)}/b`, 'a'.repeat(62)],
-  ])('nameFromPath(%j) → %j', (path, name) => {
-    expect(nameFromPath(path)).toBe(name);
+    expect(problemsOf(() => specFromInputs({ ...inputs, source: 'acme/app1' }))).toEqual(problems);
   });
 });
 

@@ -16,6 +16,8 @@ export interface InventoryStatus {
   source?: string;
   /** The set of Kustomization files it belongs to (see removal.ts); absent for the path input. */
   set?: string;
+  /** The Kustomization file (`file.yaml`) or the `path` input's directory (`path: dir`). */
+  origin?: string;
   /** Result of the last run that wrote the inventory. */
   result: 'InProgress' | 'Succeeded' | 'Failed';
   message?: string;

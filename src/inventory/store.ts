@@ -14,6 +14,7 @@ import {
   type CodecLimits,
   type InventoryRecord,
 } from './codec.js';
+import { labelValue } from './identity.js';
 
 export type ConfigMap = {
   metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string> };
@@ -111,7 +112,7 @@ export class InventoryStore {
     return {
       ...MANAGED_BY,
       [INVENTORY_LABEL]: 'true',
-      [KS_NAME_LABEL]: this.ks.name,
+      [KS_NAME_LABEL]: labelValue(this.ks.name),
       [KS_NAMESPACE_LABEL]: this.ks.namespace,
     };
   }
@@ -129,7 +130,7 @@ export class InventoryStore {
         metadata: {
           name,
           namespace: this.namespace,
-          labels: { ...MANAGED_BY, [`${INVENTORY_LABEL}-part`]: this.name },
+          labels: { ...MANAGED_BY, [`${INVENTORY_LABEL}-part`]: labelValue(this.name) },
         },
         binaryData: { chunk },
       };
@@ -160,7 +161,7 @@ export class InventoryStore {
 
   private async deleteParts(which: (name: string) => boolean): Promise<void> {
     const list = await this.client.request<{ items: ConfigMap[] }>('GET', this.base, {
-      query: { labelSelector: `${INVENTORY_LABEL}-part=${this.name}` },
+      query: { labelSelector: `${INVENTORY_LABEL}-part=${labelValue(this.name)}` },
     });
     for (const cm of list.items.filter((c) => which(c.metadata.name))) {
       await this.client.request('DELETE', `${this.base}/${cm.metadata.name}`).catch((err: unknown) => {

@@ -3,13 +3,13 @@ import {
   Problems,
   SpecError,
   effectiveTimeout,
-  normalizeSourcePath,
   readDuration,
   readNamespaceName,
   readObjectName,
   readSourcePath,
 } from './parse.js';
 import type { KustomizationSpec } from './types.js';
+import { derivedName } from '../inventory/identity.js';
 
 /** The action inputs that describe one Kustomization when no Kustomization file is given. */
 export interface SpecInputs {
@@ -21,24 +21,8 @@ export interface SpecInputs {
   targetNamespace?: string;
   name?: string;
   namespace?: string;
-}
-
-/** Flux puts the Kustomization name in label values, which allow at most 63 characters. */
-const MAX_DERIVED_NAME = 63;
-
-/**
- * A DNS-1123 name for a Kustomization built from `path`: `./clusters/production` gives
- * `clusters-production`, the root gives `root`. Characters outside [a-z0-9] become `-`.
- */
-export function nameFromPath(path: string): string {
-  const normal = normalizeSourcePath(path) ?? path;
-  if (normal === '.') return 'root';
-  const name = normal
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .slice(0, MAX_DERIVED_NAME)
-    .replace(/^-+|-+$/g, '');
-  return name === '' ? 'root' : name;
+  /** The repository the path is in (see Settings.run.source): part of the derived name. */
+  source: string;
 }
 
 /** Action inputs arrive as strings, and an input that is not set arrives as "". */
@@ -46,17 +30,30 @@ function given(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
+/** A name given for the path input: a DNS-1123 subdomain that also fits the owner label (63). */
+function readKustomizationName(p: Problems, value: string, at: string): string | undefined {
+  const name = readObjectName(p, value, at);
+  if (name !== undefined && name.length > 63) {
+    p.add(at, `must be at most 63 characters (it is the value of Flux's owner label); got ${name.length}`);
+    return undefined;
+  }
+  return name;
+}
+
 /**
  * Builds the single Kustomization that the action's inputs describe, with the rules and defaults of a
  * Kustomization file: there is no interval, so the timeout defaults to 5m (and, as in Flux, is never
- * under 30s). Problems name the input, e.g. `input "timeout": ...`, and are thrown as one SpecError.
+ * under 30s). Without a `name` input the name is derived from the repository and the whole path,
+ * so that two folders or two repositories never share an inventory. Problems name the input, e.g. `input "timeout": ...`, and are thrown as one SpecError.
  */
 export function specFromInputs(inputs: SpecInputs): KustomizationSpec {
   const p = new Problems();
   const path = readSourcePath(p, inputs.path.trim(), 'input "path"');
   const explicitName = given(inputs.name);
   const name =
-    explicitName === undefined ? nameFromPath(path ?? inputs.path) : readObjectName(p, explicitName, 'input "name"');
+    explicitName === undefined
+      ? derivedName(inputs.source, path ?? inputs.path)
+      : readKustomizationName(p, explicitName, 'input "name"');
   const namespace = readNamespaceName(p, given(inputs.namespace), 'input "namespace"') ?? DEFAULT_NAMESPACE;
   const timeout = readDuration(p, given(inputs.timeout), 'input "timeout"');
   const targetNamespace = readNamespaceName(p, given(inputs.targetNamespace), 'input "target-namespace"');

@@ -23,6 +23,8 @@ export interface PruneResult {
 
 export interface DeleteOptions {
   owner: { name: string; namespace: string };
+  /** Names the same Kustomization had before (an adopted inventory's objects still carry them). */
+  formerOwners?: readonly { name: string; namespace: string }[];
   /** Server-side dry-run (a preview): checks admission and RBAC, deletes nothing. */
   dryRun: boolean;
   log?: (line: string) => void;
@@ -34,10 +36,16 @@ type Live = {
 
 const GROUP = 'kustomize.toolkit.fluxcd.io';
 
-/** Why a live object must not be pruned, or undefined. */
-export function pruneExclusion(live: Live, owner: { name: string; namespace: string }): string | undefined {
+/** Why a live object must not be pruned, or undefined. `former` are names the owner had before. */
+export function pruneExclusion(
+  live: Live,
+  owner: { name: string; namespace: string },
+  former: readonly { name: string; namespace: string }[] = [],
+): string | undefined {
   const labels = live.metadata?.labels ?? {};
-  if (labels[OWNER_NAME_LABEL] !== owner.name || labels[OWNER_NAMESPACE_LABEL] !== owner.namespace) {
+  const ours = (o: { name: string; namespace: string }) =>
+    labels[OWNER_NAME_LABEL] === o.name && labels[OWNER_NAMESPACE_LABEL] === o.namespace;
+  if (!ours(owner) && !former.some(ours)) {
     const now = labels[OWNER_NAME_LABEL]
       ? `${labels[OWNER_NAMESPACE_LABEL] ?? '?'}/${labels[OWNER_NAME_LABEL]}`
       : 'no Kustomization';
@@ -98,7 +106,7 @@ async function deleteOne(
   const live = (await reader.find(mapping, ref, selectorFor(opts.owner.name, opts.owner.namespace))) as
     Live | undefined;
   if (live === undefined) return { subject, action: 'deleted', reason: 'already gone', entry };
-  const exclusion = pruneExclusion(live, opts.owner);
+  const exclusion = pruneExclusion(live, opts.owner, opts.formerOwners);
   if (exclusion) return { subject, action: 'skipped', reason: exclusion, entry };
   try {
     // With a body, the API server reads DeleteOptions from it alone, so dryRun goes there, not in the query.
