@@ -32,6 +32,8 @@ flags:
   --kustomizations GLOB  Flux Kustomization files or globs (repeatable, or comma-separated);
                          build prints every Kustomization found, apply and diff take one
   --target-namespace NS  spec.targetNamespace for --path
+  --source NS/NAME       the GitRepository that is this checkout; Kustomizations of other sources
+                         fail (default: GitRepositories in the repository are matched by URL)
   --allow-remote-bases   let kustomize fetch remote resources and components
   --show-secrets         build: print Secret values instead of ***
   --var NAME=VALUE       a variable for postBuild substitution (repeatable; below substituteFrom
@@ -73,6 +75,7 @@ export async function main(argv: string[]): Promise<number> {
       options: {
         path: { type: 'string' },
         name: { type: 'string' },
+        source: { type: 'string' },
         kustomizations: { type: 'string', multiple: true },
         'target-namespace': { type: 'string' },
         'allow-remote-bases': { type: 'boolean' },
@@ -131,6 +134,7 @@ export async function main(argv: string[]): Promise<number> {
       root,
       path: values.path,
       name: values.name,
+      source: values.source,
       kustomizations: (values.kustomizations ?? []).flatMap(splitPatterns),
       targetNamespace: values['target-namespace'],
       allowRemoteBases: values['allow-remote-bases'] ?? false,

@@ -12,6 +12,7 @@ import { driftFound, type Report } from './report/model.js';
 import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
 import { loadKustomizations } from './spec/load.js';
+import { findGitRepositories, sourceVerdict, type SourceVerdict } from './spec/checkout.js';
 import { dependencyOrder, runInDependencyOrder } from './spec/graph.js';
 import { describeSpec, impersonatedUser, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
@@ -73,6 +74,34 @@ export async function resolveSpecs(settings: Settings): Promise<KustomizationSpe
       ...(settings.targetNamespace ? { targetNamespace: settings.targetNamespace } : {}),
     }),
   ];
+}
+
+/**
+ * Which of `specs` this checkout may build (see spec/checkout.ts), keyed `namespace/name`. Notes
+ * (a source taken to be the checkout without proof) are logged once per source.
+ */
+async function checkSources(
+  settings: Settings,
+  specs: readonly KustomizationSpec[],
+  log: (line: string) => void,
+): Promise<Map<string, SourceVerdict>> {
+  const verdicts = new Map<string, SourceVerdict>();
+  if (!specs.some((s) => s.sourceRef !== undefined)) return verdicts;
+  const facts = {
+    source: settings.run.source,
+    ...(settings.source ? { explicit: settings.source } : {}),
+    definitions: settings.source ? [] : await findGitRepositories(settings.root),
+  };
+  const noted = new Set<string>();
+  for (const spec of specs) {
+    const verdict = sourceVerdict(spec, facts);
+    verdicts.set(`${spec.namespace}/${spec.name}`, verdict);
+    if (verdict.kind === 'checkout' && verdict.note && !noted.has(verdict.note)) {
+      noted.add(verdict.note);
+      log(verdict.note);
+    }
+  }
+  return verdicts;
 }
 
 /** Refuses spec fields of stages not built yet, naming the Kustomization and the fields. */
@@ -237,6 +266,7 @@ async function reconcileMode(settings: Settings, hooks: Hooks): Promise<Report> 
   const started = Date.now();
   let specs: KustomizationSpec[];
   let levels: KustomizationSpec[][];
+  let sources: Map<string, SourceVerdict>;
   let client: ClusterClient;
   try {
     const kc = await loadKubeConfig(settings.kubeconfig, settings.context);
@@ -245,6 +275,7 @@ async function reconcileMode(settings: Settings, hooks: Hooks): Promise<Report> 
     checkSupported(specs, 'apply');
     if (settings.noCrossNamespaceRefs) refuseCrossNamespaceRefs(specs);
     levels = dependencyOrder(specs);
+    sources = await checkSources(settings, specs, hooks.log);
     client = new ClusterClient(kc);
   } catch (err) {
     return emptyReport(settings, started, err instanceof Error ? err.message : String(err));
@@ -252,7 +283,7 @@ async function reconcileMode(settings: Settings, hooks: Hooks): Promise<Report> 
   try {
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const discovery = new Discovery(client);
-    const report = await reconcileAll(settings, specs, levels, client, discovery, hooks, started);
+    const report = await reconcileAll(settings, specs, levels, sources, client, discovery, hooks, started);
     return await withRemoved(report, settings, specs, client, discovery, hooks);
   } finally {
     client.close();
@@ -264,15 +295,28 @@ async function reconcileAll(
   settings: Settings,
   specs: KustomizationSpec[],
   levels: KustomizationSpec[][],
+  sources: ReadonlyMap<string, SourceVerdict>,
   client: ClusterClient,
   discovery: Discovery,
   hooks: Hooks,
   started: number,
 ): Promise<Report> {
-  if (specs.length === 1) return await reconcileTarget(settings, specs[0]!, client, discovery, hooks);
+  /** The Kustomization's report when its source is not this checkout: failed, nothing built. */
+  const wrongSource = (spec: KustomizationSpec): Report | undefined => {
+    const verdict = sources.get(`${spec.namespace}/${spec.name}`);
+    if (verdict?.kind !== 'other') return undefined;
+    return skippedReport(settings, spec, `${describeSpec(spec)}: ${verdict.problem}`);
+  };
+  if (specs.length === 1)
+    return wrongSource(specs[0]!) ?? (await reconcileTarget(settings, specs[0]!, client, discovery, hooks));
   const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
   const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) => {
     const key = `${spec.namespace}/${spec.name}`;
+    const refused = wrongSource(spec);
+    if (refused) {
+      hooks.log(`[${key}] ${refused.error ?? ''}`);
+      return refused;
+    }
     const blocked = dependencyProblem(spec, byKey, done);
     if (blocked) {
       const reason = `skipped: ${blocked}`;

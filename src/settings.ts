@@ -25,6 +25,11 @@ export interface Settings {
   path: string;
   /** The Kustomization's name for `path`; default derived from the repository and the path. */
   name?: string;
+  /**
+   * `namespace/name` of the GitRepository that is this checkout. Kustomizations whose sourceRef is
+   * another source fail; without it, GitRepositories defined in the repository are matched by URL.
+   */
+  source?: string;
   /** Flux Kustomization files or globs, relative to `root`; when set, they replace `path`. */
   kustomizations: string[];
   /** spec.targetNamespace for the single-Kustomization case. */
@@ -167,6 +172,7 @@ export function readActionSettings(
     root,
     path: input('path'),
     name: input('name'),
+    source: input('source'),
     kustomizations: splitPatterns(input('kustomizations')),
     targetNamespace: input('target-namespace'),
     wait: input('wait'),
@@ -268,6 +274,7 @@ export interface RawSettings {
   root: string;
   path?: string;
   name?: string;
+  source?: string;
   kustomizations?: string[];
   targetNamespace?: string;
   wait?: string | boolean;
@@ -328,6 +335,18 @@ export function normalize(raw: RawSettings): Settings {
   if (kustomizations.length > 0 && name) {
     throw new Error('name applies to path; with kustomizations, each Kustomization file names itself (metadata.name)');
   }
+  const sourceText = raw.source?.trim();
+  let source: string | undefined;
+  if (sourceText) {
+    const [a, b] = sourceText.includes('/') ? sourceText.split('/', 2) : ['flux-system', sourceText];
+    const dns = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+    if (sourceText.split('/').length > 2 || !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(a!) || !dns.test(b!)) {
+      throw new Error(
+        `source must be the checkout's GitRepository as NAMESPACE/NAME (e.g. flux-system/flux-system); got "${sourceText}"`,
+      );
+    }
+    source = `${a}/${b}`;
+  }
   const targetNamespace = raw.targetNamespace?.trim();
   if (kustomizations.length > 0 && targetNamespace) {
     throw new Error(
@@ -379,6 +398,7 @@ export function normalize(raw: RawSettings): Settings {
     root: resolve(raw.root),
     path,
     ...(name ? { name } : {}),
+    ...(source ? { source } : {}),
     kustomizations,
     ...(targetNamespace ? { targetNamespace } : {}),
     wait,

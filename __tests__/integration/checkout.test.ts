@@ -1,0 +1,91 @@
+// A Kustomization whose source is another repository is never built from this checkout: it fails
+// naming its source, its dependents are skipped, and the others are applied.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { reconcile } from '../../src/reconcile.js';
+import { normalize } from '../../src/settings.js';
+import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
+
+const ks = (name: string, source: string, extra = '') => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ${name}, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ./${name}
+  prune: true
+  sourceRef: {kind: GitRepository, name: ${source}}
+${extra}`;
+
+const gitRepository = (name: string, url: string) => `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: ${name}, namespace: flux-system}
+spec: {interval: 1m, url: ${url}, ref: {branch: main}}
+`;
+
+const cm = (ns: string, name: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\n`;
+
+describe('the source of a Kustomization', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  async function fleet(ns: string): Promise<string> {
+    return writeTree({
+      'clusters/dev/flux-system/gotk-sync.yaml': gitRepository('flux-system', 'ssh://git@github.com/acme/fleet'),
+      'clusters/dev/infra.yaml': ks('infra', 'flux-system'),
+      'clusters/dev/tenant.yaml': `${gitRepository('dev-team', 'https://github.com/acme/dev-team')}---\n${ks('tenant', 'dev-team')}`,
+      'clusters/dev/apps.yaml': ks('apps', 'flux-system', '  dependsOn: [{name: tenant}]\n'),
+      'infra/cm.yaml': cm(ns, 'infra'),
+      'tenant/cm.yaml': cm(ns, 'tenant'),
+      'apps/cm.yaml': cm(ns, 'apps'),
+    });
+  }
+
+  function run(root: string, ns: string, source: string, explicit?: string) {
+    return reconcile(
+      normalize({
+        kubeconfig: { kind: 'path', path: kubeconfigPath() },
+        root,
+        kustomizations: ['clusters/dev/*.yaml'],
+        kustomizeBin: KUSTOMIZE,
+        inventoryNamespace: ns,
+        ...(explicit ? { source: explicit } : {}),
+        run: { holder: 'checkout test', source },
+      }),
+      { log: () => {}, secret: () => {} },
+    );
+  }
+
+  const applied = (ns: string, name: string) => exists(client, `/api/v1/namespaces/${ns}/configmaps/${name}`);
+
+  it('fails a tenant Kustomization of another repository and skips its dependents', async () => {
+    const ns = await freshNamespace(client);
+    const report = await run(await fleet(ns), ns, 'acme/fleet');
+    expect(report.ok).toBe(false);
+    const byName = new Map((report.kustomizations ?? []).map((r) => [r.kustomization, r]));
+    expect(byName.get('flux-system/infra')?.ok).toBe(true);
+    expect(byName.get('flux-system/tenant')?.error).toMatch(
+      /spec\.sourceRef GitRepository flux-system\/dev-team \(clusters\/dev\/tenant\.yaml\) points at https:\/\/github\.com\/acme\/dev-team, not at this repository \(acme\/fleet\)/,
+    );
+    expect(byName.get('flux-system/apps')?.error).toMatch(/^skipped: dependency 'flux-system\/tenant' is not ready/);
+    expect(await applied(ns, 'infra')).toBe(true);
+    expect(await applied(ns, 'tenant')).toBe(false);
+    expect(await applied(ns, 'apps')).toBe(false);
+  });
+
+  it('with the source input, only that GitRepository is this checkout', async () => {
+    const ns = await freshNamespace(client);
+    const report = await run(await fleet(ns), ns, 'acme/fleet', 'flux-system/dev-team');
+    const byName = new Map((report.kustomizations ?? []).map((r) => [r.kustomization, r]));
+    expect(byName.get('flux-system/infra')?.error).toContain('input source names flux-system/dev-team');
+    expect(byName.get('flux-system/tenant')?.ok).toBe(true);
+    expect(await applied(ns, 'infra')).toBe(false);
+    expect(await applied(ns, 'tenant')).toBe(true);
+  });
+});

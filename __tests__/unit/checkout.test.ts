@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { gitRepositoriesIn, sourceVerdict, type CheckoutFacts } from '../../src/spec/checkout.js';
+import { specFromInputs } from '../../src/spec/from-inputs.js';
+import type { KustomizationSpec } from '../../src/spec/types.js';
+
+const spec = (ref?: { name: string; namespace?: string }): KustomizationSpec => ({
+  ...specFromInputs({ path: 'apps', name: 'apps', source: 'acme/fleet' }),
+  ...(ref ? { sourceRef: { kind: 'GitRepository' as const, ...ref } } : {}),
+});
+
+const def = (name: string, url: string, namespace = 'flux-system') => ({
+  namespace,
+  name,
+  url,
+  file: 'gotk-sync.yaml',
+});
+
+describe('sourceVerdict', () => {
+  it.each<[string, KustomizationSpec, CheckoutFacts, 'checkout' | 'other', RegExp?]>([
+    ['no sourceRef (the path input)', spec(), { source: 'acme/fleet', definitions: [] }, 'checkout'],
+    [
+      'the GitRepository of this repository, https',
+      spec({ name: 'flux-system' }),
+      { source: 'acme/fleet', definitions: [def('flux-system', 'https://github.com/acme/fleet')] },
+      'checkout',
+    ],
+    [
+      'the GitRepository of this repository, ssh with .git',
+      spec({ name: 'flux-system' }),
+      { source: 'acme/fleet', definitions: [def('flux-system', 'ssh://git@github.com/acme/fleet.git')] },
+      'checkout',
+    ],
+    [
+      'a tenant GitRepository of another repository',
+      spec({ name: 'dev-team', namespace: 'apps' }),
+      {
+        source: 'acme/fleet',
+        definitions: [
+          def('flux-system', 'https://github.com/acme/fleet'),
+          def('dev-team', 'https://github.com/acme/dev-team', 'apps'),
+        ],
+      },
+      'other',
+      /^spec\.sourceRef GitRepository apps\/dev-team \(gotk-sync\.yaml\) points at https:\/\/github\.com\/acme\/dev-team, not at this repository \(acme\/fleet\)/,
+    ],
+    [
+      'the same name in another namespace does not count',
+      spec({ name: 'flux-system', namespace: 'apps' }),
+      { source: 'acme/fleet', definitions: [def('flux-system', 'https://github.com/acme/other')] },
+      'checkout',
+      /not defined in the repository: taken to be this checkout/,
+    ],
+    [
+      'named by the source input',
+      spec({ name: 'mirror' }),
+      { source: 'acme/fleet', explicit: 'flux-system/mirror', definitions: [] },
+      'checkout',
+    ],
+    [
+      'not the one the source input names',
+      spec({ name: 'flux-system' }),
+      { source: 'acme/fleet', explicit: 'flux-system/mirror', definitions: [] },
+      'other',
+      /is not this checkout \(input source names flux-system\/mirror\)/,
+    ],
+    [
+      'no remote to compare with',
+      spec({ name: 'flux-system' }),
+      { source: 'local:/work/fleet', definitions: [def('flux-system', 'https://github.com/acme/fleet')] },
+      'checkout',
+      /the checkout has no git remote to compare with/,
+    ],
+  ])('%s', (_, s, facts, kind, text) => {
+    const verdict = sourceVerdict(s, facts);
+    expect(verdict.kind).toBe(kind);
+    const said = verdict.kind === 'other' ? verdict.problem : verdict.note;
+    if (text) expect(said).toMatch(text);
+    else expect(said).toBeUndefined();
+  });
+});
+
+describe('gitRepositoriesIn', () => {
+  it.each([
+    [
+      'a Flux sync file',
+      `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {url: ssh://git@github.com/acme/fleet}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: x}\n`,
+      [{ namespace: 'flux-system', name: 'flux-system', url: 'ssh://git@github.com/acme/fleet', file: 'f.yaml' }],
+    ],
+    [
+      'no namespace: flux-system',
+      `apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: GitRepository\nmetadata: {name: a}\nspec: {url: https://x/y}\n`,
+      [{ namespace: 'flux-system', name: 'a', url: 'https://x/y', file: 'f.yaml' }],
+    ],
+    [
+      'another group',
+      `apiVersion: example.com/v1\nkind: GitRepository\nmetadata: {name: a}\nspec: {url: https://x/y}\n`,
+      [],
+    ],
+    ['broken YAML', `kind: GitRepository\n: : :\n  - [`, []],
+    ['no url', `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: a}\n`, []],
+  ])('%s', (_, text, want) => {
+    expect(gitRepositoriesIn(text, 'f.yaml')).toEqual(want);
+  });
+});

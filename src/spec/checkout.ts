@@ -1,0 +1,130 @@
+/**
+ * Which Kustomizations this checkout may build. Flux builds each Kustomization from the artifact of
+ * its spec.sourceRef; here the only artifact is the checked-out repository, so a Kustomization whose
+ * source is another repository must fail (and its dependents be skipped), never be built from ours.
+ * The checkout's GitRepository is the one the `source` input names, or any GitRepository defined in
+ * the repository whose URL is this repository.
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { repositoryId, sameSource } from '../inventory/identity.js';
+import type { KustomizationSpec } from './types.js';
+
+/** A GitRepository definition found in the repository. */
+export interface GitRepositoryDef {
+  namespace: string;
+  name: string;
+  url: string;
+  /** The file it is defined in, relative to the root. */
+  file: string;
+}
+
+export type SourceVerdict = { kind: 'checkout'; note?: string } | { kind: 'other'; problem: string };
+
+export interface CheckoutFacts {
+  /** This run's repository (Settings.run.source); `local:…` when it has no remote. */
+  source: string;
+  /** `namespace/name` of the checkout's GitRepository, from the `source` input. */
+  explicit?: string;
+  definitions: readonly GitRepositoryDef[];
+}
+
+/** Whether `spec` is built from this checkout, pure. */
+export function sourceVerdict(spec: KustomizationSpec, facts: CheckoutFacts): SourceVerdict {
+  const ref = spec.sourceRef;
+  if (ref === undefined) return { kind: 'checkout' };
+  const key = `${ref.namespace ?? spec.namespace}/${ref.name}`;
+  const named = `spec.sourceRef GitRepository ${key}`;
+  const unsupported = 'fetching other sources is not supported yet, and building this repository instead is never done';
+  if (facts.explicit !== undefined) {
+    if (facts.explicit === key) return { kind: 'checkout' };
+    return {
+      kind: 'other',
+      problem: `${named} is not this checkout (input source names ${facts.explicit}): ${unsupported}`,
+    };
+  }
+  const defs = facts.definitions.filter((d) => `${d.namespace}/${d.name}` === key);
+  if (defs.length === 0) {
+    return {
+      kind: 'checkout',
+      note: `${named} is not defined in the repository: taken to be this checkout (set input source to ${key} to say so)`,
+    };
+  }
+  if (facts.source.startsWith('local:')) {
+    return {
+      kind: 'checkout',
+      note: `${named} (${defs[0]!.url}) taken to be this checkout: the checkout has no git remote to compare with`,
+    };
+  }
+  const mismatched = defs.filter((d) => !sameSource(repositoryId(d.url), facts.source));
+  if (mismatched.length === 0) return { kind: 'checkout' };
+  const d = mismatched[0]!;
+  return {
+    kind: 'other',
+    problem:
+      `${named} (${d.file}) points at ${d.url}, not at this repository (${facts.source}): ${unsupported}. ` +
+      `If it is this repository under another URL, set input source to ${key}`,
+  };
+}
+
+/** The GitRepositories a YAML text defines (any source.toolkit.fluxcd.io version), pure. */
+export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[] {
+  if (!/kind:\s*["']?GitRepository\b/.test(text)) return [];
+  const found: GitRepositoryDef[] = [];
+  let docs;
+  try {
+    docs = parseAllDocuments(text, { uniqueKeys: false });
+  } catch {
+    return [];
+  }
+  for (const doc of Array.isArray(docs) ? docs : [docs]) {
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch {
+      continue;
+    }
+    const o = value as {
+      apiVersion?: unknown;
+      kind?: unknown;
+      metadata?: { name?: unknown; namespace?: unknown };
+      spec?: { url?: unknown };
+    } | null;
+    if (o === null || typeof o !== 'object' || o.kind !== 'GitRepository') continue;
+    if (typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith('source.toolkit.fluxcd.io/')) continue;
+    const name = o.metadata?.name;
+    const url = o.spec?.url;
+    if (typeof name !== 'string' || typeof url !== 'string') continue;
+    const namespace = typeof o.metadata?.namespace === 'string' ? o.metadata.namespace : 'flux-system';
+    found.push({ namespace, name, url, file });
+  }
+  return found;
+}
+
+const SKIP = new Set(['.git', 'node_modules', '.github']);
+/** Bounds on the scan of an untrusted tree. */
+const MAX_FILES = 20_000;
+const MAX_BYTES = 1024 * 1024;
+
+/** Every GitRepository defined in a YAML file under `root` (at most 20,000 files, each up to 1 MiB). */
+export async function findGitRepositories(root: string): Promise<GitRepositoryDef[]> {
+  const found: GitRepositoryDef[] = [];
+  let seen = 0;
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      if (seen >= MAX_FILES) return;
+      const path = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!SKIP.has(e.name)) await walk(path);
+      } else if (e.isFile() && /\.ya?ml$/i.test(e.name)) {
+        seen++;
+        const text = await readFile(path, 'utf8').catch(() => '');
+        if (text.length <= MAX_BYTES) found.push(...gitRepositoriesIn(text, relative(root, path).split(sep).join('/')));
+      }
+    }
+  };
+  await walk(root);
+  return found;
+}
