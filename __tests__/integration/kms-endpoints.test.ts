@@ -11,8 +11,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { isNotFound } from '../../src/cluster/errors.js';
+import { reconcile } from '../../src/reconcile.js';
+import { normalize } from '../../src/settings.js';
 import { classifySecretKeys, keyServices } from '../../src/sops/keys.js';
 import { decryptSources } from '../../src/sops/sources.js';
+import { adminClient, freshNamespace, kubeconfigPath } from '../helpers/cluster.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
 import { createSopsToolkit, type AgeKey, type SopsToolkit } from '../helpers/sops-fixtures.js';
 
 const CANARY = 'canary-pa55-QX81';
@@ -275,5 +281,90 @@ describe('a SOPS file cannot choose where the runner’s credentials go', () => 
     const done = await decryptTree(file, { VAULT_TOKEN: 'hvs.runner-vault-token' }, { ageIdentity: true });
     expect(done).toEqual(['deploy/secret.enc.yaml']);
     expect(target.connections()).toBe(0);
+  });
+});
+
+describe('on the cluster: a preview of a tree whose SOPS files point at a listener', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  it('fails the Kustomization naming the file, service and host; no connection, nothing applied', async () => {
+    const ns = await freshNamespace(client);
+    const target = await listener();
+    const environ = join(scratch, 'environ-cluster');
+    await writeFile(environ, `INPUT_KUBECONFIG=${CANARY}\n`);
+    // The tenant's decryption Secret: GCP credentials whose source is the runner's environment.
+    await client.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'sops-gcp' },
+        stringData: {
+          'sops.gcp-kms': JSON.stringify({
+            type: 'external_account',
+            audience: '//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/x',
+            subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+            token_url: `${target.url}/v1/token`,
+            credential_source: { file: environ },
+          }),
+        },
+      },
+    });
+    const secret = kit.encrypt(
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ${ns}\nstringData:\n  password: ${CANARY}\n`,
+      'yaml',
+      { age: [age.recipient], flags: ['--encrypted-regex', '^(data|stringData)$'] },
+    );
+    const doc = parseDocument(secret);
+    doc.deleteIn(['sops', 'age']);
+    doc.setIn(['sops', 'gcp_kms'], [{ resource_id: GCP_RESOURCE, created_at: '2026-01-01T00:00:00Z', enc: ENC }]);
+    doc.setIn(
+      ['sops', 'azure_kv'],
+      [{ vault_url: target.url, name: 'k', version: 'v', created_at: '2026-01-01T00:00:00Z', enc: 'AAAA' }],
+    );
+    const root = await tree({
+      'deploy/kustomization.yaml': 'resources: [secret.enc.yaml]\n',
+      'deploy/secret.enc.yaml': doc.toString(),
+      'clusters/app.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: ${ns}}
+spec:
+  interval: 10m
+  prune: false
+  path: ./deploy
+  sourceRef: {kind: GitRepository, name: repo}
+  decryption:
+    provider: sops
+    secretRef: {name: sops-gcp}
+`,
+    });
+    const settings = normalize({
+      mode: 'preview',
+      kubeconfig: { kind: 'path', path: kubeconfigPath() },
+      root,
+      kustomizations: ['clusters/app.yaml'],
+      kustomizeBin: KUSTOMIZE,
+      env: {
+        AZURE_TENANT_ID: 'tenant',
+        AZURE_CLIENT_ID: 'client',
+        AZURE_CLIENT_SECRET: 'runner-client-secret',
+        AZURE_AUTHORITY_HOST: target.url,
+      },
+    });
+    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    expect(target.connections()).toBe(0);
+    expect(report.ok).toBe(false);
+    const text = JSON.stringify(report);
+    expect(text).toContain('deploy/secret.enc.yaml');
+    expect(text).toContain(`refused to contact ${target.host} (from vault_url)`);
+    expect(text).toContain('external_account credentials are refused in a decryption Secret');
+    expect(text).toContain('no request was sent');
+    expect(text).not.toContain(CANARY);
+    await expect(client.request('GET', `/api/v1/namespaces/${ns}/secrets/db`)).rejects.toSatisfy(isNotFound);
   });
 });
