@@ -98,10 +98,15 @@ afterAll(async () => {
  * A SOPS file encrypted by sops for our age key, whose metadata is then edited as a pull request
  * could: master keys of other kinds added, and the age key kept or removed.
  */
-function sopsFile(extra: Record<string, Record<string, unknown>[]>, keepAge: boolean): string {
+function sopsFile(
+  extra: Record<string, Record<string, unknown>[]>,
+  keepAge: boolean,
+  metadata: Record<string, string> = {},
+): string {
   const encrypted = kit.encrypt(`password: ${CANARY}\n`, 'yaml', { age: [age.recipient] });
   const doc = parseDocument(encrypted);
   for (const [kind, entries] of Object.entries(extra)) doc.setIn(['sops', kind], entries);
+  for (const [name, value] of Object.entries(metadata)) doc.setIn(['sops', name], value);
   if (!keepAge) doc.deleteIn(['sops', 'age']);
   return doc.toString();
 }
@@ -136,13 +141,22 @@ describe('a SOPS file cannot choose where the runner’s credentials go', () => 
   it('Azure vault_url at a loopback listener: no connection, not even the token request', async () => {
     const target = await listener();
     const idp = await entra();
+    // The test-only override, smuggled into the file's metadata and into a decryption Secret, admits nothing.
     const file = sopsFile(
       {
         azure_kv: [
-          { vault_url: target.url, name: 'sops-key', version: 'v1', created_at: '2026-01-01T00:00:00Z', enc: 'AAAA' },
+          {
+            vault_url: target.url,
+            name: 'sops-key',
+            version: 'v1',
+            created_at: '2026-01-01T00:00:00Z',
+            enc: 'AAAA',
+            KR_TEST_KMS_ENDPOINTS: target.url,
+          },
         ],
       },
       false,
+      { KR_TEST_KMS_ENDPOINTS: target.url },
     );
     const env = {
       AZURE_TENANT_ID: 'tenant',
@@ -150,7 +164,7 @@ describe('a SOPS file cannot choose where the runner’s credentials go', () => 
       AZURE_CLIENT_SECRET: 'runner-client-secret',
       AZURE_AUTHORITY_HOST: idp.url,
     };
-    const err = await decryptTree(file, env).then(
+    const err = await decryptTree(file, env, { secret: { KR_TEST_KMS_ENDPOINTS: target.url } }).then(
       () => undefined,
       (e: unknown) => e,
     );
