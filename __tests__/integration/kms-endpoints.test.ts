@@ -223,7 +223,8 @@ describe('a SOPS file cannot choose where the runner’s credentials go', () => 
     expect(err, 'decryption must fail').toBeInstanceOf(Error);
     expect(target.connections()).toBe(0);
     const text = refusedMessage(err, 'GCP KMS', target.host);
-    expect(text).toContain('external_account');
+    expect(text).toContain('external_account credentials are refused in a decryption Secret');
+    expect(text).toContain('token_url');
     expect(text).not.toContain(CANARY);
   });
 

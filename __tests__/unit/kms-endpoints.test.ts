@@ -137,7 +137,6 @@ describe('Google: the token and KMS hosts of each use', () => {
       use: 'impersonation' as const,
       url: 'https://iamcredentials.googleapis.com/v1/projects/-/sa:generateAccessToken',
     },
-    { use: 'kms' as const, url: 'https://cloudkms.googleapis.com/v1/projects/p:decrypt' },
     { use: 'token' as const, url: 'https://OAUTH2.googleapis.com:443/token' },
   ])('allows $use at $url', ({ use, url }) => {
     expect(googleEndpoint(use, url, NO_TEST)).toMatchObject({ ok: true });
@@ -155,7 +154,6 @@ describe('Google: the token and KMS hosts of each use', () => {
     { use: 'sts' as const, url: 'https://127.0.0.1:9/v1/token' },
     { use: 'impersonation' as const, url: 'https://iamcredentials.googleapis.com.evil.com/x' },
     { use: 'impersonation' as const, url: 'https://xn--iamcredentials-xyz.googleapis.com/x' },
-    { use: 'kms' as const, url: 'https://cloudkms.example.com/v1/x' },
     { use: 'token' as const, url: 'not a url' },
   ])('refuses $use at $url', ({ use, url }) => {
     const r = googleEndpoint(use, url, NO_TEST);

@@ -995,7 +995,7 @@ describe('GCP KMS key service', () => {
       expect(err.message).toContain(
         `GCP KMS key ${RESOURCE}: the sops.gcp-kms credentials: external_account credentials are refused in a decryption Secret`,
       );
-      expect(err.message).toContain(`token_url ${srv.host}`);
+      expect(err.message).toContain('their credential_source would make the runner read a local file and send it on');
       expect(err.message).toContain('nothing was read and no request was sent');
       expect(srv.seen).toHaveLength(0);
     } finally {

@@ -167,7 +167,10 @@ export function azureVaultEndpoint(url: URL, test: readonly string[]): AzureVerd
 
 // ---- Google --------------------------------------------------------------------------------------
 
-/** Google's hosts for each call a credentials JSON or a key can make. */
+/**
+ * Google's hosts for each call a credentials JSON can make. (The Cloud KMS endpoint is never named by
+ * a SOPS file or a Secret: it is `cloudkms.googleapis.com` unless the runner's environment says.)
+ */
 const GOOGLE_HOSTS = {
   /** OAuth 2.0 token endpoint of service account keys and user credentials (`token_uri`). */
   token: ['oauth2.googleapis.com', 'accounts.google.com'],
@@ -175,7 +178,6 @@ const GOOGLE_HOSTS = {
   sts: ['sts.googleapis.com'],
   /** IAM Credentials, for `service_account_impersonation_url`. */
   impersonation: ['iamcredentials.googleapis.com'],
-  kms: ['cloudkms.googleapis.com'],
 } as const;
 
 export type GoogleUse = keyof typeof GOOGLE_HOSTS;

@@ -47,10 +47,10 @@ interface GcpToken extends CachedToken {
  * Identity Federation, with service account impersonation when it names one).
  *
  * Credentials from the decryption Secret are a cluster object that the tree's Kustomization
- * chooses, so they are pinned: their token endpoints must be Google's own (`oauth2`, `sts`,
- * `iamcredentials.googleapis.com`), and `external_account` credentials are refused there, since
- * their `credential_source` makes the runner read a local file or URL (`/proc/self/environ` holds
- * every input) and send it on. Credentials from the runner's environment are the workflow's own.
+ * chooses, so they are pinned: their `token_uri` must be Google's (`oauth2.googleapis.com`,
+ * `accounts.google.com`), and `external_account` credentials are refused there, since their
+ * `credential_source` makes the runner read a local file or URL (`/proc/self/environ` holds every
+ * input) and send it on. Credentials from the runner's environment are the workflow's own.
  *
  * Endpoint: `KR_GCP_KMS_ENDPOINT` (a base URL such as `http://127.0.0.1:8080`), else SOPS's
  * `SOPS_GCP_KMS_ENDPOINT` (host[:port] or URL) or `SOPS_GCP_KMS_UNIVERSE_DOMAIN`, else
@@ -199,7 +199,7 @@ async function tokenFromCredentials(text: string, what: string, pinned?: Pinned)
     case 'authorized_user':
       return withQuota(await authorizedUserToken(j, what, pinned));
     case 'external_account':
-      if (pinned) throw externalAccountRefused(j, what);
+      if (pinned) throw externalAccountRefused(j, what, pinned);
       return withQuota(await externalAccountToken(j, what));
     default:
       throw new Error(
@@ -210,24 +210,27 @@ async function tokenFromCredentials(text: string, what: string, pinned?: Pinned)
 }
 
 /**
- * external_account credentials that did not come from the runner: refused whole, whatever their
- * URLs, since their credential source is a file or URL of the runner's (nothing is read or sent).
+ * external_account credentials that did not come from the runner: refused whole, since their
+ * credential source is a file or URL of the runner's; the message also names the URLs that are not
+ * Google's (token_url, service_account_impersonation_url). Nothing is read or sent.
  */
-function externalAccountRefused(j: object, what: string): Error {
+function externalAccountRefused(j: object, what: string, pinned: Pinned): Error {
   const source = (j as { credential_source?: unknown }).credential_source;
   const from =
     str(source, 'file') !== undefined ? 'a local file' : str(source, 'url') !== undefined ? 'a URL' : 'a source';
-  const tokenUrl = str(j, 'token_url') ?? 'https://sts.googleapis.com/v1/token';
-  let host = tokenUrl;
-  try {
-    host = new URL(tokenUrl).host;
-  } catch {
-    // shown as given
+  const reasons = [`their credential_source would make the runner read ${from} and send it on`];
+  const urls: [GoogleUse, string, string | undefined][] = [
+    ['sts', 'token_url', str(j, 'token_url')],
+    ['impersonation', 'service_account_impersonation_url', str(j, 'service_account_impersonation_url')],
+  ];
+  for (const [use, name, url] of urls) {
+    const v = url === undefined ? undefined : googleEndpoint(use, url, pinned.test);
+    if (v && !v.ok) reasons.push(`${name} ${v.host} is ${v.why}`);
   }
   return new Error(
-    `${what}: external_account credentials are refused in a decryption Secret: their credential_source would ` +
-      `make the runner read ${from} and send it to token_url ${host}; give them to the runner instead ` +
-      '(GOOGLE_APPLICATION_CREDENTIALS, as google-github-actions/auth sets it); nothing was read and no request was sent',
+    `${what}: external_account credentials are refused in a decryption Secret: ${reasons.join('; ')}. ` +
+      'Give them to the runner instead (GOOGLE_APPLICATION_CREDENTIALS, as google-github-actions/auth sets it); ' +
+      'nothing was read and no request was sent',
   );
 }
 
