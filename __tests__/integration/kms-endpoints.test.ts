@@ -382,4 +382,55 @@ spec:
     expect(text).not.toContain(CANARY);
     await expect(client.request('GET', `/api/v1/namespaces/${ns}/secrets/db`)).rejects.toSatisfy(isNotFound);
   });
+  it('sops-vault-addresses is what lets a Vault be contacted: unlisted, no connection; listed, contacted', async () => {
+    const ns = await freshNamespace(client);
+    const target = await listener();
+    const encrypted = kit.encrypt(
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ${ns}\nstringData:\n  password: ${CANARY}\n`,
+      'yaml',
+      { age: [age.recipient], flags: ['--encrypted-regex', '^(data|stringData)$'] },
+    );
+    const doc = parseDocument(encrypted);
+    doc.deleteIn(['sops', 'age']);
+    doc.setIn(
+      ['sops', 'hc_vault'],
+      [
+        {
+          vault_address: target.url,
+          engine_path: 'sops',
+          key_name: 'k',
+          created_at: '2026-01-01T00:00:00Z',
+          enc: 'vault:v1:AAAA',
+        },
+      ],
+    );
+    const root = await tree({
+      'deploy/kustomization.yaml': 'resources: [secret.enc.yaml]\n',
+      'deploy/secret.enc.yaml': doc.toString(),
+    });
+    const run = (addresses: string[]) =>
+      reconcile(
+        normalize({
+          mode: 'preview',
+          kubeconfig: { kind: 'path', path: kubeconfigPath() },
+          root,
+          path: 'deploy',
+          kustomizeBin: KUSTOMIZE,
+          sopsAgeKey: age.identity,
+          sopsVaultAddresses: addresses,
+          env: { VAULT_TOKEN: 'hvs.runner-vault-token' },
+        }),
+        { log: () => {}, secret: () => {} },
+      );
+    const unlisted = await run(['https://vault.example.com:8200']);
+    expect(target.connections()).toBe(0);
+    expect(unlisted.ok).toBe(false);
+    expect(unlisted.error).toContain(`refused to contact ${target.host} (from vault_address)`);
+    expect(unlisted.error).toContain('sops-vault-addresses');
+
+    const listed = await run([`${target.url}/`]);
+    expect(listed.ok).toBe(false); // the listener hangs up: no data key, but it was asked
+    expect(target.connections()).toBeGreaterThan(0);
+    expect(listed.error).not.toContain('refused to contact');
+  });
 });
