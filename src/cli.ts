@@ -43,6 +43,9 @@ flags:
   --sops-pgp-key FILE    armoured OpenPGP private keys for SOPS decryption
   --no-sops-verify-mac   skip SOPS MAC checks (Flux skips them)
                          build decrypts only with --show-secrets
+  --sops-vault-addresses URL
+                         Vault base URLs that SOPS files' hc_vault keys may name (repeatable, or
+                         comma-separated); no other Vault is contacted or sent the token
   --root DIR             source root; --path may not leave it (default: current directory)
   --kubeconfig FILE      kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
   --context NAME         kubeconfig context (default: the file's current context)
@@ -85,6 +88,7 @@ export async function main(argv: string[]): Promise<number> {
         'sops-age-key': { type: 'string' },
         'sops-pgp-key': { type: 'string' },
         'sops-verify-mac': { type: 'boolean', default: true },
+        'sops-vault-addresses': { type: 'string', multiple: true },
         root: { type: 'string' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -143,6 +147,7 @@ export async function main(argv: string[]): Promise<number> {
       ...(values['sops-age-key'] ? { sopsAgeKey: await readKeyFile(values['sops-age-key'], '--sops-age-key') } : {}),
       ...(values['sops-pgp-key'] ? { sopsPgpKey: await readKeyFile(values['sops-pgp-key'], '--sops-pgp-key') } : {}),
       sopsVerifyMac: values['sops-verify-mac'],
+      sopsVaultAddresses: values['sops-vault-addresses'] ?? [],
       env: process.env,
       fieldManager: values['field-manager'],
       kustomizeBin: values['kustomize-path'],

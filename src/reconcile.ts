@@ -189,6 +189,7 @@ async function decryptOptions(
   const inputKeys = {
     ...(settings.sopsAgeKey ? { age: settings.sopsAgeKey } : {}),
     ...(settings.sopsPgpKey ? { pgp: settings.sopsPgpKey } : {}),
+    vaultAddresses: settings.sopsVaultAddresses,
   };
   if (!spec.decryption && !inputKeys.age && !inputKeys.pgp) return undefined;
   let fromSecret: SecretKeys | undefined;

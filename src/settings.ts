@@ -5,6 +5,7 @@ import { parseDuration } from './spec/parse.js';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
 import { splitPatterns } from './spec/load.js';
 import { maskLines } from './sops/keys.js';
+import { vaultAddresses } from './sops/kms/settings.js';
 import { parseVarsInput } from './substitute/variables.js';
 import { actionSource, repositoryId } from './inventory/identity.js';
 
@@ -50,6 +51,8 @@ export interface Settings {
   sopsPgpKey?: string;
   /** Check each SOPS document's MAC (Flux does not); off mirrors Flux. */
   sopsVerifyMac: boolean;
+  /** Vault base URLs (normalised) that a SOPS file's hc_vault keys may name; others are not contacted. */
+  sopsVaultAddresses: string[];
   /** The environment the cloud KMS services read ambient credentials from (OIDC-federated variables). */
   env: NodeJS.ProcessEnv;
   /** Field manager for server-side apply (Flux's own by default, so ownership carries over). */
@@ -184,6 +187,7 @@ export function readActionSettings(
     sopsAgeKey,
     sopsPgpKey,
     sopsVerifyMac: input('sops-verify-mac'),
+    sopsVaultAddresses: input('sops-vault-addresses'),
     env,
     fieldManager: input('field-manager'),
     kustomizeBin: input('kustomize-path'),
@@ -286,6 +290,8 @@ export interface RawSettings {
   sopsAgeKey?: string;
   sopsPgpKey?: string;
   sopsVerifyMac?: string | boolean;
+  /** A list (newlines, commas or spaces) or the CLI flag's values. */
+  sopsVaultAddresses?: string | readonly string[];
   env?: NodeJS.ProcessEnv;
   fieldManager?: string;
   kustomizeBin?: string;
@@ -410,6 +416,7 @@ export function normalize(raw: RawSettings): Settings {
     ...(raw.sopsAgeKey?.trim() ? { sopsAgeKey: raw.sopsAgeKey } : {}),
     ...(raw.sopsPgpKey?.trim() ? { sopsPgpKey: raw.sopsPgpKey } : {}),
     sopsVerifyMac: defaultTrue(raw.sopsVerifyMac, 'sops-verify-mac'),
+    sopsVaultAddresses: vaultAddresses(raw.sopsVaultAddresses),
     env: raw.env ?? {},
     fieldManager,
     kustomizeBin: raw.kustomizeBin?.trim() || DEFAULTS.kustomizeBin,

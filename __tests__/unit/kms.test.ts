@@ -24,6 +24,7 @@ import { awsKmsKeyService, signV4, type AwsCredentials } from '../../src/sops/km
 import { azureKeyVaultKeyService, CLI_RESOURCE } from '../../src/sops/kms/azure.js';
 import { retryDelay } from '../../src/sops/kms/common.js';
 import { gcpKmsKeyService } from '../../src/sops/kms/gcp.js';
+import { normalizeVaultAddress } from '../../src/sops/kms/endpoints.js';
 import { vaultTransitKeyService } from '../../src/sops/kms/vault.js';
 import type { KeyService, MasterKey, MasterKeyKind } from '../../src/sops/types.js';
 
@@ -550,6 +551,66 @@ describe('AWS KMS key service', () => {
     expectSignedBy(srv.seen[0]!, ENV_AS_CREDS, 'cn-north-1', 'kms');
   });
 
+  /** Records the URLs the service fetches (without any network) and answers as KMS Decrypt does. */
+  function recordFetch(): string[] {
+    const urls: string[] = [];
+    vi.spyOn(globalThis, 'fetch').mockImplementation((input) => {
+      urls.push(input instanceof Request ? input.url : input instanceof URL ? input.href : input);
+      return Promise.resolve(new Response(JSON.stringify({ Plaintext: DATA_KEY.toString('base64') })));
+    });
+    return urls;
+  }
+
+  it.each([
+    { arn: ARN, env: {}, url: 'https://kms.us-west-2.amazonaws.com/' },
+    {
+      arn: 'arn:aws-cn:kms:cn-north-1:111122223333:alias/sops',
+      env: {},
+      url: 'https://kms.cn-north-1.amazonaws.com.cn/',
+    },
+    {
+      arn: 'arn:aws-us-gov:kms:us-gov-west-1:111122223333:alias/sops',
+      env: {},
+      url: 'https://kms.us-gov-west-1.amazonaws.com/',
+    },
+    { arn: ARN, env: { AWS_USE_FIPS_ENDPOINT: 'true' }, url: 'https://kms-fips.us-west-2.amazonaws.com/' },
+  ])('without an endpoint variable, KMS is AWS’s host for the ARN: $url', async ({ arn, env, url }) => {
+    const urls = recordFetch();
+    try {
+      const service = awsKmsKeyService(undefined, { ...ENV_CREDS, ...env });
+      expect(Buffer.from((await service.decrypt(key('kms', ENC, { arn })))!)).toEqual(DATA_KEY);
+      expect(urls).toEqual([url]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it.each([
+    { why: 'a host as the region', fields: { arn: 'arn:aws:kms:evil.example.com/x:111122223333:key/k' }, field: 'arn' },
+    {
+      why: 'a region of another partition',
+      fields: { arn: 'arn:aws:kms:cn-north-1:111122223333:key/k' },
+      field: 'arn',
+    },
+    {
+      why: 'a role of a partition the region is not in',
+      fields: { arn: ARN, role: 'arn:aws-cn:iam::111122223333:role/sops' },
+      field: 'role',
+    },
+  ])('refuses $why before any request', async ({ fields, field }) => {
+    const urls = recordFetch();
+    try {
+      const service = awsKmsKeyService(undefined, { ...ENV_CREDS });
+      const err = await rejection(service.decrypt(key('kms', ENC, fields)));
+      expect(err.message).toMatch(/^AWS KMS key /);
+      expect(err.message).toContain(`(from ${field})`);
+      expect(err.message).toContain('no request was sent');
+      expect(urls).toEqual([]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   it.each([
     {
       why: 'KMS JSON error (__type, message)',
@@ -784,7 +845,10 @@ describe('GCP KMS key service', () => {
   it('service account key: JWT bearer grant (RS256), then POST v1/{resource}:decrypt with {ciphertext}', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-01-15T10:00:00Z') });
     const srv = await gcp();
-    const service = gcpKmsKeyService(serviceAccount(`${srv.url}/token`), { KR_GCP_KMS_ENDPOINT: srv.url });
+    const service = gcpKmsKeyService(serviceAccount(`${srv.url}/token`), {
+      KR_GCP_KMS_ENDPOINT: srv.url,
+      KR_TEST_KMS_ENDPOINTS: srv.url,
+    });
     const got = await service.decrypt(key('gcp_kms', ENC, { resource_id: RESOURCE }));
     expect(Buffer.from(got!)).toEqual(DATA_KEY);
     const [token, kms] = srv.seen;
@@ -812,7 +876,10 @@ describe('GCP KMS key service', () => {
 
   it('caches the access token across keys', async () => {
     const srv = await gcp();
-    const service = gcpKmsKeyService(serviceAccount(`${srv.url}/token`), { KR_GCP_KMS_ENDPOINT: srv.url });
+    const service = gcpKmsKeyService(serviceAccount(`${srv.url}/token`), {
+      KR_GCP_KMS_ENDPOINT: srv.url,
+      KR_TEST_KMS_ENDPOINTS: srv.url,
+    });
     await service.decrypt(key('gcp_kms', ENC, { resource_id: RESOURCE }));
     await service.decrypt(key('gcp_kms', ENC, { resource_id: RESOURCE.replace('my-key', 'other') }));
     expect(srv.seen.map((s) => s.path.split(':').pop())).toEqual(['/token', 'decrypt', 'decrypt']);
@@ -828,7 +895,7 @@ describe('GCP KMS key service', () => {
       quota_project_id: 'billing-project',
       token_uri: `${srv.url}/token`,
     });
-    const service = gcpKmsKeyService(creds, { KR_GCP_KMS_ENDPOINT: srv.url });
+    const service = gcpKmsKeyService(creds, { KR_GCP_KMS_ENDPOINT: srv.url, KR_TEST_KMS_ENDPOINTS: srv.url });
     await service.decrypt(key('gcp_kms', ENC, { resource_id: RESOURCE }));
     expect(form(srv.seen[0]!.body)).toEqual({
       grant_type: 'refresh_token',
@@ -899,7 +966,8 @@ describe('GCP KMS key service', () => {
         token_url: `${srv.url}/sts/v1/token`,
         credential_source: { file: join(dir, 'oidc') },
       });
-      const service = gcpKmsKeyService(creds, { KR_GCP_KMS_ENDPOINT: srv.url });
+      // From the runner's environment (GOOGLE_CREDENTIALS), not from a decryption Secret.
+      const service = gcpKmsKeyService(undefined, { GOOGLE_CREDENTIALS: creds, KR_GCP_KMS_ENDPOINT: srv.url });
       await service.decrypt(key('gcp_kms', ENC, { resource_id: RESOURCE }));
       expect(form(srv.seen[0]!.body)['subject_token']).toBe('file-subject-token');
       expect(form(srv.seen[0]!.body)['subject_token_type']).toBe('urn:ietf:params:oauth:token-type:id_token');
@@ -907,6 +975,54 @@ describe('GCP KMS key service', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('external_account credentials in the decryption Secret are refused: the source is not read, nothing is sent', async () => {
+    const srv = await gcp();
+    const dir = await mkdtemp(join(tmpdir(), 'kms-test-'));
+    try {
+      await writeFile(join(dir, 'environ'), 'INPUT_KUBECONFIG=not-to-be-read\n');
+      const creds = JSON.stringify({
+        type: 'external_account',
+        audience: '//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/q',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:id_token',
+        token_url: `${srv.url}/sts/v1/token`,
+        credential_source: { file: join(dir, 'environ') },
+      });
+      // Even the test-only override does not admit them: the refusal is about the credential source.
+      const service = gcpKmsKeyService(creds, { KR_GCP_KMS_ENDPOINT: srv.url, KR_TEST_KMS_ENDPOINTS: srv.url });
+      const err = await rejection(service.decrypt(key('gcp_kms', ENC, { resource_id: RESOURCE })));
+      expect(err.message).toContain(
+        `GCP KMS key ${RESOURCE}: the sops.gcp-kms credentials: external_account credentials are refused in a decryption Secret`,
+      );
+      expect(err.message).toContain('their credential_source would make the runner read a local file and send it on');
+      expect(err.message).toContain('nothing was read and no request was sent');
+      expect(srv.seen).toHaveLength(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    { type: 'service_account', field: 'token_uri' },
+    { type: 'authorized_user', field: 'token_uri' },
+  ])('$type credentials in the decryption Secret whose $field is not Google’s: nothing is sent', async ({ type }) => {
+    const srv = await gcp();
+    const creds =
+      type === 'service_account'
+        ? serviceAccount(`${srv.url}/token`)
+        : JSON.stringify({
+            type,
+            client_id: 'c',
+            client_secret: 'client-secret',
+            refresh_token: 'r',
+            token_uri: `${srv.url}/token`,
+          });
+    const service = gcpKmsKeyService(creds, { KR_GCP_KMS_ENDPOINT: srv.url });
+    const err = await rejection(service.decrypt(key('gcp_kms', ENC, { resource_id: RESOURCE })));
+    expect(err.message).toContain(`refused to contact ${srv.host} (from token_uri)`);
+    expect(err.message).toContain('no request was sent');
+    expect(srv.seen).toHaveLength(0);
   });
 
   it.each([
@@ -931,7 +1047,7 @@ describe('GCP KMS key service', () => {
   ])('credential order: $why', async ({ explicit, env, want }) => {
     const srv = await gcp();
     const sa = serviceAccount(`${srv.url}/token`);
-    const e: NodeJS.ProcessEnv = { ...env, KR_GCP_KMS_ENDPOINT: srv.url };
+    const e: NodeJS.ProcessEnv = { ...env, KR_GCP_KMS_ENDPOINT: srv.url, KR_TEST_KMS_ENDPOINTS: srv.url };
     if (e['GOOGLE_CREDENTIALS'] === 'SA') e['GOOGLE_CREDENTIALS'] = sa;
     const service = gcpKmsKeyService(explicit ? sa : undefined, e);
     await service.decrypt(key('gcp_kms', ENC, { resource_id: RESOURCE }));
@@ -963,7 +1079,10 @@ describe('GCP KMS key service', () => {
       status: 400,
       body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' },
     }));
-    const service = gcpKmsKeyService(serviceAccount(`${srv.url}/token`), { KR_GCP_KMS_ENDPOINT: srv.url });
+    const service = gcpKmsKeyService(serviceAccount(`${srv.url}/token`), {
+      KR_GCP_KMS_ENDPOINT: srv.url,
+      KR_TEST_KMS_ENDPOINTS: srv.url,
+    });
     const err = await rejection(service.decrypt(key('gcp_kms', ENC, { resource_id: RESOURCE })));
     expect(err.message).toBe(
       `GCP KMS key ${RESOURCE}: service account sops@my-project.iam.gserviceaccount.com: token request to ` +
@@ -1046,6 +1165,25 @@ describe('Azure Key Vault key service', () => {
     });
   }
 
+  /** TEST-ONLY: admits the loopback fake vault as a Key Vault host (KR_TEST_KMS_ENDPOINTS). */
+  const testHost = (srv: Loopback) => ({ KR_TEST_KMS_ENDPOINTS: srv.url });
+
+  it('a vault_url outside Key Vault’s domains gets neither a token request nor a decrypt request', async () => {
+    const srv = await azure();
+    const service = azureKeyVaultKeyService(
+      JSON.stringify({ tenantId: TENANT, clientId: CLIENT, clientSecret: 'sampleCredentia1s', authorityHost: srv.url }),
+      {},
+    );
+    const err = await rejection(service.decrypt(kvKey(srv.url)));
+    expect(err.message).toBe(
+      `Azure Key Vault key ${srv.url}/keys/sops-key/78deebed173b48e48f55abf87ed4cf71: refused to contact ${srv.host} ` +
+        '(from vault_url): not an Azure Key Vault host (<name>.vault.azure.net, <name>.vault.azure.cn, ' +
+        '<name>.vault.usgovcloudapi.net, <name>.managedhsm.azure.net, <name>.managedhsm.azure.cn, ' +
+        '<name>.managedhsm.usgovcloudapi.net): it is http://, not https://; no request was sent',
+    );
+    expect(srv.seen).toHaveLength(0);
+  });
+
   const kvKey = (url: string) =>
     key('azure_kv', ENC, { vault_url: url, name: 'sops-key', version: '78deebed173b48e48f55abf87ed4cf71' });
 
@@ -1053,7 +1191,7 @@ describe('Azure Key Vault key service', () => {
     const srv = await azure();
     const service = azureKeyVaultKeyService(
       JSON.stringify({ tenantId: TENANT, clientId: CLIENT, clientSecret: 'sampleCredentia1s', authorityHost: srv.url }),
-      {},
+      testHost(srv),
     );
     expect(Buffer.from((await service.decrypt(kvKey(srv.url)))!)).toEqual(DATA_KEY);
     const [token, kv] = srv.seen;
@@ -1091,7 +1229,11 @@ describe('Azure Key Vault key service', () => {
     },
   ])('credentials: $why', async ({ config, env, want }) => {
     const srv = await azure();
-    const service = azureKeyVaultKeyService(config?.(srv.url), { ...env, AZURE_AUTHORITY_HOST: srv.url });
+    const service = azureKeyVaultKeyService(config?.(srv.url), {
+      ...env,
+      AZURE_AUTHORITY_HOST: srv.url,
+      ...testHost(srv),
+    });
     await service.decrypt(kvKey(srv.url));
     expect(srv.seen[0]!.path).toBe(`/${TENANT}/oauth2/v2.0/token`);
     expect(form(srv.seen[0]!.body)).toMatchObject({ ...want, scope: 'https://vault.azure.net/.default' });
@@ -1109,6 +1251,7 @@ describe('Azure Key Vault key service', () => {
         AZURE_TENANT_ID: TENANT,
         AZURE_CLIENT_ID: CLIENT,
         AZURE_AUTHORITY_HOST: srv.url,
+        ...testHost(srv),
       };
       if (viaFile) env['AZURE_FEDERATED_TOKEN_FILE'] = join(dir, 'token');
       else {
@@ -1183,7 +1326,7 @@ describe('Azure Key Vault key service', () => {
             clientCertificateSendChain: sendChain,
             authorityHost: srv.url,
           }),
-          {},
+          testHost(srv),
         );
         await service.decrypt(kvKey(srv.url));
         const f = form(srv.seen[0]!.body);
@@ -1222,7 +1365,10 @@ describe('Azure Key Vault key service', () => {
     },
   ])('managed identity: $why', async ({ env, path, header, apiVersion }) => {
     const srv = await azure();
-    const service = azureKeyVaultKeyService(JSON.stringify({ clientId: CLIENT }), env(srv.url));
+    const service = azureKeyVaultKeyService(JSON.stringify({ clientId: CLIENT }), {
+      ...env(srv.url),
+      ...testHost(srv),
+    });
     await service.decrypt(kvKey(srv.url));
     const req = srv.seen[0]!;
     const u = new URL(req.path, srv.url);
@@ -1247,7 +1393,7 @@ describe('Azure Key Vault key service', () => {
           '"subscription":"s","tenant":"t","tokenType":"Bearer"}\'\n',
       );
       await chmod(join(dir, 'az'), 0o755);
-      const service = azureKeyVaultKeyService(undefined, { PATH: dir });
+      const service = azureKeyVaultKeyService(undefined, { PATH: dir, ...testHost(srv) });
       await service.decrypt(kvKey(srv.url));
       expect(readFileSync(join(dir, 'args'), 'utf8').trim()).toBe(
         'account get-access-token --resource https://vault.azure.net --output json',
@@ -1267,7 +1413,8 @@ describe('Azure Key Vault key service', () => {
         await chmod(join(dir, 'az'), 0o755);
         const service = azureKeyVaultKeyService(undefined, { PATH: dir });
         const err = await rejection(service.decrypt(kvKey(vaultUrl)));
-        expect(err.message).toContain('Azure CLI: refusing to ask for a token');
+        // The host is not a Key Vault host, so no token is asked for (CLI_RESOURCE stays as a second guard).
+        expect(err.message).toContain('not an Azure Key Vault host');
         expect(existsSync(join(dir, 'ran'))).toBe(false);
       } finally {
         await rm(dir, { recursive: true, force: true });
@@ -1289,7 +1436,7 @@ describe('Azure Key Vault key service', () => {
 
   it('without az on PATH, says which credentials it looked for', async () => {
     const srv = await azure();
-    const service = azureKeyVaultKeyService(undefined, { PATH: '/nonexistent' });
+    const service = azureKeyVaultKeyService(undefined, { PATH: '/nonexistent', ...testHost(srv) });
     const err = await rejection(service.decrypt(kvKey(srv.url)));
     expect(err.message).toContain(
       `Azure Key Vault key ${srv.url}/keys/sops-key/78deebed173b48e48f55abf87ed4cf71: no Azure credentials`,
@@ -1314,6 +1461,7 @@ describe('Azure Key Vault key service', () => {
       AZURE_CLIENT_ID: CLIENT,
       AZURE_CLIENT_SECRET: 'env-secret',
       AZURE_AUTHORITY_HOST: srv.url,
+      ...testHost(srv),
     });
     const err = await rejection(service.decrypt(kvKey(srv.url)));
     expect(err.message).toBe(
@@ -1334,7 +1482,7 @@ describe('Azure Key Vault key service', () => {
     }));
     const service = azureKeyVaultKeyService(
       JSON.stringify({ tenantId: TENANT, clientId: CLIENT, clientSecret: 'sampleCredentia1s', authorityHost: srv.url }),
-      {},
+      testHost(srv),
     );
     const err = await rejection(service.decrypt(kvKey(srv.url)));
     expect(err.message).toContain(
@@ -1358,7 +1506,7 @@ describe('Azure Key Vault key service', () => {
     },
   ])('refuses: $why', async ({ config, want }) => {
     const srv = await azure();
-    const service = azureKeyVaultKeyService(config, {});
+    const service = azureKeyVaultKeyService(config, testHost(srv));
     await expect(service.decrypt(kvKey(srv.url))).rejects.toThrow(want);
     expect(srv.seen).toHaveLength(0);
   });
@@ -1369,6 +1517,7 @@ describe('Azure Key Vault key service', () => {
       AZURE_TENANT_ID: TENANT,
       AZURE_CLIENT_ID: CLIENT,
       AZURE_CLIENT_SECRET: 's',
+      ...testHost(srv),
     });
     await expect(
       service.decrypt(key('azure_kv', 'a+b/c=', { vault_url: srv.url, name: 'k', version: 'v' })),
@@ -1387,6 +1536,25 @@ describe('Vault transit key service', () => {
   function vault(reply?: (s: Seen) => Reply) {
     return loopback((s) => reply?.(s) ?? { body: { data: { plaintext: DATA_KEY.toString('base64') } } });
   }
+  /** The fake Vault's address, as the sops-vault-addresses input lists it. */
+  const listed = (srv: Loopback) => [normalizeVaultAddress(srv.url)];
+
+  it.each([
+    { why: 'the input is empty', allowed: () => [] as string[], want: 'no Vault address is allowed: list' },
+    {
+      why: 'another address is listed',
+      allowed: () => [normalizeVaultAddress('https://vault.example.com:8200')],
+      want: 'is not listed in the sops-vault-addresses input (CLI --sops-vault-addresses)',
+    },
+  ])('an address not in sops-vault-addresses is not contacted ($why)', async ({ allowed, want }) => {
+    const srv = await vault();
+    const err = await rejection(vaultTransitKeyService('s.secret-token', {}, allowed()).decrypt(vKey(srv.url)));
+    expect(err.message).toContain(`Vault transit key ${srv.url}/v1/sops/keys/firstkey: refused to contact ${srv.host}`);
+    expect(err.message).toContain(want);
+    expect(err.message).toContain('no request was sent');
+    expect(srv.seen).toHaveLength(0);
+  });
+
   const vKey = (address: string, enginePath = 'sops') =>
     key('hc_vault', DOC_CIPHERTEXT, { vault_address: address, engine_path: enginePath, key_name: 'firstkey' });
 
@@ -1402,7 +1570,7 @@ describe('Vault transit key service', () => {
     'POST {address}/v1/{engine}/decrypt/{key} with {ciphertext} and X-Vault-Token: $why',
     async ({ token, env, want }) => {
       const srv = await vault();
-      const service = vaultTransitKeyService(token, env);
+      const service = vaultTransitKeyService(token, env, listed(srv));
       expect(Buffer.from((await service.decrypt(vKey(`${srv.url}/`)))!)).toEqual(DATA_KEY);
       const s = srv.seen[0]!;
       expect([s.method, s.path]).toEqual(['POST', '/v1/sops/decrypt/firstkey']);
@@ -1414,7 +1582,7 @@ describe('Vault transit key service', () => {
 
   it('a nested engine path and VAULT_NAMESPACE', async () => {
     const srv = await vault();
-    const service = vaultTransitKeyService('t', { VAULT_NAMESPACE: 'team-a' });
+    const service = vaultTransitKeyService('t', { VAULT_NAMESPACE: 'team-a' }, listed(srv));
     await service.decrypt(vKey(srv.url, '/teams/transit/'));
     expect(srv.seen[0]!.path).toBe('/v1/teams/transit/decrypt/firstkey');
     expect(srv.seen[0]!.headers['x-vault-namespace']).toBe('team-a');
@@ -1422,7 +1590,7 @@ describe('Vault transit key service', () => {
 
   it('the documented response decodes to 20 bytes, which is not a SOPS data key', async () => {
     const srv = await vault(() => ({ body: { data: { plaintext: DOC_PLAINTEXT } } }));
-    const service = vaultTransitKeyService('t', {});
+    const service = vaultTransitKeyService('t', {}, listed(srv));
     await expect(service.decrypt(vKey(srv.url))).rejects.toThrow(
       `Vault transit key ${srv.url}/v1/sops/keys/firstkey: the decrypted data key is 20 bytes, not the 32 bytes SOPS uses`,
     );
@@ -1444,7 +1612,7 @@ describe('Vault transit key service', () => {
     { status: 503, errors: ['Vault is sealed'], want: 'HTTP 503 (Vault is sealed)', calls: 2 },
   ])('errors: HTTP $status', async ({ status, errors, want, calls }) => {
     const srv = await vault(() => ({ status, body: { errors } }));
-    const service = vaultTransitKeyService('s.secret-token', {});
+    const service = vaultTransitKeyService('s.secret-token', {}, listed(srv));
     const err = await rejection(service.decrypt(vKey(srv.url)));
     expect(err.message).toBe(`Vault transit key ${srv.url}/v1/sops/keys/firstkey: decrypt failed: ${want}`);
     expect(srv.seen).toHaveLength(calls);
@@ -1452,7 +1620,7 @@ describe('Vault transit key service', () => {
 
   it('without a token it says where one comes from, and sends nothing', async () => {
     const srv = await vault();
-    const err = await rejection(vaultTransitKeyService('  ', {}).decrypt(vKey(srv.url)));
+    const err = await rejection(vaultTransitKeyService('  ', {}, listed(srv)).decrypt(vKey(srv.url)));
     expect(err.message).toContain('no Vault token: give a sops.vault-token entry');
     expect(srv.seen).toHaveLength(0);
   });

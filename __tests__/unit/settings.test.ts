@@ -77,6 +77,7 @@ describe('normalize', () => {
       secretVars: {},
       strictSubstitute: true,
       sopsVerifyMac: true,
+      sopsVaultAddresses: [],
       env: {},
       fieldManager: 'kustomize-controller',
       kustomizeBin: 'kustomize',
@@ -122,6 +123,8 @@ describe('normalize', () => {
     [{ noCrossNamespaceRefs: 'maybe' }, 'no-cross-namespace-refs must be true or false; got "maybe"'],
     [{ kustomizations: ['ks.yaml'], name: 'apps' }, 'name applies to path'],
     [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
+    [{ sopsVaultAddresses: 'vault.example.com:8200' }, 'sops-vault-addresses: "vault.example.com:8200" must start'],
+    [{ sopsVaultAddresses: ['https://u:p@vault.example.com'] }, 'must not carry a user name or password'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);
   });
@@ -178,6 +181,17 @@ describe('readActionSettings', () => {
       },
     });
   });
+  it('reads sops-vault-addresses (one per line or comma-separated), normalised', () => {
+    const s = readActionSettings(
+      inputs({
+        'sops-vault-addresses':
+          'https://Vault.example.com:8200/\nhttp://127.0.0.1:8200, https://vault.example.com:8200',
+      }),
+      { GITHUB_WORKSPACE: '/ws' },
+    );
+    expect(s.sopsVaultAddresses).toEqual(['https://vault.example.com:8200', 'http://127.0.0.1:8200']);
+  });
+
   it('reads kustomizations (one per line or comma-separated) and allow-remote-bases', () => {
     const s = readActionSettings(
       inputs({ kustomizations: 'clusters/a.yaml\n# comment\nclusters/b/*.yaml, c.yaml', 'allow-remote-bases': 'true' }),

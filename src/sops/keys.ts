@@ -15,6 +15,11 @@ export interface InputKeys {
   age?: string;
   /** One or more ASCII-armoured OpenPGP private keys. */
   pgp?: string;
+  /**
+   * The Vault addresses a SOPS file's `hc_vault` key may name (the `sops-vault-addresses` input,
+   * normalised): Vault receives the runner's token, so any other address is not contacted.
+   */
+  vaultAddresses?: readonly string[];
 }
 
 /** The decryption Secret's entries, as Flux reads them (`*.agekey`, `*.asc`, `sops.*`). */
@@ -88,7 +93,7 @@ export function keyServices(
   services.push(awsKmsKeyService(fromSecret?.awsKms ? parseAwsCredentials(fromSecret.awsKms) : undefined, env));
   services.push(gcpKmsKeyService(fromSecret?.gcpKms, env));
   services.push(azureKeyVaultKeyService(fromSecret?.azureKv, env));
-  services.push(vaultTransitKeyService(fromSecret?.vaultToken, env));
+  services.push(vaultTransitKeyService(fromSecret?.vaultToken, env, inputs.vaultAddresses ?? []));
   return services;
 }
 

@@ -21,6 +21,7 @@ import {
   str,
   TokenCache,
 } from './common.js';
+import { awsEndpoint, refusal } from './endpoints.js';
 
 export interface AwsCredentials {
   accessKeyId: string;
@@ -34,7 +35,10 @@ interface TimedCredentials extends AwsCredentials {
 }
 
 const PROVIDER = 'AWS KMS';
-/** What SOPS matches an ARN with (kms/keysource.go `arnRegex`): partition, region, account, key or alias. */
+/**
+ * What SOPS matches an ARN with (kms/keysource.go `arnRegex`): partition, region, account, key or
+ * alias. The region is taken loosely here and checked by `awsEndpoint`, so that the error says why.
+ */
 const ARN_RE = /^arn:(aws[\w-]*):kms:(.+):[0-9]+:(key|alias)\/.+$/;
 
 /**
@@ -44,7 +48,10 @@ const ARN_RE = /^arn:(aws[\w-]*):kms:(.+):[0-9]+:(key|alias)\/.+$/;
  * with `AWS_ROLE_ARN`, or the GitHub Actions OIDC token (audience `sts.amazonaws.com`) with
  * `AWS_ROLE_ARN` when the job may request one, exchanged with STS `AssumeRoleWithWebIdentity`.
  * A key with a `role` has that role assumed (STS `AssumeRole`) with those credentials first.
- * Endpoints: `AWS_ENDPOINT_URL_KMS` / `AWS_ENDPOINT_URL_STS`, else `AWS_ENDPOINT_URL`, else AWS's.
+ * Endpoints: `AWS_ENDPOINT_URL_KMS` / `AWS_ENDPOINT_URL_STS`, else `AWS_ENDPOINT_URL` (the
+ * workflow's own configuration), else AWS's `kms.<region>.<partition's DNS suffix>` (`kms-fips.`
+ * with `AWS_USE_FIPS_ENDPOINT=true`), where the region of the key's ARN (from the SOPS file) must be
+ * a region name of its partition: a region such as `evil.com/x` is refused before any request.
  */
 export function awsKmsKeyService(creds?: AwsCredentials, env: NodeJS.ProcessEnv = process.env): KeyService {
   const cache = new TokenCache<TimedCredentials>();
@@ -96,6 +103,8 @@ export function awsKmsKeyService(creds?: AwsCredentials, env: NodeJS.ProcessEnv 
       const m = ARN_RE.exec(arn);
       if (!m) throw keyError(PROVIDER, name, 'not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)');
       const [, partition = 'aws', region = ''] = m;
+      const pinned = awsEndpoint('kms', partition, region, { fips: useFips(env) });
+      if (!pinned.ok) throw keyError(PROVIDER, name, refusal(pinned, 'arn'));
       const blob = fromBase64(key.enc);
       if (!blob || blob.length === 0) throw keyError(PROVIDER, name, 'enc is not base64');
       const context = encryptionContext(key.fields['context']);
@@ -107,7 +116,7 @@ export function awsKmsKeyService(creds?: AwsCredentials, env: NodeJS.ProcessEnv 
       } catch (err) {
         throw keyError(PROVIDER, name, (err as Error).message, err);
       }
-      const url = endpoint(env, 'KMS', `https://kms.${region}.${dnsSuffix(partition)}/`);
+      const url = endpoint(env, 'KMS', pinned.url);
       const body = JSON.stringify({
         KeyId: arn,
         CiphertextBlob: Buffer.from(blob).toString('base64'),
@@ -158,16 +167,23 @@ function encryptionContext(raw: unknown): Record<string, string> | undefined | s
   return Object.keys(out).length ? out : undefined;
 }
 
-function dnsSuffix(partition: string): string {
-  return partition === 'aws-cn' ? 'amazonaws.com.cn' : 'amazonaws.com';
+function useFips(env: NodeJS.ProcessEnv): boolean {
+  return (env['AWS_USE_FIPS_ENDPOINT'] ?? '').trim().toLowerCase() === 'true';
 }
 
 /** A service endpoint: `AWS_ENDPOINT_URL_<SERVICE>`, else `AWS_ENDPOINT_URL`, else AWS's. */
-function endpoint(env: NodeJS.ProcessEnv, service: 'KMS' | 'STS', fallback: string): URL {
+function endpoint(env: NodeJS.ProcessEnv, service: 'KMS' | 'STS', fallback: URL): URL {
   const override = env[`AWS_ENDPOINT_URL_${service}`] || env['AWS_ENDPOINT_URL'];
   const u = new URL(override || fallback);
   if (!u.pathname.endsWith('/')) u.pathname += '/';
   return u;
+}
+
+/** STS of a role's partition in `region`; refused (nothing sent) when the region is not one of it. */
+function stsEndpoint(env: NodeJS.ProcessEnv, roleArn: string, region: string, field: string): URL {
+  const pinned = awsEndpoint('sts', partitionOfRole(roleArn), region, { fips: false });
+  if (!pinned.ok) throw new Error(`STS for ${roleArn}: ${refusal(pinned, field)}`);
+  return endpoint(env, 'STS', pinned.url);
 }
 
 function stsRegion(env: NodeJS.ProcessEnv, keyRegion: string): string {
@@ -195,7 +211,7 @@ async function assumeRoleWithWebIdentity(
   region: string,
   env: NodeJS.ProcessEnv,
 ): Promise<TimedCredentials> {
-  const url = endpoint(env, 'STS', `https://sts.${region}.${dnsSuffix(partitionOfRole(roleArn))}/`);
+  const url = stsEndpoint(env, roleArn, region, 'AWS_ROLE_ARN and the region');
   const body = new URLSearchParams({
     Action: 'AssumeRoleWithWebIdentity',
     Version: '2011-06-15',
@@ -218,7 +234,7 @@ async function assumeRole(
   region: string,
   env: NodeJS.ProcessEnv,
 ): Promise<TimedCredentials> {
-  const url = endpoint(env, 'STS', `https://sts.${region}.${dnsSuffix(partitionOfRole(roleArn))}/`);
+  const url = stsEndpoint(env, roleArn, region, 'role');
   const body = new URLSearchParams({
     Action: 'AssumeRole',
     Version: '2011-06-15',

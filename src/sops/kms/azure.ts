@@ -30,11 +30,11 @@ import {
   TokenCache,
   type CachedToken,
 } from './common.js';
+import { azureVaultEndpoint, refusal, testOrigins } from './endpoints.js';
 
 const PROVIDER = 'Azure Key Vault';
 const API_VERSION = '7.4';
 const DEFAULT_AUTHORITY = 'https://login.microsoftonline.com';
-const DEFAULT_RESOURCE = 'https://vault.azure.net';
 
 /** Flux's `sops.azure-kv` fields (kustomize-controller internal/sops/azkv/config.go). */
 interface AzureConfig {
@@ -93,12 +93,15 @@ export function azureKeyVaultKeyService(config?: string, env: NodeJS.ProcessEnv 
         throw keyError(PROVIDER, name, 'vault_url is not a URL');
       }
       url.searchParams.set('api-version', API_VERSION);
+      // The vault host comes from the SOPS file: only Key Vault hosts get a token or a request.
+      const endpoint = azureVaultEndpoint(url, testOrigins(env));
+      if (!endpoint.ok) throw keyError(PROVIDER, name, refusal(endpoint, 'vault_url'));
       const ciphertext = fromBase64Url(key.enc);
       if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, name, 'enc is not base64url');
 
       let token: CachedToken;
       try {
-        token = await tokenFor(resourceFor(url));
+        token = await tokenFor(endpoint.resource);
       } catch (err) {
         throw keyError(PROVIDER, name, (err as Error).message, err);
       }
@@ -130,15 +133,6 @@ export function azureKeyVaultKeyService(config?: string, env: NodeJS.ProcessEnv 
       return dataKeyOf(value === undefined ? undefined : fromBase64Url(value), PROVIDER, name);
     },
   };
-}
-
-/**
- * The token audience of a vault: `https://vault.azure.net` for `*.vault.azure.net`, the sovereign
- * clouds' own (`vault.azure.cn`, `vault.usgovcloudapi.net`), `managedhsm.*` for Managed HSM.
- */
-function resourceFor(url: URL): string {
-  const m = /^[^.]+\.((?:vault|managedhsm)\..+)$/.exec(url.hostname);
-  return m ? `https://${m[1]}` : DEFAULT_RESOURCE;
 }
 
 /** Parses Flux's `sops.azure-kv` entry (JSON is YAML). */

@@ -25,6 +25,7 @@ import {
   TokenCache,
   type CachedToken,
 } from './common.js';
+import { googleEndpoint, refusal, testOrigins, type GoogleUse } from './endpoints.js';
 
 const PROVIDER = 'GCP KMS';
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -45,13 +46,19 @@ interface GcpToken extends CachedToken {
  * google-github-actions/auth writes: a service-account key, or an `external_account` for Workload
  * Identity Federation, with service account impersonation when it names one).
  *
+ * Credentials from the decryption Secret are a cluster object that the tree's Kustomization
+ * chooses, so they are pinned: their `token_uri` must be Google's (`oauth2.googleapis.com`,
+ * `accounts.google.com`), and `external_account` credentials are refused there, since their
+ * `credential_source` makes the runner read a local file or URL (`/proc/self/environ` holds every
+ * input) and send it on. Credentials from the runner's environment are the workflow's own.
+ *
  * Endpoint: `KR_GCP_KMS_ENDPOINT` (a base URL such as `http://127.0.0.1:8080`), else SOPS's
  * `SOPS_GCP_KMS_ENDPOINT` (host[:port] or URL) or `SOPS_GCP_KMS_UNIVERSE_DOMAIN`, else
  * `https://cloudkms.googleapis.com`. Token endpoints come from the credentials JSON.
  */
 export function gcpKmsKeyService(credentialsJson?: string, env: NodeJS.ProcessEnv = process.env): KeyService {
   const cache = new TokenCache<GcpToken>();
-  const accessToken = () => cache.get('token', () => resolveToken(credentialsJson, env));
+  const accessToken = () => cache.get('token', () => resolveToken(credentialsJson, env, testOrigins(env)));
 
   return {
     name: PROVIDER,
@@ -129,8 +136,12 @@ function googleError(json: unknown): { code?: string; message?: string } {
   return {};
 }
 
-async function resolveToken(explicit: string | undefined, env: NodeJS.ProcessEnv): Promise<GcpToken> {
-  if (explicit?.trim()) return tokenFromCredentials(explicit, 'the sops.gcp-kms credentials');
+async function resolveToken(
+  explicit: string | undefined,
+  env: NodeJS.ProcessEnv,
+  test: readonly string[],
+): Promise<GcpToken> {
+  if (explicit?.trim()) return tokenFromCredentials(explicit, 'the sops.gcp-kms credentials', { test });
   const sopsCreds = env['GOOGLE_CREDENTIALS'];
   if (sopsCreds?.trim()) {
     const text = sopsCreds.trim().startsWith('{')
@@ -159,8 +170,24 @@ async function readCredentialsFile(path: string, what: string): Promise<string> 
   }
 }
 
+/** For credentials that did not come from the runner: the test-only origins admitted besides Google's. */
+interface Pinned {
+  test: readonly string[];
+}
+
+/**
+ * The URL a credentials field names, as given; when the credentials are `pinned`, only Google's
+ * host for that use (else an error saying nothing was sent).
+ */
+function checkedUrl(pinned: Pinned | undefined, use: GoogleUse, url: string, fieldName: string, what: string): string {
+  if (!pinned) return url;
+  const v = googleEndpoint(use, url, pinned.test);
+  if (!v.ok) throw new Error(`${what}: ${refusal(v, fieldName)}`);
+  return url;
+}
+
 /** Gets an access token with a credentials JSON of any type Google's client libraries write. */
-async function tokenFromCredentials(text: string, what: string): Promise<GcpToken> {
+async function tokenFromCredentials(text: string, what: string, pinned?: Pinned): Promise<GcpToken> {
   const j = jsonOf(text);
   if (typeof j !== 'object' || j === null) throw new Error(`${what}: not a JSON credentials file`);
   const type = str(j, 'type');
@@ -168,10 +195,11 @@ async function tokenFromCredentials(text: string, what: string): Promise<GcpToke
   const withQuota = (t: CachedToken): GcpToken => (quota ? { ...t, quotaProject: quota } : t);
   switch (type) {
     case 'service_account':
-      return withQuota(await serviceAccountToken(j, what));
+      return withQuota(await serviceAccountToken(j, what, pinned));
     case 'authorized_user':
-      return withQuota(await authorizedUserToken(j, what));
+      return withQuota(await authorizedUserToken(j, what, pinned));
     case 'external_account':
+      if (pinned) throw externalAccountRefused(j, what, pinned);
       return withQuota(await externalAccountToken(j, what));
     default:
       throw new Error(
@@ -181,12 +209,37 @@ async function tokenFromCredentials(text: string, what: string): Promise<GcpToke
   }
 }
 
+/**
+ * external_account credentials that did not come from the runner: refused whole, since their
+ * credential source is a file or URL of the runner's; the message also names the URLs that are not
+ * Google's (token_url, service_account_impersonation_url). Nothing is read or sent.
+ */
+function externalAccountRefused(j: object, what: string, pinned: Pinned): Error {
+  const source = (j as { credential_source?: unknown }).credential_source;
+  const from =
+    str(source, 'file') !== undefined ? 'a local file' : str(source, 'url') !== undefined ? 'a URL' : 'a source';
+  const reasons = [`their credential_source would make the runner read ${from} and send it on`];
+  const urls: [GoogleUse, string, string | undefined][] = [
+    ['sts', 'token_url', str(j, 'token_url')],
+    ['impersonation', 'service_account_impersonation_url', str(j, 'service_account_impersonation_url')],
+  ];
+  for (const [use, name, url] of urls) {
+    const v = url === undefined ? undefined : googleEndpoint(use, url, pinned.test);
+    if (v && !v.ok) reasons.push(`${name} ${v.host} is ${v.why}`);
+  }
+  return new Error(
+    `${what}: external_account credentials are refused in a decryption Secret: ${reasons.join('; ')}. ` +
+      'Give them to the runner instead (GOOGLE_APPLICATION_CREDENTIALS, as google-github-actions/auth sets it); ' +
+      'nothing was read and no request was sent',
+  );
+}
+
 /** OAuth 2.0 JWT bearer grant (RFC 7523) with an RS256 assertion signed by the service account's key. */
-async function serviceAccountToken(j: object, what: string): Promise<CachedToken> {
+async function serviceAccountToken(j: object, what: string, pinned?: Pinned): Promise<CachedToken> {
   const email = str(j, 'client_email');
   const pem = str(j, 'private_key');
   if (!email || !pem) throw new Error(`${what}: a service account key needs client_email and private_key`);
-  const tokenUri = str(j, 'token_uri') ?? DEFAULT_TOKEN_URI;
+  const tokenUri = checkedUrl(pinned, 'token', str(j, 'token_uri') ?? DEFAULT_TOKEN_URI, 'token_uri', what);
   let key;
   try {
     key = privateKeyFromPem(pem);
@@ -209,14 +262,14 @@ async function serviceAccountToken(j: object, what: string): Promise<CachedToken
 }
 
 /** A user's refresh token (`gcloud auth application-default login`). */
-async function authorizedUserToken(j: object, what: string): Promise<CachedToken> {
+async function authorizedUserToken(j: object, what: string, pinned?: Pinned): Promise<CachedToken> {
   const clientId = str(j, 'client_id');
   const clientSecret = str(j, 'client_secret');
   const refreshToken = str(j, 'refresh_token');
   if (!clientId || !clientSecret || !refreshToken) {
     throw new Error(`${what}: authorized_user credentials need client_id, client_secret and refresh_token`);
   }
-  const tokenUri = str(j, 'token_uri') ?? DEFAULT_TOKEN_URI;
+  const tokenUri = checkedUrl(pinned, 'token', str(j, 'token_uri') ?? DEFAULT_TOKEN_URI, 'token_uri', what);
   return oauthTokenRequest(
     tokenUri,
     { grant_type: 'refresh_token', client_id: clientId, client_secret: clientSecret, refresh_token: refreshToken },

@@ -7,15 +7,22 @@
  */
 import type { KeyService, MasterKey } from '../types.js';
 import { dataKeyOf, field, fromBase64, httpDetail, jsonOf, keyError, redact, send, str } from './common.js';
+import { refusal, vaultEndpoint } from './endpoints.js';
 
 const PROVIDER = 'Vault transit';
 
 /**
- * A key service for Vault transit master keys, at the address each key names. Token: `token`
- * (Flux's `sops.vault-token` entry, trimmed), else `VAULT_TOKEN`. `VAULT_NAMESPACE` is sent as
- * `X-Vault-Namespace` (Vault Enterprise, HCP Vault, OpenBao namespaces).
+ * A key service for Vault transit master keys, at the address each key names when that address is
+ * one of `allowed` (the `sops-vault-addresses` input, normalised by `normalizeVaultAddress`): the
+ * address comes from the SOPS file and receives the token, so no other Vault is contacted. Token:
+ * `token` (Flux's `sops.vault-token` entry, trimmed), else `VAULT_TOKEN`. `VAULT_NAMESPACE` is sent
+ * as `X-Vault-Namespace` (Vault Enterprise, HCP Vault, OpenBao namespaces).
  */
-export function vaultTransitKeyService(token?: string, env: NodeJS.ProcessEnv = process.env): KeyService {
+export function vaultTransitKeyService(
+  token?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  allowed: readonly string[] = [],
+): KeyService {
   return {
     name: PROVIDER,
     canOpen: (key: MasterKey) => key.kind === 'hc_vault',
@@ -28,6 +35,8 @@ export function vaultTransitKeyService(token?: string, env: NodeJS.ProcessEnv = 
       if (!address || !engine || !keyName) {
         throw keyError(PROVIDER, name, 'the master key needs vault_address, engine_path and key_name');
       }
+      const endpoint = vaultEndpoint(address, allowed);
+      if (!endpoint.ok) throw keyError(PROVIDER, name, refusal(endpoint, 'vault_address'));
       const t = (token ?? '').trim() || (env['VAULT_TOKEN'] ?? '').trim();
       if (!t) {
         throw keyError(
