@@ -259,7 +259,9 @@ async function planAgainst(
       };
     }
     const hint = fields
-      ? `; immutable ${fieldList(fields)} changed: set the annotation kustomize.toolkit.fluxcd.io/force: Enabled or spec.force to recreate the object`
+      ? `; immutable ${fieldList(fields)} changed: force would delete and recreate the object ` +
+        '(spec.force: true in the Kustomization, the force input or --force with path, ' +
+        'or the annotation kustomize.toolkit.fluxcd.io/force: Enabled on the object)'
       : '';
     const error = new Error(`${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj)}${hint}`, {
       cause: err,
