@@ -36,15 +36,15 @@ spec:
   ports: [{port: ${port}}]
 `;
 
-/** Runs the Kustomization file ks.yaml of `root`. */
-function runKustomization(root: string): Promise<Report> {
+/** Runs the Kustomization file ks.yaml of `root`, adding the log's lines to `log`. */
+function runKustomization(root: string, log: string[] = []): Promise<Report> {
   const settings = normalize({
     kubeconfig: { kind: 'path', path: kubeconfigPath() },
     root,
     kustomizations: ['ks.yaml'],
     kustomizeBin: KUSTOMIZE,
   });
-  return reconcile(settings, { log: () => {}, secret: () => {} });
+  return reconcile(settings, { log: (line) => log.push(line), secret: () => {} });
 }
 
 /** Runs ./app of `root` in path mode, with the force input. */
@@ -204,11 +204,22 @@ spec:
     const refused = await runKustomization(await writeTree({ 'ks.yaml': ks(ns, false), 'app/sts.yaml': sts('2Gi') }));
     expect(refused.error).toContain(`StatefulSet/${ns}/db`);
     expect(refused.error).toContain('updates to statefulset spec for fields other than');
-    expect(refused.error).toContain('immutable field spec changed: force would delete and recreate the object');
+    expect(refused.error).toContain(
+      'immutable field spec.volumeClaimTemplates changed: force would delete and recreate the object',
+    );
 
-    const forced = await runKustomization(await writeTree({ 'ks.yaml': ks(ns, true), 'app/sts.yaml': sts('2Gi') }));
+    const log: string[] = [];
+    const forced = await runKustomization(
+      await writeTree({ 'ks.yaml': ks(ns, true), 'app/sts.yaml': sts('2Gi') }),
+      log,
+    );
     expect(forced.error).toBeUndefined();
     expect(actions(forced)).toEqual({ [`StatefulSet/${ns}/db`]: 'created' });
+    expect(log).toContainEqual(
+      expect.stringContaining(
+        `StatefulSet/${ns}/db created (recreated: immutable field spec.volumeClaimTemplates changed)`,
+      ),
+    );
     const after = await client.request<{
       metadata: { uid: string };
       spec: { volumeClaimTemplates: { spec: { resources: { requests: { storage: string } } } }[] };

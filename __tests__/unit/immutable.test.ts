@@ -3,7 +3,7 @@
 // request the apply engine makes (a server-side apply dry-run of the changed object) and copied here
 // verbatim (the Status message without our client's "PATCH <path>: " prefix, and the causes).
 import { describe, expect, it } from 'vitest';
-import { detailOf, immutableFields } from '../../src/ssa/policy.js';
+import { changedFields, detailOf, immutableFields } from '../../src/ssa/policy.js';
 
 interface Row {
   why: string;
@@ -435,5 +435,81 @@ describe('detailOf', () => {
     ['Required value', 'Required value'],
   ])('%j → %j', (message, want) => {
     expect(detailOf(message)).toBe(want);
+  });
+});
+
+describe('changedFields (naming what changed under a cause on a whole object)', () => {
+  const STS =
+    "StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
+  const claim = (size: string, live = false) => ({
+    ...(live ? { apiVersion: 'v1', kind: 'PersistentVolumeClaim', status: { phase: 'Pending' } } : {}),
+    metadata: { name: 'data' },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: size } },
+      ...(live ? { volumeMode: 'Filesystem' } : {}),
+    },
+  });
+  const sts = (size: string, replicas: number, serviceName: string, live = false) => ({
+    spec: {
+      replicas,
+      serviceName,
+      selector: { matchLabels: { app: 'db' } },
+      template: { metadata: { labels: { app: 'db' } } },
+      volumeClaimTemplates: [claim(size, live)],
+      ...(live ? { podManagementPolicy: 'OrderedReady', revisionHistoryLimit: 10 } : {}),
+    },
+  });
+  it.each([
+    {
+      why: 'a volume claim template, not the defaults the server added to the live one',
+      desired: sts('2Gi', 1, 'db'),
+      live: sts('1Gi', 1, 'db', true),
+      want: ['spec.volumeClaimTemplates'],
+    },
+    {
+      why: 'the serviceName, not replicas, which may change',
+      desired: sts('1Gi', 3, 'other'),
+      live: sts('1Gi', 1, 'db', true),
+      want: ['spec.serviceName'],
+    },
+    {
+      why: 'nothing found: the cause stays as it is',
+      desired: sts('1Gi', 1, 'db'),
+      live: sts('1Gi', 1, 'db', true),
+      want: [],
+    },
+    {
+      why: 'a list that got shorter',
+      desired: { spec: { volumeClaimTemplates: [] } },
+      live: sts('1Gi', 1, 'db', true),
+      want: ['spec.volumeClaimTemplates'],
+    },
+  ])('$why', ({ desired, live, want }) => {
+    expect(changedFields('spec', STS, desired, live)).toEqual(want);
+  });
+
+  it.each([
+    {
+      field: 'spec.selector',
+      desired: { spec: { selector: { a: 1 } } },
+      live: { spec: { selector: { a: 2 } } },
+      want: [],
+    },
+    { field: 'spec', desired: { spec: 'x' }, live: { spec: 'y' }, want: [] },
+    { field: 'spec', desired: {}, live: { spec: {} }, want: [] },
+  ])('$field of $desired: only a cause on the whole spec, a map, is looked into', ({ field, desired, live, want }) => {
+    expect(changedFields(field, 'spec: Forbidden: spec is immutable after creation', desired, live)).toEqual(want);
+  });
+
+  it('names what changed in a claim (every field of an unbound claim is immutable)', () => {
+    expect(
+      changedFields(
+        'spec',
+        'PersistentVolumeClaim "c" is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
+        claim('1Gi'),
+        { ...claim('1Gi', true), spec: { ...claim('1Gi', true).spec, accessModes: ['ReadWriteMany'] } },
+      ),
+    ).toEqual(['spec.accessModes']);
   });
 });

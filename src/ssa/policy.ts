@@ -1,4 +1,5 @@
 import type { KubeObject } from '../kustomize/parse.js';
+import { isMap } from './json.js';
 
 const GROUP = 'kustomize.toolkit.fluxcd.io';
 export const OWNER_NAME_LABEL = `${GROUP}/name`;
@@ -132,4 +133,40 @@ export function immutableFields(err: {
   if (causes.length === 0) return isImmutableWording(err.message) ? [] : undefined;
   if (!causes.every((c) => isImmutableWording(detailOf(c.message ?? '')))) return undefined;
   return [...new Set(causes.map((c) => c.field ?? '?'))];
+}
+
+/**
+ * What changed under a cause that names the whole `spec` (a StatefulSet's, a Pod's, an unbound
+ * claim's; the other causes name their field): the keys of the desired object there whose value the live object does not already hold
+ * (defaults the server added to the live object do not count), leaving out the keys the message
+ * quotes as mutable ('replicas', 'template', ...). Empty when the field is no map or nothing is
+ * found; then the server's field is the best name.
+ */
+export function changedFields(field: string, message: string, desired: unknown, live: unknown): string[] {
+  if (field !== 'spec' || !isMap(desired) || !isMap(live)) return [];
+  const want = desired['spec'];
+  const have = live['spec'];
+  if (!isMap(want) || !isMap(have)) return [];
+  const mutable = new Set([...message.matchAll(/'(\w+)'/g)].map((m) => m[1]));
+  return Object.keys(want)
+    .filter((k) => !mutable.has(k) && !holds(have[k], want[k]))
+    .sort()
+    .map((k) => `${field}.${k}`);
+}
+
+/** Whether `live` holds every value of `desired` (maps by key, lists element by element). */
+function holds(live: unknown, desired: unknown): boolean {
+  if (isMap(desired)) return isMap(live) && Object.keys(desired).every((k) => holds(live[k], desired[k]));
+  if (Array.isArray(desired)) {
+    return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => holds(live[i], d));
+  }
+  return live === desired;
+}
+
+/** The immutable fields to name in messages: a cause on the whole spec replaced by what changed in it. */
+export function namedFields(fields: readonly string[], message: string, desired: unknown, live: unknown): string[] {
+  return fields.flatMap((f) => {
+    const changed = changedFields(f, message, desired, live);
+    return changed.length > 0 ? changed : [f];
+  });
 }
