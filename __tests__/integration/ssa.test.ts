@@ -129,7 +129,7 @@ data: {v: from-git}
     expect(refused.ok).toBe(false);
     expect(refused.error).toMatch(
       new RegExp(
-        `^Job/${ns}/migrate dry-run failed \\(Invalid\\): .*immutable field spec.template changed: set the annotation kustomize.toolkit.fluxcd.io/force: Enabled or spec.force`,
+        `^Job/${ns}/migrate dry-run failed \\(Invalid\\): .*immutable field spec.template changed: force would delete and recreate the object \\(spec.force: true in the Kustomization, the force input or --force with path, or the annotation kustomize.toolkit.fluxcd.io/force: Enabled on the object\\)`,
       ),
     );
 

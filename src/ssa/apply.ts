@@ -11,7 +11,7 @@ import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead }
 import { scrub, secretValues } from './mask.js';
 import { provenUnchanged } from './noop.js';
 import { sortForApply, stageOf, type Stage } from './order.js';
-import { immutableFields, policyOf } from './policy.js';
+import { immutableFields, namedFields, policyOf } from './policy.js';
 
 export interface ApplyOptions {
   fieldManager: string;
@@ -251,7 +251,8 @@ async function planAgainst(
   try {
     dryRun = await serverSideApply(client, mapping, obj, opts.fieldManager, true);
   } catch (err) {
-    const fields = err instanceof ApiError ? immutableFields(err) : undefined;
+    const immutable = err instanceof ApiError ? immutableFields(err) : undefined;
+    const fields = immutable && live ? namedFields(immutable, (err as Error).message, obj, live) : immutable;
     if (fields && live && policy.force) {
       return {
         planned: { obj, mapping, entry: { ...entry, action: 'created' }, apply: true, recreate: fields, live },
@@ -259,7 +260,9 @@ async function planAgainst(
       };
     }
     const hint = fields
-      ? `; immutable ${fieldList(fields)} changed: set the annotation kustomize.toolkit.fluxcd.io/force: Enabled or spec.force to recreate the object`
+      ? `; immutable ${fieldList(fields)} changed: force would delete and recreate the object ` +
+        '(spec.force: true in the Kustomization, the force input or --force with path, ' +
+        'or the annotation kustomize.toolkit.fluxcd.io/force: Enabled on the object)'
       : '';
     const error = new Error(`${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj)}${hint}`, {
       cause: err,
