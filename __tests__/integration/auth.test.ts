@@ -85,6 +85,7 @@ describe('credentials and impersonation', () => {
         kubeconfig: { kind: 'path', path: kubeconfig },
         root,
         path: 'app',
+        name: 'app',
         kustomizeBin: KUSTOMIZE,
         inventoryNamespace: inventoryNs,
       }),

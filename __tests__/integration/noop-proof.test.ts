@@ -257,6 +257,8 @@ describe('managed-fields proof of unchanged objects', () => {
       path: ns,
       kustomizeBin: KUSTOMIZE,
       alwaysDryRun,
+      // Each scenario's trees are one repository's commits: one Kustomization.
+      run: { holder: 'noop-proof test', source: 'acme/noop-proof' },
     });
     const report = await reconcile(settings, { log: () => {}, secret: () => {} });
     expect(report.error).toBeUndefined();

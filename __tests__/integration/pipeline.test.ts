@@ -17,6 +17,8 @@ function run(root: string, path: string, mode: Mode = 'apply'): Promise<Report> 
     root,
     path,
     kustomizeBin: KUSTOMIZE,
+    // The repository's copies in temporary directories are the same repository.
+    run: { holder: 'pipeline test', source: 'acme/kustomize-reconcile' },
   });
   return reconcile(settings, { log: () => {}, secret: () => {} });
 }

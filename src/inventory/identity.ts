@@ -105,7 +105,10 @@ export interface Claim {
 /**
  * Why this run may not take over the inventory `recorded` (undefined when it may). An inventory
  * written from another repository is never taken over or pruned; one with no recorded source
- * (written by a version that did not record it) is, as before. Problems name both sides.
+ * (written by a version that did not record it) is, as before, and so is one written from a
+ * directory without a git remote by a run from another such directory: a directory is not a
+ * repository, and the same files copied elsewhere are the same Kustomization. (Path-mode names
+ * include the directory, so only Kustomization files can meet this way.) Problems name both.
  */
 export function ownershipProblem(
   recorded: Pick<InventoryStatus, 'source' | 'kustomization' | 'origin'> | undefined,
@@ -113,6 +116,7 @@ export function ownershipProblem(
   claim: Claim,
 ): string | undefined {
   if (recorded?.source === undefined || sameSource(recorded.source, claim.source)) return undefined;
+  if (recorded.source.startsWith('local:') && claim.source.startsWith('local:')) return undefined;
   const theirs = recorded.origin ? `${recorded.source} (${recorded.origin})` : recorded.source;
   return (
     `inventory ${inventory} belongs to Kustomization ${recorded.kustomization} of repository ${theirs}, ` +
