@@ -8,7 +8,7 @@ import { build, type BuildResult } from './kustomize/build.js';
 import { applyCommonMetadata } from './kustomize/metadata.js';
 import { objectKey, subjectOf, type KubeObject } from './kustomize/parse.js';
 import { locateObject, type Problem } from './report/problems.js';
-import { driftFound, type Report } from './report/model.js';
+import { countReport, driftFound, type Report } from './report/model.js';
 import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
 import { loadKustomizations } from './spec/load.js';
@@ -25,7 +25,7 @@ import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './
 import { InventoryStore } from './inventory/store.js';
 import { setIdentity } from './inventory/removal.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
-import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
+import type { ChangeSetEntry } from './ssa/changeset.js';
 import { celStatusReader, evalReadyExpr } from './kstatus/cel.js';
 import { kustomizationObject, type Outcome } from './spec/object.js';
 import {
@@ -319,6 +319,7 @@ async function withRemoved(
   return {
     ...report,
     ok: report.ok && r.error === undefined,
+    counts: countReport(report.changeset, pruned),
     notes: [...report.notes, ...r.notes],
     ...(r.removed.length > 0 ? { removed: r.removed } : {}),
     ...(pruned.length > 0 ? { pruned } : {}),
@@ -428,7 +429,7 @@ async function reconcileOne(
     server: client.server,
     ok: error === undefined,
     changeset,
-    counts: countActions(changeset),
+    counts: countReport(changeset, pruned),
     durationMs: Date.now() - started,
     notes,
     inventory: `${store.namespace}/${store.name}`,
@@ -736,7 +737,7 @@ function emptyReport(settings: Settings, started: number, error: string): Report
     server: '',
     ok: false,
     changeset: [],
-    counts: countActions([]),
+    counts: countReport([]),
     durationMs: Date.now() - started,
     notes: [],
     error,
@@ -765,7 +766,7 @@ function combine(settings: Settings, reports: Report[], started: number, server:
     server,
     ok: failed.length === 0,
     changeset,
-    counts: countActions(changeset),
+    counts: countReport(changeset, pruned),
     durationMs: Date.now() - started,
     notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
     ...(health.length > 0 ? { health } : {}),
