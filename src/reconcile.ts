@@ -17,6 +17,7 @@ import { describeSpec, impersonatedUser, unsupportedFields } from './spec/suppor
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { ApiError } from './cluster/errors.js';
+import { namespacePruneRefusal } from './ssa/contents.js';
 import { deleteStale, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
 import type { InventoryStatus } from './inventory/codec.js';
@@ -507,10 +508,12 @@ async function reconcileOne(
         `${stale.length} object(s) left Git but stay in the cluster: spec.prune is off (${stale.map(subjectOfEntry).join(', ')})`,
       );
     } else if (stale.length > 0) {
-      const refusal = pruneRefusal(inventory.old, next, stale, {
-        maxShare: settings.pruneMaxShare,
-        allowLarge: settings.allowLargePrune,
-      });
+      const guard = { maxShare: settings.pruneMaxShare, allowLarge: settings.allowLargePrune };
+      // A Namespace's contents are read with the run's own credentials, not the impersonated
+      // account's: its deletion takes everything in it, whatever that account may see.
+      const refusal =
+        pruneRefusal(inventory.old, next, stale, guard) ??
+        (await namespacePruneRefusal(client, discovery, stale, next, spec, guard, note));
       if (refusal !== undefined) {
         survivors = stale;
         error = `prune refused: ${refusal}`;

@@ -245,6 +245,91 @@ describe('inventory and prune', () => {
     expect(await exists(cmPath(ns, 'a'))).toBe(true);
   }, 30_000);
 
+  it('keeps a Namespace that holds another Kustomization’s and no one’s objects, unless allow-large-prune', async () => {
+    const ns = await freshNamespace(client);
+    const team = `${ns}-team`;
+    const root = await tree(undefined, {
+      'app/anchor.yaml': cm(ns, 'anchor'),
+      'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
+      'app/own.yaml': cm(team, 'own'),
+    });
+    expect((await run(root, ns)).error).toBeUndefined();
+    // Kustomization flux-system/b put a ConfigMap into A's Namespace; someone added one by hand.
+    const other = { 'kustomize.toolkit.fluxcd.io/name': 'b', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' };
+    for (const [name, labels] of [
+      ['b-config', other],
+      ['by-hand', {}],
+    ] as const) {
+      await client.request('POST', `/api/v1/namespaces/${team}/configmaps`, {
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: team, labels } },
+      });
+    }
+
+    await tree(root, { 'app/anchor.yaml': cm(ns, 'anchor') });
+    const refused = await run(root, ns);
+    expect(refused.ok).toBe(false);
+    expect(refused.error).toBe(
+      `prune refused: pruning Namespace/${team} would also delete the 2 object(s) in it that this run does not ` +
+        'prune; nothing was deleted. Move or delete those objects first, or set allow-large-prune: true for one ' +
+        `run to delete them with the Namespace:\n  in Namespace/${team}: 1 ConfigMap (b-config) of Kustomization ` +
+        'flux-system/b; 1 ConfigMap (by-hand) of no Kustomization (no owner labels)',
+    );
+    expect(refused.pruned).toBeUndefined();
+    expect(await exists(`/api/v1/namespaces/${team}`)).toBe(true);
+    expect(await exists(cmPath(team, 'b-config'))).toBe(true);
+    expect(await exists(cmPath(team, 'own'))).toBe(true);
+    expect(await inventoryIds(ns)).toEqual(
+      [`${ns}_anchor__ConfigMap`, `${team}_own__ConfigMap`, `_${team}__Namespace`].sort(),
+    );
+
+    const allowed = await run(root, ns, { allowLargePrune: true });
+    expect(allowed.error).toBeUndefined();
+    expect(allowed.pruned).toEqual([
+      { subject: `ConfigMap/${team}/own`, action: 'deleted' },
+      { subject: `Namespace/${team}`, action: 'deleted' },
+    ]);
+    await eventually(`Namespace ${team} gone`, 60_000, async () =>
+      (await exists(`/api/v1/namespaces/${team}`)) ? undefined : true,
+    );
+    expect(await inventoryIds(ns)).toEqual([`${ns}_anchor__ConfigMap`]);
+  }, 90_000);
+
+  it('prunes a Namespace that holds only its own pruned objects, their dependents and the defaults', async () => {
+    const ns = await freshNamespace(client);
+    const team = `${ns}-team`;
+    const root = await tree(undefined, {
+      'app/anchor.yaml': cm(ns, 'anchor'),
+      'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
+      'app/own.yaml': cm(team, 'own'),
+      'app/web.yaml': deployment(team, 'web'),
+    });
+    expect((await run(root, ns)).error).toBeUndefined();
+    // What the control plane adds: the root CA ConfigMap, the default ServiceAccount, a ReplicaSet.
+    await eventually('the control plane fills the Namespace', 30_000, async () => {
+      const found = await Promise.all([
+        exists(cmPath(team, 'kube-root-ca.crt')),
+        exists(`/api/v1/namespaces/${team}/serviceaccounts/default`),
+        client
+          .request<{ items: unknown[] }>('GET', `/apis/apps/v1/namespaces/${team}/replicasets`)
+          .then((l) => l.items.length > 0),
+      ]);
+      return found.every(Boolean) ? true : undefined;
+    });
+
+    await tree(root, { 'app/anchor.yaml': cm(ns, 'anchor') });
+    const log: string[] = [];
+    const pruned = await run(root, ns, {}, log);
+    expect(pruned.error, log.join('\n')).toBeUndefined();
+    expect(pruned.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([
+      `Deployment/${team}/web deleted`,
+      `ConfigMap/${team}/own deleted`,
+      `Namespace/${team} deleted`,
+    ]);
+    await eventually(`Namespace ${team} gone`, 60_000, async () =>
+      (await exists(`/api/v1/namespaces/${team}`)) ? undefined : true,
+    );
+  }, 120_000);
+
   it('round-trips a 20,000-entry inventory, split into parts below the 1 MiB limit', async () => {
     const ns = await freshNamespace(client);
     const store = new InventoryStore(client, ns, { name: 'big', namespace: ns });
