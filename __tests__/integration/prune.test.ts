@@ -1,8 +1,9 @@
 // Inventory, prune and the lock on the real cluster: Git deletions become cluster deletions, and nothing else.
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { reconcile } from '../../src/reconcile.js';
@@ -329,6 +330,73 @@ describe('inventory and prune', () => {
       (await exists(`/api/v1/namespaces/${team}`)) ? undefined : true,
     );
   }, 120_000);
+
+  it('says which kinds it could not look for when the credentials may not list them', async () => {
+    const ns = await freshNamespace(client);
+    const team = `${ns}-team`;
+    // Credentials that may do the run's work but list nothing but ConfigMaps and Namespaces.
+    const role = `kr-prune-guard-${ns}`;
+    await client.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: { metadata: { name: 'runner' } },
+    });
+    await client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+      body: {
+        metadata: { name: role },
+        rules: [
+          { apiGroups: [''], resources: ['configmaps', 'namespaces'], verbs: ['*'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['*'] },
+        ],
+      },
+    });
+    await client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      body: {
+        metadata: { name: role },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+        subjects: [{ kind: 'ServiceAccount', name: 'runner', namespace: ns }],
+      },
+    });
+    try {
+      const { status } = await client.request<{ status: { token: string } }>(
+        'POST',
+        `/api/v1/namespaces/${ns}/serviceaccounts/runner/token`,
+        { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } } },
+      );
+      const admin = parse(await readFile(kubeconfigPath(), 'utf8')) as { clusters: { cluster: unknown }[] };
+      const root = await tree(undefined, {
+        'app/anchor.yaml': cm(ns, 'anchor'),
+        'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
+        'app/own.yaml': cm(team, 'own'),
+      });
+      const kubeconfig = join(root, 'runner.kubeconfig');
+      await writeFile(
+        kubeconfig,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          'current-context': 'ctx',
+          clusters: [{ name: 'c', cluster: admin.clusters[0]!.cluster }],
+          contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u' } }],
+          users: [{ name: 'u', user: { token: status.token } }],
+        }),
+      );
+      const as = { kubeconfig: { kind: 'path' as const, path: kubeconfig } };
+      expect((await run(root, ns, as)).error).toBeUndefined();
+
+      await tree(root, { 'app/anchor.yaml': cm(ns, 'anchor') });
+      const pruned = await run(root, ns, as);
+      expect(pruned.error).toBeUndefined();
+      const note = pruned.notes.find((n) => n.startsWith(`Namespace ${team} is being pruned, but the credentials`));
+      expect(note).toMatch(/may not list .*\bsecrets\b.* in it, so objects of those kinds were not looked for/);
+      expect(note).not.toMatch(/\bconfigmaps\b/);
+      expect(pruned.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([
+        `ConfigMap/${team}/own deleted`,
+        `Namespace/${team} deleted`,
+      ]);
+    } finally {
+      await client.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${role}`);
+      await client.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}`);
+    }
+  });
 
   it('round-trips a 20,000-entry inventory, split into parts below the 1 MiB limit', async () => {
     const ns = await freshNamespace(client);
