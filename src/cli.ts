@@ -49,7 +49,8 @@ flags:
   --force                spec.force for --path: recreate objects whose immutable fields changed
   --inventory-namespace NS  where inventories and locks live (default: the Kustomization's namespace)
   --prune-max-share P    refuse a prune of more than P of an inventory (default 50%)
-  --allow-large-prune    lift the prune guards for this run
+  --allow-large-prune    lift the prune guards for this run (also: pruning a Namespace that
+                         holds objects of other Kustomizations or of none)
   --removed-kustomizations report|delete
                          a Kustomization file that is gone: report its objects as orphaned, or
                          apply its deletionPolicy (default report)
