@@ -59,6 +59,25 @@ describe('takenAlongBy', () => {
       cm('x', { labels: B, owned: true }),
       'Kustomization flux-system/b',
     ],
+    [
+      'an inventory',
+      cm('kustomize-reconcile.team.web', {
+        labels: {
+          'app.kubernetes.io/managed-by': 'kustomize-reconcile',
+          'kustomize-reconcile/inventory': 'true',
+          'kustomize-reconcile/name': 'web',
+          'kustomize-reconcile/namespace': 'team',
+        },
+      }),
+      'the inventory of Kustomization team/web',
+    ],
+    [
+      'a part of an inventory',
+      cm('kustomize-reconcile.team.web.g2-1', {
+        labels: { 'kustomize-reconcile/inventory-part': 'kustomize-reconcile.team.web' },
+      }),
+      'the inventory kustomize-reconcile.team.web',
+    ],
     ['a terminating object', cm('b-config', { labels: B, terminating: true }), undefined],
     ['the root CA ConfigMap', cm('kube-root-ca.crt'), undefined],
     ['the root CA ConfigMap labelled by another', cm('kube-root-ca.crt', { labels: B }), 'Kustomization flux-system/b'],

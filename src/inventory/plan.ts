@@ -6,6 +6,7 @@
  */
 import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../ssa/policy.js';
 import { minus, refOf, union, type Entry } from './entries.js';
+import { INVENTORY_LABEL, KS_NAME_LABEL, KS_NAMESPACE_LABEL } from './store.js';
 
 const GROUP = 'kustomize.toolkit.fluxcd.io';
 
@@ -129,6 +130,10 @@ export function takenAlongBy(
 ): string | undefined {
   if (obj.terminating) return undefined;
   const labels = obj.labels ?? {};
+  // An inventory (this run's or another's): deleting it loses track of what its Kustomization applied.
+  if (labels[INVENTORY_LABEL] === 'true')
+    return `the inventory of Kustomization ${labels[KS_NAMESPACE_LABEL] ?? '?'}/${labels[KS_NAME_LABEL] ?? '?'}`;
+  if (labels[`${INVENTORY_LABEL}-part`]) return `the inventory ${labels[`${INVENTORY_LABEL}-part`]}`;
   const name = labels[OWNER_NAME_LABEL];
   if (name === undefined || name === '') {
     if (obj.owned || NAMESPACE_DEFAULTS.has(`${obj.group}/${obj.kind}/${obj.name}`)) return undefined;
@@ -190,9 +195,10 @@ export function namespaceRefusal(
   );
 }
 
-/** Other Kustomizations first, then this one's, then objects of no Kustomization; alphabetical within. */
+/** Other Kustomizations first, then this one's, inventories, objects of no Kustomization; alphabetical within. */
 function ownerOrder(a: string, b: string): number {
-  const rank = (s: string) => (s.startsWith('Kustomization ') ? 0 : s.startsWith('this ') ? 1 : 2);
+  const rank = (s: string) =>
+    s.startsWith('Kustomization ') ? 0 : s.startsWith('this ') ? 1 : s.startsWith('the inventory') ? 2 : 3;
   return rank(a) - rank(b) || a.localeCompare(b);
 }
 
