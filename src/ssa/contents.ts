@@ -2,8 +2,8 @@
  * What lives in the Namespaces a prune is about to delete, read for the guard of
  * src/inventory/plan.ts (namespaceRefusal): deleting a Namespace deletes everything in it, whoever
  * applied it. One metadata-only list (paged) per namespaced resource the server can list, only for
- * the Namespaces being pruned; events are left out, and resources the credentials may not list
- * are named in a note.
+ * the Namespaces being pruned; events and metrics are left out, and resources the credentials may
+ * not list (or whose list fails) are named in a note.
  */
 import type { ClusterClient } from '../cluster/client.js';
 import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
@@ -25,8 +25,12 @@ const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;v=v1;g=meta
 /** Lists in flight at once. */
 const CONCURRENCY = 8;
 
-/** Records of what happened, not objects that a Namespace's deletion would take along. */
+/**
+ * Not objects a Namespace's deletion takes along: events are records of what happened, and the
+ * metrics API serves a PodMetrics for every running Pod (whose owner counts).
+ */
 const LEFT_OUT = new Set(['/events', 'events.k8s.io/events']);
+const LEFT_OUT_GROUPS = new Set(['metrics.k8s.io']);
 
 interface MetadataList {
   metadata?: { continue?: string };
@@ -67,26 +71,26 @@ export async function namespaceContents(
   namespaces: readonly string[],
   note: (line: string) => void,
 ): Promise<NamespaceContents[]> {
-  const resources = (await discovery.namespacedLists()).filter((m) => !LEFT_OUT.has(`${m.group}/${m.resource}`));
+  const resources = (await discovery.namespacedLists()).filter(
+    (m) => !LEFT_OUT.has(`${m.group}/${m.resource}`) && !LEFT_OUT_GROUPS.has(m.group),
+  );
   const out: NamespaceContents[] = [];
   for (const namespace of namespaces) {
     const forbidden: string[] = [];
+    const failed: string[] = [];
     const lists = await mapLimit(resources, CONCURRENCY, async (m) => {
+      const name = m.group === '' ? m.resource : `${m.resource}.${m.group}`;
       try {
         return await listAll(client, m, namespace);
       } catch (err) {
-        if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
-          forbidden.push(m.group === '' ? m.resource : `${m.resource}.${m.group}`);
-          return [];
-        }
+        // Anything but an API answer (the server unreachable) fails the run, as the deletes would.
+        if (!(err instanceof ApiError)) throw err;
         // Gone since discovery (a CRD deleted), or not listable after all: nothing of it can be there.
-        if (err instanceof ApiError && (err.status === 404 || err.status === 405)) return [];
-        throw new Error(
-          `listing ${m.resource} in Namespace ${namespace} before pruning it: ${(err as Error).message}`,
-          {
-            cause: err,
-          },
-        );
+        if (err.status === 404 || err.status === 405) return [];
+        if (err.status === 401 || err.status === 403) forbidden.push(name);
+        // An aggregated API that is down answers 503: one resource must not stop every prune.
+        else failed.push(`${name} (${err.message})`);
+        return [];
       }
     });
     if (forbidden.length > 0) {
@@ -94,6 +98,12 @@ export async function namespaceContents(
         `Namespace ${namespace} is being pruned, but the credentials may not list ${forbidden.sort().join(', ')} ` +
           'in it, so objects of those kinds were not looked for before deleting it (grant list on them to have ' +
           'the prune guard see them)',
+      );
+    }
+    if (failed.length > 0) {
+      note(
+        `Namespace ${namespace} is being pruned, but listing ${failed.sort().join('; ')} in it failed, so ` +
+          'objects of those kinds were not looked for before deleting it',
       );
     }
     out.push({ namespace, objects: lists.flat() });
