@@ -9,7 +9,7 @@ import { ClusterClient } from './cluster/client.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
 import { checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile.js';
 import { exitCode } from './report/model.js';
-import { renderLines } from './report/render.js';
+import { closingLines } from './report/render.js';
 import { normalize, runInfo, type Mode, type Settings } from './settings.js';
 import { splitPatterns } from './spec/load.js';
 import { parseVarFlags } from './substitute/variables.js';
@@ -22,7 +22,7 @@ commands:
   build   build with kustomize and print the objects as YAML, in apply order (no cluster needed);
           Secret values are masked unless --show-secrets
   diff    plan against the cluster (server-side dry-run) and print what would change;
-          exit 0 = no change, 1 = changes, 2 = error
+          exit 0 = no change, 1 = changes (objects prune would delete too), 2 = error
   apply   server-side apply --path to the cluster and print the change set; exit 0 = ok, 2 = error
 
 flags:
@@ -57,7 +57,8 @@ flags:
   --force                spec.force for --path: recreate objects whose immutable fields changed
   --inventory-namespace NS  where inventories and locks live (default: the Kustomization's namespace)
   --prune-max-share P    refuse a prune of more than P of an inventory (default 50%)
-  --allow-large-prune    lift the prune guards for this run
+  --allow-large-prune    lift the prune guards for this run (also: pruning a Namespace that
+                         holds objects of other Kustomizations or of none)
   --removed-kustomizations report|delete
                          a Kustomization file that is gone: report its objects as orphaned, or
                          apply its deletionPolicy (default report)
@@ -193,8 +194,8 @@ export async function main(argv: string[]): Promise<number> {
     for (const e of report.changeset) {
       if (e.diff?.length) process.stdout.write(`\n${e.subject}:\n${indent(renderDiff(e.diff))}\n`);
     }
-    const lines = renderLines(report);
-    process.stdout.write(lines.slice(report.changeset.length).join('\n') + '\n');
+    // Each applied and pruned object had its line in the progress log above.
+    process.stdout.write(closingLines(report).join('\n') + '\n');
   }
   return exitCode(report, mode === 'preview');
 }

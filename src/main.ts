@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { githubContext, type GitHubContext } from './github/context.js';
 import { publish, type Published } from './github/publish.js';
 import { reconcile } from './reconcile.js';
-import { exitCode, type Report } from './report/model.js';
-import { renderLines, renderSummary } from './report/render.js';
+import { exitCode, hasChanges, type Report } from './report/model.js';
+import { closingLines, renderSummary } from './report/render.js';
 import { scrubReport } from './report/scrub.js';
 import { readActionSettings, type Settings } from './settings.js';
 
@@ -26,7 +26,8 @@ export async function run(): Promise<void> {
     );
     // Everything below leaves the runner's masked log: comment, check run, summary, outputs.
     const report = scrubReport(raw, secrets);
-    for (const line of renderLines(report).slice(report.changeset.length)) core.info(line);
+    // Each applied and pruned object had its line in the group above.
+    for (const line of closingLines(report)) core.info(line);
     const ctx = githubContext(process.env, await readEvent());
     const published = await publishReport(report, settings, ctx);
     setOutputs(report, settings, published);
@@ -34,7 +35,9 @@ export async function run(): Promise<void> {
     const code = exitCode(report, settings.mode === 'drift');
     if (code === 2) core.setFailed(report.error ?? 'failed');
     if (code === 1)
-      core.setFailed(`drift found: ${report.counts.created} to create, ${report.counts.configured} to configure`);
+      core.setFailed(
+        `drift found: ${report.counts.created} to create, ${report.counts.configured} to configure, ${report.counts.deleted} to delete`,
+      );
     process.exitCode = code;
   } catch (err) {
     core.setFailed(err instanceof Error ? err.message : String(err));
@@ -80,7 +83,7 @@ function setOutputs(report: Report, settings: Settings, published: Published): v
   core.setOutput('unchanged', report.counts.unchanged);
   core.setOutput('skipped', report.counts.skipped);
   core.setOutput('deleted', deleted.length);
-  core.setOutput('changed', report.counts.created + report.counts.configured > 0);
+  core.setOutput('changed', hasChanges(report));
   core.setOutput(
     'pruned',
     JSON.stringify(report.mode === 'apply' || report.drift?.corrected ? deleted.map((p) => p.subject) : []),

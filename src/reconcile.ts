@@ -8,7 +8,7 @@ import { build, type BuildResult } from './kustomize/build.js';
 import { applyCommonMetadata } from './kustomize/metadata.js';
 import { objectKey, subjectOf, type KubeObject } from './kustomize/parse.js';
 import { locateObject, type Problem } from './report/problems.js';
-import { driftFound, type Report } from './report/model.js';
+import { countReport, driftFound, type Report } from './report/model.js';
 import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
 import { loadKustomizations } from './spec/load.js';
@@ -18,6 +18,7 @@ import { describeSpec, impersonatedUser, unsupportedFields } from './spec/suppor
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { ApiError } from './cluster/errors.js';
+import { namespacePruneRefusal } from './ssa/contents.js';
 import { deleteStale, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
 import type { InventoryRecord, InventoryStatus } from './inventory/codec.js';
@@ -27,7 +28,7 @@ import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './
 import { InventoryStore } from './inventory/store.js';
 import { setIdentity } from './inventory/removal.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
-import { countActions, type ChangeSetEntry } from './ssa/changeset.js';
+import type { ChangeSetEntry } from './ssa/changeset.js';
 import { celStatusReader, evalReadyExpr } from './kstatus/cel.js';
 import { kustomizationObject, type Outcome } from './spec/object.js';
 import {
@@ -367,6 +368,7 @@ async function withRemoved(
   return {
     ...report,
     ok: report.ok && r.error === undefined,
+    counts: countReport(report.changeset, pruned),
     notes: [...report.notes, ...r.notes],
     ...(r.removed.length > 0 ? { removed: r.removed } : {}),
     ...(pruned.length > 0 ? { pruned } : {}),
@@ -483,7 +485,7 @@ async function reconcileOne(
     server: client.server,
     ok: error === undefined,
     changeset,
-    counts: countActions(changeset),
+    counts: countReport(changeset, pruned),
     durationMs: Date.now() - started,
     notes,
     inventory: `${store.namespace}/${store.name}`,
@@ -562,10 +564,12 @@ async function reconcileOne(
         `${stale.length} object(s) left Git but stay in the cluster: spec.prune is off (${stale.map(subjectOfEntry).join(', ')})`,
       );
     } else if (stale.length > 0) {
-      const refusal = pruneRefusal(inventory.old, next, stale, {
-        maxShare: settings.pruneMaxShare,
-        allowLarge: settings.allowLargePrune,
-      });
+      const guard = { maxShare: settings.pruneMaxShare, allowLarge: settings.allowLargePrune };
+      // A Namespace's contents are read with the run's own credentials, not the impersonated
+      // account's: its deletion takes everything in it, whatever that account may see.
+      const refusal =
+        pruneRefusal(inventory.old, next, stale, guard) ??
+        (await namespacePruneRefusal(client, discovery, stale, next, spec, guard, note));
       if (refusal !== undefined) {
         survivors = stale;
         error = `prune refused: ${refusal}`;
@@ -893,7 +897,7 @@ function emptyReport(settings: Settings, started: number, error: string): Report
     server: '',
     ok: false,
     changeset: [],
-    counts: countActions([]),
+    counts: countReport([]),
     durationMs: Date.now() - started,
     notes: [],
     error,
@@ -922,7 +926,7 @@ function combine(settings: Settings, reports: Report[], started: number, server:
     server,
     ok: failed.length === 0,
     changeset,
-    counts: countActions(changeset),
+    counts: countReport(changeset, pruned),
     durationMs: Date.now() - started,
     notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
     ...(health.length > 0 ? { health } : {}),

@@ -24,6 +24,7 @@ import type { PrunedObject, RemovedKustomization } from './report/model.js';
 import type { Settings } from './settings.js';
 import { impersonatedUser } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
+import { namespacePruneRefusal } from './ssa/contents.js';
 import { deleteStale } from './ssa/delete.js';
 
 export interface RemovalReport {
@@ -89,6 +90,7 @@ export async function handleRemoved(
   }
 
   const failures: string[] = [];
+  const refused: string[] = [];
   for (const f of gone) {
     const r = await removeOne(client, discovery, settings, f, log).catch(
       (err: unknown): { removed: RemovedKustomization; pruned: PrunedObject[] } => ({
@@ -99,8 +101,13 @@ export async function handleRemoved(
     out.removed.push(r.removed);
     out.pruned.push(...r.pruned);
     if (r.removed.action === 'failed') failures.push(`  ${r.removed.kustomization}: ${r.removed.reason}`);
+    if (r.removed.action === 'refused') refused.push(`  ${r.removed.kustomization}: ${r.removed.reason}`);
   }
-  if (failures.length > 0) out.error = `removing Kustomizations failed:\n${failures.join('\n')}`;
+  const errors = [
+    ...(failures.length > 0 ? [`removing Kustomizations failed:\n${failures.join('\n')}`] : []),
+    ...(refused.length > 0 ? [`removed Kustomizations were not deleted:\n${refused.join('\n')}`] : []),
+  ];
+  if (errors.length > 0) out.error = errors.join('\n');
   return out;
 }
 
@@ -199,6 +206,17 @@ async function removeOne(
         pruned: [],
       };
     }
+    // As prune: a Namespace goes only when nothing else lives in it.
+    const refusal = await namespacePruneRefusal(
+      client,
+      discovery,
+      staleEntries(entriesOf(record), []),
+      [],
+      { name, namespace },
+      { allowLarge: settings.allowLargePrune },
+      log,
+    );
+    if (refusal !== undefined) return { removed: { ...base, action: 'refused', reason: refusal }, pruned: [] };
     log(`Kustomization ${f.kustomization} was removed: ${why}, deleting ${base.objects} object(s)`);
     // As the run that applied them recorded; an inventory without a record (written before it was
     // kept, or forged) acts as default-service-account when set, as a present Kustomization would.

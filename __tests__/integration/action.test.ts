@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
@@ -73,6 +74,35 @@ describe('the bundled action, run the way GitHub runs it', () => {
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(again.outputs['unchanged']).toBe('2');
     expect(again.outputs['changed']).toBe('false');
+  });
+
+  it('counts what prune deletes: drift with only a prune pending fails, the summary and outputs count it', async () => {
+    const ns = await freshNamespace(client);
+    const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\n`;
+    const workspace = await writeTree({ 'deploy/a.yaml': cm('a'), 'deploy/b.yaml': cm('b'), 'deploy/c.yaml': cm('c') });
+    const inputs = { kubeconfig: kubeconfigPath(), path: 'deploy', prune: 'true', 'inventory-namespace': ns };
+    const first = await runAction(workspace, { ...inputs, mode: 'apply' });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    await writeFile(join(workspace, 'deploy/b.yaml'), '');
+    await writeFile(join(workspace, 'deploy/c.yaml'), '');
+
+    const drift = await runAction(workspace, { ...inputs, mode: 'drift' });
+    expect(drift.code, drift.stdout + drift.stderr).toBe(1);
+    expect(drift.stdout).toContain('::error::drift found: 0 to create, 0 to configure, 2 to delete');
+    expect(drift.outputs['drift-detected']).toBe('true');
+
+    const apply = await runAction(workspace, { ...inputs, mode: 'apply' });
+    expect(apply.code, apply.stdout + apply.stderr).toBe(0);
+    const printed = apply.stdout.split('\n');
+    expect(printed.filter((l) => l === `ConfigMap/${ns}/b deleted`)).toHaveLength(1);
+    expect(printed.some((l) => /^Applied deploy: 0 created, 0 configured, 1 unchanged, 2 deleted in /.test(l))).toBe(
+      true,
+    );
+    expect(apply.summary).toContain('### 🔄 kustomize-reconcile: apply');
+    expect(apply.summary).toContain('**0** created · **0** configured · **1** unchanged · **2** deleted');
+    expect(apply.outputs['deleted']).toBe('2');
+    expect(apply.outputs['changed']).toBe('true');
+    expect(JSON.parse(apply.outputs['report']!)).toMatchObject({ counts: { deleted: 2 } });
   });
 
   it('fails with exit code 2 and a message naming the object when the apply is refused', async () => {

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
@@ -38,6 +40,49 @@ describe('the bundled CLI', () => {
     const after = await cli(root, 'diff', '--path', 'app');
     expect(after.code, after.stderr).toBe(0);
     expect(after.stdout).toContain(`ConfigMap/${ns}/settings unchanged`);
+  });
+
+  it('counts a prune in the final line and the JSON, prints each prune line once, and diff exits 1 for it', async () => {
+    const ns = await freshNamespace(client);
+    const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: b\n`;
+    const root = await writeTree({
+      'app/kustomization.yaml': `namespace: ${ns}\nresources: [a.yaml, b.yaml, c.yaml]\n`,
+      'app/a.yaml': cm('a'),
+      'app/b.yaml': cm('b'),
+      'app/c.yaml': cm('c'),
+    });
+    const flags = ['--path', 'app', '--prune', '--inventory-namespace', ns];
+    const first = await cli(root, 'apply', ...flags);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    await writeFile(join(root, 'app/kustomization.yaml'), `namespace: ${ns}\nresources: [a.yaml]\n`);
+    const lines = (out: string) => out.split('\n').filter((l) => l !== '');
+    const times = (out: string, line: string) => lines(out).filter((l) => l === line).length;
+
+    // Only a prune is pending: that is a change for diff.
+    const diff = await cli(root, 'diff', ...flags);
+    expect(diff.code, diff.stdout + diff.stderr).toBe(1);
+    expect(times(diff.stdout, `ConfigMap/${ns}/b deleted (dry run)`)).toBe(1);
+    expect(lines(diff.stdout).at(-1)).toMatch(/^Preview of app: 0 created, 0 configured, 1 unchanged, 2 deleted in /);
+    const json = await cli(root, 'diff', ...flags, '--output', 'json');
+    expect(json.code, json.stderr).toBe(1);
+    expect((JSON.parse(json.stdout) as { counts: unknown }).counts).toEqual({
+      created: 0,
+      configured: 0,
+      unchanged: 1,
+      skipped: 0,
+      deleted: 2,
+    });
+
+    const apply = await cli(root, 'apply', ...flags);
+    expect(apply.code, apply.stdout + apply.stderr).toBe(0);
+    expect(times(apply.stdout, `ConfigMap/${ns}/b deleted`)).toBe(1);
+    expect(times(apply.stdout, `ConfigMap/${ns}/c deleted`)).toBe(1);
+    expect(lines(apply.stdout).at(-1)).toMatch(/^Applied app: 0 created, 0 configured, 1 unchanged, 2 deleted in /);
+    await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/b`)).rejects.toSatisfy(isNotFound);
+
+    const after = await cli(root, 'diff', ...flags);
+    expect(after.code, after.stdout + after.stderr).toBe(0);
+    expect(lines(after.stdout).at(-1)).toMatch(/^Preview of app: 0 created, 0 configured, 1 unchanged, 0 deleted in /);
   });
 
   it('applies a CRD and its custom resource in one run (definitions stage first)', async () => {

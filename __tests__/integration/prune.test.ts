@@ -1,8 +1,9 @@
 // Inventory, prune and the lock on the real cluster: Git deletions become cluster deletions, and nothing else.
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { reconcile } from '../../src/reconcile.js';
@@ -245,6 +246,158 @@ describe('inventory and prune', () => {
     expect(log).toContain(`Taking over the expired lock ${ns}/${name} from killed-run`);
     expect(await exists(cmPath(ns, 'a'))).toBe(true);
   }, 30_000);
+
+  it('keeps a Namespace that holds another Kustomization’s and no one’s objects, unless allow-large-prune', async () => {
+    const ns = await freshNamespace(client);
+    const team = `${ns}-team`;
+    const root = await tree(undefined, {
+      'app/anchor.yaml': cm(ns, 'anchor'),
+      'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
+      'app/own.yaml': cm(team, 'own'),
+    });
+    expect((await run(root, ns)).error).toBeUndefined();
+    // Kustomization flux-system/b put a ConfigMap into A's Namespace; someone added one by hand.
+    const other = { 'kustomize.toolkit.fluxcd.io/name': 'b', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' };
+    for (const [name, labels] of [
+      ['b-config', other],
+      ['by-hand', {}],
+    ] as const) {
+      await client.request('POST', `/api/v1/namespaces/${team}/configmaps`, {
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: team, labels } },
+      });
+    }
+
+    await tree(root, { 'app/anchor.yaml': cm(ns, 'anchor') });
+    const refused = await run(root, ns);
+    expect(refused.ok).toBe(false);
+    expect(refused.error).toBe(
+      `prune refused: pruning Namespace/${team} would also delete the 2 object(s) in it that this run does not ` +
+        'prune; nothing was deleted. Move or delete those objects first, or set allow-large-prune: true for one ' +
+        `run to delete them with the Namespace:\n  in Namespace/${team}: 1 ConfigMap (b-config) of Kustomization ` +
+        'flux-system/b; 1 ConfigMap (by-hand) of no Kustomization (no owner labels)',
+    );
+    expect(refused.pruned).toBeUndefined();
+    expect(await exists(`/api/v1/namespaces/${team}`)).toBe(true);
+    expect(await exists(cmPath(team, 'b-config'))).toBe(true);
+    expect(await exists(cmPath(team, 'own'))).toBe(true);
+    expect(await inventoryIds(ns)).toEqual(
+      [`${ns}_anchor__ConfigMap`, `${team}_own__ConfigMap`, `_${team}__Namespace`].sort(),
+    );
+
+    const allowed = await run(root, ns, { allowLargePrune: true });
+    expect(allowed.error).toBeUndefined();
+    expect(allowed.pruned).toEqual([
+      { subject: `ConfigMap/${team}/own`, action: 'deleted' },
+      { subject: `Namespace/${team}`, action: 'deleted' },
+    ]);
+    await eventually(`Namespace ${team} gone`, 60_000, async () =>
+      (await exists(`/api/v1/namespaces/${team}`)) ? undefined : true,
+    );
+    expect(await inventoryIds(ns)).toEqual([`${ns}_anchor__ConfigMap`]);
+  }, 90_000);
+
+  it('prunes a Namespace that holds only its own pruned objects, their dependents and the defaults', async () => {
+    const ns = await freshNamespace(client);
+    const team = `${ns}-team`;
+    const root = await tree(undefined, {
+      'app/anchor.yaml': cm(ns, 'anchor'),
+      'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
+      'app/own.yaml': cm(team, 'own'),
+      'app/web.yaml': deployment(team, 'web'),
+    });
+    expect((await run(root, ns)).error).toBeUndefined();
+    // What the control plane adds: the root CA ConfigMap, the default ServiceAccount, a ReplicaSet.
+    await eventually('the control plane fills the Namespace', 30_000, async () => {
+      const found = await Promise.all([
+        exists(cmPath(team, 'kube-root-ca.crt')),
+        exists(`/api/v1/namespaces/${team}/serviceaccounts/default`),
+        client
+          .request<{ items: unknown[] }>('GET', `/apis/apps/v1/namespaces/${team}/replicasets`)
+          .then((l) => l.items.length > 0),
+      ]);
+      return found.every(Boolean) ? true : undefined;
+    });
+
+    await tree(root, { 'app/anchor.yaml': cm(ns, 'anchor') });
+    const log: string[] = [];
+    const pruned = await run(root, ns, {}, log);
+    expect(pruned.error, log.join('\n')).toBeUndefined();
+    expect(pruned.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([
+      `Deployment/${team}/web deleted`,
+      `ConfigMap/${team}/own deleted`,
+      `Namespace/${team} deleted`,
+    ]);
+    await eventually(`Namespace ${team} gone`, 60_000, async () =>
+      (await exists(`/api/v1/namespaces/${team}`)) ? undefined : true,
+    );
+  }, 120_000);
+
+  it('says which kinds it could not look for when the credentials may not list them', async () => {
+    const ns = await freshNamespace(client);
+    const team = `${ns}-team`;
+    // Credentials that may do the run's work but list nothing but ConfigMaps and Namespaces.
+    const role = `kr-prune-guard-${ns}`;
+    await client.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: { metadata: { name: 'runner' } },
+    });
+    await client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+      body: {
+        metadata: { name: role },
+        rules: [
+          { apiGroups: [''], resources: ['configmaps', 'namespaces'], verbs: ['*'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['*'] },
+        ],
+      },
+    });
+    await client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      body: {
+        metadata: { name: role },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+        subjects: [{ kind: 'ServiceAccount', name: 'runner', namespace: ns }],
+      },
+    });
+    try {
+      const { status } = await client.request<{ status: { token: string } }>(
+        'POST',
+        `/api/v1/namespaces/${ns}/serviceaccounts/runner/token`,
+        { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } } },
+      );
+      const admin = parse(await readFile(kubeconfigPath(), 'utf8')) as { clusters: { cluster: unknown }[] };
+      const root = await tree(undefined, {
+        'app/anchor.yaml': cm(ns, 'anchor'),
+        'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
+        'app/own.yaml': cm(team, 'own'),
+      });
+      const kubeconfig = join(root, 'runner.kubeconfig');
+      await writeFile(
+        kubeconfig,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          'current-context': 'ctx',
+          clusters: [{ name: 'c', cluster: admin.clusters[0]!.cluster }],
+          contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u' } }],
+          users: [{ name: 'u', user: { token: status.token } }],
+        }),
+      );
+      const as = { kubeconfig: { kind: 'path' as const, path: kubeconfig } };
+      expect((await run(root, ns, as)).error).toBeUndefined();
+
+      await tree(root, { 'app/anchor.yaml': cm(ns, 'anchor') });
+      const pruned = await run(root, ns, as);
+      expect(pruned.error).toBeUndefined();
+      const note = pruned.notes.find((n) => n.startsWith(`Namespace ${team} is being pruned, but the credentials`));
+      expect(note).toMatch(/may not list .*\bsecrets\b.* in it, so objects of those kinds were not looked for/);
+      expect(note).not.toMatch(/\bconfigmaps\b/);
+      expect(pruned.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([
+        `ConfigMap/${team}/own deleted`,
+        `Namespace/${team} deleted`,
+      ]);
+    } finally {
+      await client.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${role}`);
+      await client.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}`);
+    }
+  });
 
   it('round-trips a 20,000-entry inventory, split into parts below the 1 MiB limit', async () => {
     const ns = await freshNamespace(client);

@@ -194,6 +194,44 @@ describe('removed Kustomizations', () => {
     expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(false);
   });
 
+  it('keeps the Namespace of a removed Kustomization while another’s objects live in it, unless allowed', async () => {
+    const ns = await freshNamespace(client);
+    const team = `${ns}-team`;
+    const root = await writeTree({
+      'ks.yaml': [ks(ns, 'keep'), ks(ns, 'gone')].join('---\n'),
+      'keep/cm.yaml': cm(ns, 'keep-1'),
+      'gone/all.yaml': [`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`, cm(team, 'gone-1')].join(
+        '---\n',
+      ),
+    });
+    expect((await run(root, ns)).ok).toBe(true);
+    const labels = { 'kustomize.toolkit.fluxcd.io/name': 'b', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' };
+    await client.request('POST', `/api/v1/namespaces/${team}/configmaps`, {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b-config', namespace: team, labels } },
+    });
+
+    await writeFile(join(root, 'ks.yaml'), ks(ns, 'keep'));
+    const refused = await run(root, ns, { removedKustomizations: 'delete' });
+    expect(refused.ok).toBe(false);
+    expect(refused.removed?.map((r) => r.action)).toEqual(['refused']);
+    expect(refused.error).toContain(
+      `removed Kustomizations were not deleted:\n  ${ns}/gone: pruning Namespace/${team} would also delete the 1 ` +
+        'object(s) in it that this run does not prune',
+    );
+    expect(refused.error).toContain(`in Namespace/${team}: 1 ConfigMap (b-config) of Kustomization flux-system/b`);
+    expect(await exists(cmPath(team, 'b-config'))).toBe(true);
+    expect(await exists(cmPath(team, 'gone-1'))).toBe(true);
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(true);
+
+    const allowed = await run(root, ns, { removedKustomizations: 'delete', allowLargePrune: true });
+    expect(allowed.ok, allowed.error).toBe(true);
+    expect(allowed.removed?.map((r) => r.action)).toEqual(['deleted']);
+    await eventually(`Namespace ${team} gone`, 60_000, async () =>
+      (await exists(`/api/v1/namespaces/${team}`)) ? undefined : true,
+    );
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(false);
+  }, 90_000);
+
   it('never treats another set’s inventories as removed', async () => {
     const ns = await freshNamespace(client);
     const root = await writeTree({

@@ -11,8 +11,8 @@ import {
   renderComment,
   type Tier,
 } from '../../src/report/comment.js';
-import type { PrunedObject, RemovedKustomization, Report } from '../../src/report/model.js';
-import { countActions, type ChangeSetEntry } from '../../src/ssa/changeset.js';
+import { countReport, type PrunedObject, type RemovedKustomization, type Report } from '../../src/report/model.js';
+import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 import { diffObjects, type FieldChange } from '../../src/ssa/diff.js';
 
 const GOLDEN = fileURLToPath(new URL('../golden/', import.meta.url));
@@ -62,7 +62,7 @@ function report(changeset: ChangeSetEntry[], extra: Partial<Report> = {}): Repor
     server: 'https://k8s.example.com',
     ok: true,
     changeset,
-    counts: countActions(changeset),
+    counts: countReport(changeset, extra.pruned),
     durationMs: 4200,
     notes: [],
     ...extra,
@@ -82,7 +82,7 @@ function combine(reports: Report[], removed: { r: RemovedKustomization; pruned: 
     server: 'https://k8s.example.com',
     ok: failed.length === 0,
     changeset,
-    counts: countActions(changeset),
+    counts: countReport(changeset, pruned),
     durationMs: 9100,
     notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
     ...(health.length > 0 ? { health } : {}),

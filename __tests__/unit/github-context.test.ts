@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { githubContext, missingPermission } from '../../src/github/context.js';
 import { locateObject } from '../../src/report/problems.js';
-import { driftFound, exitCode } from '../../src/report/model.js';
+import { countReport, driftFound, exitCode, type PrunedObject } from '../../src/report/model.js';
 
 const ENV = {
   GITHUB_REPOSITORY: 'org/repo',
@@ -112,15 +112,20 @@ metadata: {name: second}
 });
 
 describe('drift findings and exit codes', () => {
-  const counts = (created: number, configured: number) => ({ created, configured, unchanged: 3, skipped: 0 });
+  const counts = (created: number, configured: number, pruned: PrunedObject[] = []) => ({
+    ...countReport([], pruned),
+    created,
+    configured,
+    unchanged: 3,
+  });
   it.each([
-    ['nothing', counts(0, 0), [], false],
-    ['a configured object', counts(0, 1), [], true],
-    ['a created object', counts(1, 0), [], true],
-    ['an object prune would delete', counts(0, 0), [{ subject: 'ConfigMap/a/b', action: 'deleted' as const }], true],
-    ['a skipped prune is no drift', counts(0, 0), [{ subject: 'ConfigMap/a/b', action: 'skipped' as const }], false],
-  ])('%s → %s', (_, c, pruned, want) => {
-    expect(driftFound({ counts: c, pruned })).toBe(want);
+    ['nothing', counts(0, 0), false],
+    ['a configured object', counts(0, 1), true],
+    ['a created object', counts(1, 0), true],
+    ['an object prune would delete', counts(0, 0, [{ subject: 'ConfigMap/a/b', action: 'deleted' }]), true],
+    ['a skipped prune is no drift', counts(0, 0, [{ subject: 'ConfigMap/a/b', action: 'skipped' }]), false],
+  ])('%s → %s', (_, c, want) => {
+    expect(driftFound({ counts: c })).toBe(want);
   });
   it.each([
     ['drift found, not corrected', { detected: true, corrected: false }, true, 1],

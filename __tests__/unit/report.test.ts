@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { exitCode, type Report } from '../../src/report/model.js';
-import { renderLines, renderSummary } from '../../src/report/render.js';
-import { countActions, type ChangeSetEntry } from '../../src/ssa/changeset.js';
+import { countReport, exitCode, type PrunedObject, type Report } from '../../src/report/model.js';
+import { closingLines, renderLines, renderSummary } from '../../src/report/render.js';
+import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 
 const entry = (subject: string, action: ChangeSetEntry['action']): ChangeSetEntry => ({
   subject,
@@ -20,7 +20,7 @@ function report(changeset: ChangeSetEntry[], extra: Partial<Report> = {}): Repor
     server: 'https://k',
     ok: true,
     changeset,
-    counts: countActions(changeset),
+    counts: countReport(changeset, extra.pruned),
     durationMs: 1234,
     ...extra,
   };
@@ -33,6 +33,24 @@ describe('exitCode', () => {
     { why: 'changes in apply mode', r: report([entry('A/a', 'created')]), findings: false, want: 0 },
     { why: 'changes found by diff', r: report([entry('A/a', 'configured')]), findings: true, want: 1 },
     { why: 'nothing to change for diff', r: report([entry('A/a', 'unchanged')]), findings: true, want: 0 },
+    {
+      why: 'only a prune found by diff',
+      r: report([entry('A/a', 'unchanged')], { pruned: [{ subject: 'B/b', action: 'deleted' }] }),
+      findings: true,
+      want: 1,
+    },
+    {
+      why: 'a prune that is skipped is no finding',
+      r: report([entry('A/a', 'unchanged')], { pruned: [{ subject: 'B/b', action: 'skipped', reason: 'x' }] }),
+      findings: true,
+      want: 0,
+    },
+    {
+      why: 'a prune in apply mode',
+      r: report([], { pruned: [{ subject: 'B/b', action: 'deleted' }] }),
+      findings: false,
+      want: 0,
+    },
   ])('$why → $want', ({ r, findings, want }) => {
     expect(exitCode(r, findings)).toBe(want);
   });
@@ -43,13 +61,48 @@ describe('renderLines', () => {
     expect(renderLines(report([entry('Namespace/a', 'created'), entry('ConfigMap/a/b', 'unchanged')]))).toEqual([
       'Namespace/a created',
       'ConfigMap/a/b unchanged',
-      'Applied deploy: 1 created, 0 configured, 1 unchanged in 1.2s',
+      'Applied deploy: 1 created, 0 configured, 1 unchanged, 0 deleted in 1.2s',
     ]);
   });
   it('says what failed', () => {
     expect(renderLines(report([], { ok: false, error: 'ConfigMap/x dry-run failed: boom' })).at(-1)).toBe(
-      'Failed on deploy after 0 created, 0 configured, 0 unchanged in 1.2s: ConfigMap/x dry-run failed: boom',
+      'Failed on deploy after 0 created, 0 configured, 0 unchanged, 0 deleted in 1.2s: ConfigMap/x dry-run failed: boom',
     );
+  });
+});
+
+describe('deletions in the totals', () => {
+  const pruned: PrunedObject[] = [
+    { subject: 'ConfigMap/a/old', action: 'deleted' },
+    { subject: 'ConfigMap/a/gone', action: 'deleted', reason: 'already gone' },
+    {
+      subject: 'ConfigMap/a/keep',
+      action: 'skipped',
+      reason: 'it is marked kustomize.toolkit.fluxcd.io/prune: disabled',
+    },
+  ];
+  const changeset = [entry('Namespace/a', 'created'), entry('ConfigMap/a/b', 'unchanged')];
+  it.each([
+    ['apply', 'Applied deploy: 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s'],
+    ['preview', 'Preview of deploy: 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s'],
+  ] as const)('%s: the final line counts the objects prune deleted', (mode, line) => {
+    const r = report(changeset, { mode, pruned });
+    expect(r.counts).toEqual({ created: 1, configured: 0, unchanged: 1, skipped: 0, deleted: 2 });
+    expect(renderLines(r).at(-1)).toBe(line);
+  });
+  it('the closing lines leave out the per-object lines the run already logged', () => {
+    const r = report(changeset, { pruned });
+    expect(closingLines(r)).toEqual(['Applied deploy: 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s']);
+    // The whole transcript still has each object once.
+    expect(renderLines(r).filter((l) => l.startsWith('ConfigMap/a/old'))).toEqual(['ConfigMap/a/old deleted']);
+  });
+  it('the summary counts them in the totals and the per-Kustomization table, and a prune alone is a change', () => {
+    const one = report([entry('ConfigMap/a/b', 'unchanged')], { pruned, kustomization: 'flux-system/infra' });
+    const md = renderSummary(report(one.changeset, { pruned, kustomizations: [one] }));
+    expect(md).toContain('### 🔄 kustomize-reconcile: apply');
+    expect(md).toContain('**0** created · **0** configured · **1** unchanged · **2** deleted · 1.2s');
+    expect(md).toContain('| Kustomization | Result | Created | Configured | Deleted | Unchanged |');
+    expect(md).toContain('| `flux-system/infra` | ok | 0 | 0 | 2 | 1 |');
   });
 });
 
@@ -89,8 +142,10 @@ describe('renderSummary with several Kustomizations', () => {
       error: "skipped: dependency 'flux-system/db' is not ready\nmore",
     });
     const md = renderSummary(report([entry('ConfigMap/a/x', 'created')], { ok: false, kustomizations: [ok, bad] }));
-    expect(md).toContain('| `flux-system/infra` | ok | 1 | 0 | 0 |');
-    expect(md).toContain("| `flux-system/apps` | ❌ skipped: dependency 'flux-system/db' is not ready | 0 | 0 | 0 |");
+    expect(md).toContain('| `flux-system/infra` | ok | 1 | 0 | 0 | 0 |');
+    expect(md).toContain(
+      "| `flux-system/apps` | ❌ skipped: dependency 'flux-system/db' is not ready | 0 | 0 | 0 | 0 |",
+    );
   });
 });
 

@@ -18,7 +18,7 @@ const report = (text: string): Report => ({
       diff: [{ path: '/data/x', kind: 'changed', before: 'old', after: text } as never],
     },
   ],
-  counts: { created: 0, configured: 1, unchanged: 0, skipped: 0 },
+  counts: { created: 0, configured: 1, unchanged: 0, skipped: 0, deleted: 0 },
   durationMs: 1,
   notes: [],
   error: `failed near ${text}`,

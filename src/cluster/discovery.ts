@@ -8,6 +8,8 @@ export interface ResourceMapping {
   /** The plural resource name, as the server says it; never guessed. */
   resource: string;
   namespaced: boolean;
+  /** The verbs the server says the resource supports, where discovery says. */
+  verbs?: readonly string[];
 }
 
 const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;q=0.9';
@@ -18,14 +20,14 @@ interface AggregatedList {
     metadata?: { name?: string };
     versions?: {
       version: string;
-      resources?: { resource: string; responseKind?: { kind?: string }; scope?: string }[];
+      resources?: { resource: string; responseKind?: { kind?: string }; scope?: string; verbs?: string[] }[];
     }[];
   }[];
 }
 
 interface LegacyResourceList {
   groupVersion: string;
-  resources?: { name: string; kind: string; namespaced: boolean }[];
+  resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
 }
 
 /** Key of the mapping table: `group/version/Kind` (core group empty). */
@@ -43,7 +45,14 @@ export function mappingsFromAggregated(doc: AggregatedList): ResourceMapping[] {
       for (const r of v.resources ?? []) {
         const kind = r.responseKind?.kind;
         if (!kind || r.resource.includes('/')) continue;
-        out.push({ group, version: v.version, kind, resource: r.resource, namespaced: r.scope === 'Namespaced' });
+        out.push({
+          group,
+          version: v.version,
+          kind,
+          resource: r.resource,
+          namespaced: r.scope === 'Namespaced',
+          ...(r.verbs ? { verbs: r.verbs } : {}),
+        });
       }
     }
   }
@@ -61,6 +70,7 @@ export function mappingsFromLegacy(list: LegacyResourceList): ResourceMapping[] 
       kind: r.kind,
       resource: r.name,
       namespaced: r.namespaced,
+      ...(r.verbs ? { verbs: r.verbs } : {}),
     }));
 }
 
@@ -132,6 +142,23 @@ export class Discovery {
       );
     }
     return m;
+  }
+
+  /**
+   * Every namespaced resource the server can list, once per group and resource, at the version
+   * discovery gives first (the preferred one).
+   */
+  async namespacedLists(): Promise<ResourceMapping[]> {
+    await (this.loading ?? this.refresh());
+    const seen = new Set<string>();
+    const out: ResourceMapping[] = [];
+    for (const m of this.table.values()) {
+      const key = `${m.group}/${m.resource}`;
+      if (!m.namespaced || (m.verbs && !m.verbs.includes('list')) || seen.has(key)) continue;
+      seen.add(key);
+      out.push(m);
+    }
+    return out;
   }
 }
 

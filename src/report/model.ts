@@ -1,7 +1,10 @@
 import type { HealthResult } from '../kstatus/wait.js';
 import type { Problem } from './problems.js';
 import type { Mode } from '../settings.js';
-import type { Action, ChangeSetEntry } from '../ssa/changeset.js';
+import { countActions, type Action, type ChangeSetEntry } from '../ssa/changeset.js';
+
+/** A run's totals: the changeset's actions and the objects prune deleted (in a preview, would delete). */
+export type Counts = Record<Action, number> & { deleted: number };
 
 /** One run's outcome: the single value every report (log, summary, outputs, JSON) is rendered from. */
 export interface Report {
@@ -13,7 +16,7 @@ export interface Report {
   server: string;
   ok: boolean;
   changeset: ChangeSetEntry[];
-  counts: Record<Action, number>;
+  counts: Counts;
   durationMs: number;
   /** Each waited-for object's last status (wait: true or healthChecks), when health was checked. */
   health?: HealthResult[];
@@ -60,19 +63,33 @@ export interface RemovedKustomization {
   reason: string;
 }
 
-/** Drift: anything to create or configure, or an object that left Git still in the cluster (with prune). */
-export function driftFound(report: Pick<Report, 'counts' | 'pruned'>): boolean {
-  return hasChanges(report) || (report.pruned ?? []).some((p) => p.action === 'deleted');
-}
-
-/** True when the plan found anything to create or configure. */
-export function hasChanges(report: Pick<Report, 'counts'>): boolean {
-  return report.counts.created + report.counts.configured > 0;
+/**
+ * The totals of a changeset and its prune results. Only `deleted` prune results count: a skipped
+ * object stays, and a failed deletion fails the run.
+ */
+export function countReport(
+  changeset: readonly ChangeSetEntry[],
+  pruned: readonly Pick<PrunedObject, 'action'>[] = [],
+): Counts {
+  return { ...countActions(changeset), deleted: pruned.filter((p) => p.action === 'deleted').length };
 }
 
 /**
- * The exit code: 2 on error; 1 when changes were found and the mode reports rather than
- * corrects them (CLI `diff`, action `drift`); else 0.
+ * Drift: anything to create or configure, or an object that left Git still in the cluster (with
+ * prune: Flux's next reconciliation would delete it, so a pending prune is drift).
+ */
+export function driftFound(report: Pick<Report, 'counts'>): boolean {
+  return hasChanges(report);
+}
+
+/** True when the plan found anything to create, configure or delete. */
+export function hasChanges(report: Pick<Report, 'counts'>): boolean {
+  return report.counts.created + report.counts.configured + report.counts.deleted > 0;
+}
+
+/**
+ * The exit code: 2 on error; 1 when changes (deletions included) were found and the mode reports
+ * rather than corrects them (CLI `diff`, action `drift`); else 0.
  */
 export function exitCode(report: Pick<Report, 'ok' | 'counts' | 'drift'>, changesAreFindings: boolean): 0 | 1 | 2 {
   if (!report.ok) return 2;

@@ -4,16 +4,25 @@ import { renderDiff } from '../ssa/diff.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 
-/** One line per object, like Flux's "server-side apply" log, then a totals line. */
+/** One line per object, like Flux's "server-side apply" log, then the closing lines. */
 export function renderLines(report: Report): string[] {
   const lines = report.changeset.map((e) => `${e.subject} ${e.action}`);
   const dry = report.mode === 'apply' ? '' : ' (dry run)';
   for (const p of report.pruned ?? [])
     lines.push(`${p.subject} ${p.action}${p.action === 'deleted' ? dry : ''}${p.reason ? `: ${p.reason}` : ''}`);
-  for (const r of report.removed ?? [])
-    lines.push(`Kustomization ${r.kustomization} (removed from the repository) ${r.action}: ${r.reason}`);
-  const { created, configured, unchanged, skipped } = report.counts;
-  const totals = `${created} created, ${configured} configured, ${unchanged} unchanged${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
+  return [...lines, ...closingLines(report)];
+}
+
+/**
+ * What a run prints after its progress log, which already had a line per applied and per pruned
+ * object: the removed Kustomizations' results and the totals line.
+ */
+export function closingLines(report: Report): string[] {
+  const lines = (report.removed ?? []).map(
+    (r) => `Kustomization ${r.kustomization} (removed from the repository) ${r.action}: ${r.reason}`,
+  );
+  const { created, configured, unchanged, skipped, deleted } = report.counts;
+  const totals = `${created} created, ${configured} configured, ${unchanged} unchanged, ${deleted} deleted${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
   lines.push(
     report.ok
       ? `${VERB[report.mode]} ${report.path}: ${totals}`
@@ -24,7 +33,7 @@ export function renderLines(report: Report): string[] {
 
 /** The job summary: a headline, the totals, and a table of what changed (unchanged objects folded away). */
 export function renderSummary(report: Report): string {
-  const { created, configured, unchanged, skipped } = report.counts;
+  const { created, configured, unchanged, skipped, deleted } = report.counts;
   const icon = !report.ok ? '❌' : hasChanges(report) ? '🔄' : '✅';
   const out: string[] = [];
   out.push(`### ${icon} kustomize-reconcile: ${report.mode} \`${escapeCode(report.path)}\``);
@@ -34,14 +43,19 @@ export function renderSummary(report: Report): string {
     out.push('');
   }
   out.push(
-    `**${created}** created · **${configured}** configured · **${unchanged}** unchanged${skipped ? ` · **${skipped}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
+    `**${created}** created · **${configured}** configured · **${unchanged}** unchanged · **${deleted}** deleted${skipped ? ` · **${skipped}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
   );
   if (report.kustomizations?.length) {
-    out.push('', '| Kustomization | Result | Created | Configured | Unchanged |', '| --- | --- | ---: | ---: | ---: |');
+    out.push(
+      '',
+      '| Kustomization | Result | Created | Configured | Deleted | Unchanged |',
+      '| --- | --- | ---: | ---: | ---: | ---: |',
+    );
     for (const k of report.kustomizations) {
       const result = k.ok ? 'ok' : `❌ ${escapeText(k.error?.split('\n')[0] ?? 'failed')}`;
+      const c = k.counts;
       out.push(
-        `| \`${escapeCode(k.kustomization)}\` | ${result} | ${k.counts.created} | ${k.counts.configured} | ${k.counts.unchanged} |`,
+        `| \`${escapeCode(k.kustomization)}\` | ${result} | ${c.created} | ${c.configured} | ${c.deleted} | ${c.unchanged} |`,
       );
     }
   }
