@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClusterClient } from './cluster/client.js';
+import { isUnreachable } from './cluster/failure.js';
 import { Discovery } from './cluster/discovery.js';
 import { kubeconfigSecrets, loadKubeConfig } from './cluster/kubeconfig.js';
 import { remoteKubeConfig } from './cluster/remote.js';
@@ -236,13 +237,15 @@ async function reconcileMode(settings: Settings, hooks: Hooks): Promise<Report> 
   let levels: KustomizationSpec[][];
   let client: ClusterClient;
   try {
-    const kc = await loadKubeConfig(settings.kubeconfig, settings.context);
+    const kc = await loadKubeConfig(settings.kubeconfig, settings.context, {
+      execTimeoutMs: settings.clusterTimeouts.requestMs,
+    });
     kubeconfigSecrets(kc).forEach(hooks.secret);
     specs = await resolveSpecs(settings);
     checkSupported(specs, 'apply');
     if (settings.noCrossNamespaceRefs) refuseCrossNamespaceRefs(specs);
     levels = dependencyOrder(specs);
-    client = new ClusterClient(kc);
+    client = new ClusterClient(kc, { timeouts: settings.clusterTimeouts });
   } catch (err) {
     return emptyReport(settings, started, err instanceof Error ? err.message : String(err));
   }
@@ -270,6 +273,7 @@ async function reconcileAll(
   const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
   const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) => {
     const key = `${spec.namespace}/${spec.name}`;
+    if (client.unreachable) return skippedReport(settings, spec, 'skipped: the cluster could not be reached');
     const blocked = dependencyProblem(spec, byKey, done);
     if (blocked) {
       const reason = `skipped: ${blocked}`;
@@ -303,6 +307,7 @@ async function withRemoved(
   hooks: Hooks,
 ): Promise<Report> {
   let r: RemovalReport;
+  if (client.unreachable) return report;
   try {
     r = await handleRemoved(client, discovery, settings, specs, report.ok, hooks.log);
   } catch (err) {
@@ -392,7 +397,7 @@ async function reconcileTarget(
       hooks.log(line);
     });
     kubeconfigSecrets(kc).forEach(hooks.secret);
-    remote = new ClusterClient(kc);
+    remote = new ClusterClient(kc, { timeouts: settings.clusterTimeouts });
   } catch (err) {
     return { ...skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`), notes };
   }
@@ -529,6 +534,12 @@ async function reconcileOne(
     return finish(error);
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
+    // A cluster that cannot be reached is one error, not one per object or per step after it.
+    const unreachable = client.unreachable ?? management.unreachable;
+    if (unreachable) {
+      const notRecorded = apply && inventory.begun ? '\nThe inventory could not be updated either.' : '';
+      return finish(unreachable.message + notRecorded);
+    }
     problems = await locateProblems(
       settings.root,
       origins,
@@ -633,6 +644,7 @@ class InventoryRun {
       this.base = snap.record?.entries ?? [];
       this.leftover = snap.record?.pending ?? [];
     } catch (err) {
+      if (isUnreachable(err)) throw err;
       note(
         `The inventory ${this.store.namespace}/${this.store.name} could not be read, so the prune preview is empty: ${(err as Error).message}`,
       );
@@ -771,11 +783,21 @@ function combine(settings: Settings, reports: Report[], started: number, server:
     ...(health.length > 0 ? { health } : {}),
     ...(pruned.length > 0 ? { pruned } : {}),
     ...(problems.length > 0 ? { problems } : {}),
-    ...(failed.length > 0
-      ? { error: failed.map((r) => `Kustomization ${r.kustomization}: ${r.error ?? 'failed'}`).join('\n') }
-      : {}),
+    ...(failed.length > 0 ? { error: combinedError(failed) } : {}),
     kustomizations: reports,
   };
+}
+
+/** The failed Kustomizations' errors, each text once: Kustomizations that failed alike share a line. */
+function combinedError(failed: readonly Report[]): string {
+  const byError = new Map<string, string[]>();
+  for (const r of failed) {
+    const error = r.error ?? 'failed';
+    byError.set(error, [...(byError.get(error) ?? []), r.kustomization]);
+  }
+  return [...byError]
+    .map(([error, names]) => `Kustomization${names.length > 1 ? 's' : ''} ${names.join(', ')}: ${error}`)
+    .join('\n');
 }
 
 /**

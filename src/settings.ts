@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { parseDuration } from './spec/parse.js';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
+import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './cluster/timeouts.js';
 import { splitPatterns } from './spec/load.js';
 import { maskLines } from './sops/keys.js';
 import { parseVarsInput } from './substitute/variables.js';
@@ -80,6 +81,8 @@ export interface Settings {
   /** How long to wait for another run's lock on a Kustomization; and how long a lock lasts unrenewed. */
   lockTimeoutMs: number;
   lockLeaseMs: number;
+  /** connect-timeout and request-timeout: how long connecting to the cluster and one request may take. */
+  clusterTimeouts: ClusterTimeouts;
   /** This run, as the inventory records it and a waiting run sees it. */
   run: RunInfo;
 }
@@ -179,6 +182,8 @@ export function readActionSettings(
     comment: input('comment'),
     checkRun: input('check-run'),
     lockTimeout: input('lock-timeout'),
+    connectTimeout: input('connect-timeout'),
+    requestTimeout: input('request-timeout'),
     run: runInfo(env),
   });
 }
@@ -252,6 +257,8 @@ export interface RawSettings {
   checkRun?: string | boolean;
   lockTimeout?: string;
   lockLeaseMs?: number;
+  connectTimeout?: string;
+  requestTimeout?: string;
   run?: RunInfo;
 }
 
@@ -359,6 +366,10 @@ export function normalize(raw: RawSettings): Settings {
     },
     lockTimeoutMs: parseDurationInput(raw.lockTimeout, 'lock-timeout', DEFAULTS.lockTimeoutMs),
     lockLeaseMs: raw.lockLeaseMs ?? DEFAULTS.lockLeaseMs,
+    clusterTimeouts: {
+      connectMs: positiveDuration(raw.connectTimeout, 'connect-timeout', DEFAULT_TIMEOUTS.connectMs),
+      requestMs: positiveDuration(raw.requestTimeout, 'request-timeout', DEFAULT_TIMEOUTS.requestMs),
+    },
     run: raw.run ?? runInfo({}),
   };
 }
@@ -379,6 +390,12 @@ function parseDurationInput(value: string | undefined, name: string, def: number
   if (v === '') return def;
   const ms = parseDuration(v);
   if (ms === undefined || ms < 0) throw new Error(`${name} must be a duration such as 90s or 10m; got "${v}"`);
+  return ms;
+}
+
+function positiveDuration(value: string | undefined, name: string, def: number): number {
+  const ms = parseDurationInput(value, name, def);
+  if (ms === 0) throw new Error(`${name} must be longer than 0, such as 5s or 1m; got "${value?.trim()}"`);
   return ms;
 }
 

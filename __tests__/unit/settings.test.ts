@@ -45,6 +45,7 @@ describe('normalize', () => {
       noCrossNamespaceRefs: false,
       lockTimeoutMs: 600_000,
       lockLeaseMs: 30_000,
+      clusterTimeouts: { connectMs: 10_000, requestMs: 60_000 },
       run: { holder: expect.stringMatching(/ pid \d+$/) as string },
     });
   });
@@ -69,6 +70,8 @@ describe('normalize', () => {
     [{ defaultServiceAccount: 'Deployer!' }, 'default-service-account must be a ServiceAccount name'],
     [{ noCrossNamespaceRefs: 'maybe' }, 'no-cross-namespace-refs must be true or false; got "maybe"'],
     [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
+    [{ connectTimeout: 'fast' }, 'connect-timeout must be a duration such as 90s or 10m; got "fast"'],
+    [{ requestTimeout: '0s' }, 'request-timeout must be longer than 0, such as 5s or 1m; got "0s"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);
   });
@@ -101,6 +104,8 @@ describe('readActionSettings', () => {
         'prune-max-share': '20%',
         'allow-large-prune': 'true',
         'lock-timeout': '90s',
+        'connect-timeout': '3s',
+        'request-timeout': '2m',
       }),
       {
         GITHUB_WORKSPACE: '/ws',
@@ -117,6 +122,7 @@ describe('readActionSettings', () => {
       pruneMaxShare: 0.2,
       allowLargePrune: true,
       lockTimeoutMs: 90_000,
+      clusterTimeouts: { connectMs: 3_000, requestMs: 120_000 },
       run: {
         revision: 'abc123',
         source: 'org/repo',
