@@ -109,6 +109,35 @@ describe('a refused port', () => {
   });
 });
 
+describe('several Kustomizations and a refused port', () => {
+  it('shows the connection error once for all of them', async () => {
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as net.AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const files: Record<string, string> = {};
+    for (const n of names) {
+      files[`${n}/cm.yaml`] =
+        `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${n}, namespace: default}\ndata: {a: b}\n`;
+      files[`ks/${n}.yaml`] =
+        `apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: ${n}, namespace: flux-system}\n` +
+        `spec:\n  interval: 10m\n  prune: false\n  path: ./${n}\n  sourceRef: {kind: GitRepository, name: repo}\n`;
+    }
+    const root = await writeTree(files);
+    const kc = await kubeconfig(root, `https://127.0.0.1:${port}`);
+    for (const command of ['diff', 'apply']) {
+      const run = await runNode(
+        'dist/cli.js',
+        [command, '--kustomizations', 'ks/*.yaml', '--kubeconfig', kc, '--kustomize-path', KUSTOMIZE],
+        { cwd: root },
+      );
+      expect(run.code, run.stdout + run.stderr).toBe(2);
+      expect(occurrences(run, `ECONNREFUSED 127.0.0.1:${port}`), run.stdout + run.stderr).toBe(1);
+    }
+  });
+});
+
 describe('exec credential plugins', () => {
   it('stops a plugin that never returns, naming the user and the command', async () => {
     const root = await tree();
