@@ -9,6 +9,7 @@ import {
   TimeoutError,
 } from '../../src/cluster/failure.js';
 import { formatDuration } from '../../src/cluster/timeouts.js';
+import { apiErrorFrom } from '../../src/cluster/errors.js';
 
 const errno = (code: string, message = `${code} happened`) => Object.assign(new Error(message), { code });
 const timeouts = { connectMs: 2000, requestMs: 30_000 };
@@ -140,5 +141,30 @@ describe('formatDuration', () => {
     [90_000, '90s'],
   ])('%i ms → %s', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
+  });
+});
+
+describe('apiErrorFrom', () => {
+  const status = (message: string) => JSON.stringify({ kind: 'Status', reason: 'Invalid', message });
+  it.each<[string, number, string, string]>([
+    ['a Status', 422, status('name: Invalid value'), 'PATCH /x: name: Invalid value'],
+    ['a short text body', 502, 'Bad Gateway\n', 'PATCH /x: HTTP 502: Bad Gateway'],
+    ['an empty body', 503, '', 'PATCH /x: HTTP 503'],
+    [
+      'a long HTML page, cut with a count',
+      502,
+      `<html>${'x'.repeat(1000)}</html>`,
+      `PATCH /x: HTTP 502: <html>${'x'.repeat(294)} [… 713 more characters left out]`,
+    ],
+    [
+      'a huge Status message, cut with a count',
+      422,
+      status('y'.repeat(50_000)),
+      `PATCH /x: ${'y'.repeat(10_000)} [… 40,000 more characters left out]`,
+    ],
+  ])('%s', (_, code, body, message) => {
+    const err = apiErrorFrom(code, body, 'PATCH /x');
+    expect(err.status).toBe(code);
+    expect(err.message).toBe(message);
   });
 });
