@@ -57,6 +57,15 @@ describe('failureText', () => {
       'connect ECONNREFUSED 127.0.0.1:1 (5 attempts)',
     ],
     [
+      "an untrusted certificate, without Node's advice about system CAs",
+      errno(
+        'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+        'unable to verify the first certificate; if the root CA is installed locally, try running Node.js with --use-system-ca',
+      ),
+      1,
+      "unable to verify the first certificate: the server's certificate is not trusted; check the cluster's certificate-authority-data (or certificate-authority) and tls-server-name in the kubeconfig",
+    ],
+    [
       'an untrusted certificate, with what to check',
       errno('UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'unable to verify the first certificate'),
       1,

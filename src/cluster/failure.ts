@@ -79,8 +79,9 @@ export function failureText(err: unknown, attempts: number, timeouts: ClusterTim
   } else {
     const e = err as NodeJS.ErrnoException;
     const message = e.message || e.code || String(err);
+    // Node's own advice (--use-system-ca) is not what fixes a kubeconfig.
     text = UNTRUSTED_CODES.has(e.code ?? '')
-      ? `${message}: the server's certificate is not trusted; check the cluster's certificate-authority-data (or certificate-authority) and tls-server-name in the kubeconfig`
+      ? `${message.replace(/; if the root CA is installed locally.*$/s, '')}: the server's certificate is not trusted; check the cluster's certificate-authority-data (or certificate-authority) and tls-server-name in the kubeconfig`
       : `${message}${tries}`;
   }
   return truncate(text);
