@@ -736,7 +736,10 @@ class InventoryRun {
   }
 
   async release(): Promise<void> {
-    await this.held?.release();
+    // A cluster that cannot be reached keeps the lease until it expires; the run's error says why.
+    await this.held?.release().catch((err: unknown) => {
+      if (!isUnreachable(err)) throw err;
+    });
   }
 }
 

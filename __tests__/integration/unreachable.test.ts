@@ -7,7 +7,11 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { kubeconfigPath, runNode, writeTree, type RunResult } from '../helpers/cluster.js';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { reconcile } from '../../src/reconcile.js';
+import { normalize } from '../../src/settings.js';
+import { freshNamespace, kubeconfigPath, runNode, writeTree, type RunResult } from '../helpers/cluster.js';
+import { faultProxySuite, on, type FaultProxy } from '../helpers/fault-proxy.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 /** A tree with a Namespace and three ConfigMaps in it (two apply stages' worth of objects). */
@@ -244,5 +248,35 @@ describe('a kubeconfig whose context names a user it does not have', () => {
       `kubeconfig ${kc}: context "${doc['current-context']}" names user "nobody", which is not in its users list`,
     );
     expect(run.stdout + run.stderr).not.toContain('unable to verify');
+  });
+});
+
+describe('a connection that breaks on every apply, through a fault proxy', () => {
+  let client: ClusterClient;
+  let proxy: FaultProxy;
+  faultProxySuite((c, p) => {
+    client = c;
+    proxy = p;
+  });
+
+  it('fails the run with one error after the retries, and still returns its report', async () => {
+    const ns = await freshNamespace(client, 'reset');
+    // A path of its own: the run cannot release its lock, which then expires, and no other test waits for it.
+    const root = await writeTree({
+      [`${ns}/cm.yaml`]: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${ns}\ndata:\n  a: "1"\n`,
+    });
+    const path = `/api/v1/namespaces/${ns}/configmaps/settings`;
+    proxy.setRules([{ match: on('PATCH', path, { dryRun: false }), fault: { reset: true } }]);
+    const settings = normalize({
+      kubeconfig: { kind: 'path', path: proxy.kubeconfig },
+      root,
+      path: ns,
+      kustomizeBin: KUSTOMIZE,
+    });
+    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    expect(report.ok).toBe(false);
+    expect(report.error).toMatch(new RegExp(`^PATCH ${path} to ${proxy.url}: .*\\(5 attempts\\)`));
+    expect(report.error?.split(`PATCH ${path}`)).toHaveLength(2);
+    expect(proxy.requests.filter((r) => r.method === 'PATCH' && r.status === 'reset')).toHaveLength(5);
   });
 });
