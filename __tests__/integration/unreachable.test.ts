@@ -90,6 +90,14 @@ describe('a server that accepts connections and never answers', () => {
     expect(run.stdout + run.stderr).toContain(url);
   });
 
+  it('names the request timeout when it runs out before the connect timeout', async () => {
+    const root = await tree();
+    const kc = await kubeconfig(root, url);
+    const run = await cli(root, kc, 'diff', '--connect-timeout', '30s', '--request-timeout', '2s');
+    expect(run.code, run.stdout + run.stderr).toBe(2);
+    expect(occurrences(run, 'could not connect within 2s (request-timeout)'), run.stdout + run.stderr).toBe(1);
+  });
+
   it('fails with the request timeout when the connection opens but no answer comes (plain http)', async () => {
     const root = await tree();
     const kc = await kubeconfig(root, url.replace('https:', 'http:'));

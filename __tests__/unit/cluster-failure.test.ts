@@ -19,9 +19,10 @@ describe('retryable', () => {
     ['a refused connection', errno('ECONNREFUSED'), 1, true],
     ['a reset connection', errno('ECONNRESET'), 4, true],
     ['a refused connection on the last attempt', errno('ECONNREFUSED'), 5, false],
-    ['a connect timeout, first attempt', new TimeoutError('connect', 2000), 1, true],
-    ['a connect timeout, second attempt', new TimeoutError('connect', 2000), 2, false],
-    ['a request timeout', new TimeoutError('request', 30_000), 1, false],
+    ['a connect timeout, first attempt', new TimeoutError('connect-timeout', 2000, false), 1, true],
+    ['a connect timeout, second attempt', new TimeoutError('connect-timeout', 2000, false), 2, false],
+    ['a request timeout', new TimeoutError('request-timeout', 30_000, true), 1, false],
+    ['a request timeout while connecting', new TimeoutError('request-timeout', 30_000, false), 1, false],
     ['a credential failure', new CredentialError('plugin failed'), 1, false],
     ['an untrusted certificate', errno('UNABLE_TO_VERIFY_LEAF_SIGNATURE'), 1, false],
     ['an unknown host', errno('ENOTFOUND'), 1, false],
@@ -34,15 +35,27 @@ describe('failureText', () => {
   it.each<[string, unknown, number, string]>([
     [
       'a connect timeout after two attempts',
-      new TimeoutError('connect', 2000),
+      new TimeoutError('connect-timeout', 2000, false),
       2,
       'could not connect within 2s (connect-timeout) (2 attempts): check the server address in the kubeconfig and that the API server can be reached from here',
     ],
     [
       'a request timeout',
-      new TimeoutError('request', 30_000),
+      new TimeoutError('request-timeout', 30_000, true),
       1,
       'no answer within 30s (request-timeout): the API server accepted the connection but did not answer',
+    ],
+    [
+      'a request timeout on a retry, shown as set',
+      new TimeoutError('request-timeout', 12_000, true),
+      3,
+      'no answer within 30s (request-timeout) (3 attempts): the API server accepted the connection but did not answer',
+    ],
+    [
+      'a request timeout that ran out while connecting',
+      new TimeoutError('request-timeout', 30_000, false),
+      1,
+      'could not connect within 30s (request-timeout): check the server address in the kubeconfig and that the API server can be reached from here',
     ],
     [
       'a credential failure, as it is',

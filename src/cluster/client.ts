@@ -186,21 +186,27 @@ export class ClusterClient {
       // The whole request (connecting, sending, the answer) ends by the deadline.
       const overall = setTimeout(
         () => {
-          stop(new TimeoutError('request', this.timeouts.requestMs));
+          stop(new TimeoutError('request-timeout', this.timeouts.requestMs, connected));
         },
         Math.max(0, deadline - Date.now()),
       );
       // A new connection (not one kept alive) must be open, TLS included, within connect-timeout.
+      let connected = false;
       req.on('socket', (socket) => {
-        if (!socket.connecting) return;
+        if (!socket.connecting) {
+          connected = true;
+          return;
+        }
         const timer = setTimeout(() => {
-          stop(new TimeoutError('connect', connectMs));
+          stop(new TimeoutError('connect-timeout', connectMs, false));
         }, connectMs);
-        const connected = () => {
+        socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {
+          connected = true;
           clearTimeout(timer);
-        };
-        socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', connected);
-        socket.once('close', connected);
+        });
+        socket.once('close', () => {
+          clearTimeout(timer);
+        });
       });
       const untrack = this.breaker.track(stop);
       req.on('close', () => {

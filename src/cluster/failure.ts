@@ -23,16 +23,18 @@ const UNTRUSTED_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-/** A request stopped by a timeout: connecting (TCP and TLS) or the whole request. */
+/**
+ * A request stopped by a timeout: `setting` is the one that ran out (connect-timeout for opening a
+ * connection, request-timeout for the whole request), `connected` whether a connection was open.
+ */
 export class TimeoutError extends Error {
   readonly code = 'KR_TIMEOUT';
   constructor(
-    readonly phase: 'connect' | 'request',
+    readonly setting: 'connect-timeout' | 'request-timeout',
     readonly ms: number,
+    readonly connected: boolean,
   ) {
-    super(
-      phase === 'connect' ? `could not connect within ${formatDuration(ms)}` : `no answer within ${formatDuration(ms)}`,
-    );
+    super(connected ? `no answer within ${formatDuration(ms)}` : `could not connect within ${formatDuration(ms)}`);
     this.name = 'TimeoutError';
   }
 }
@@ -61,7 +63,7 @@ export function isUnreachable(err: unknown): err is ClusterUnreachableError {
 export function retryable(err: unknown, attempt: number): boolean {
   if (attempt >= MAX_ATTEMPTS || err instanceof CredentialError) return false;
   // A server that did not take a connection within connect-timeout gets one more chance, not four.
-  if (err instanceof TimeoutError) return err.phase === 'connect' && attempt < 2;
+  if (err instanceof TimeoutError) return err.setting === 'connect-timeout' && attempt < 2;
   return RETRY_CODES.has((err as NodeJS.ErrnoException).code ?? '');
 }
 
@@ -70,10 +72,11 @@ export function failureText(err: unknown, attempts: number, timeouts: ClusterTim
   const tries = attempts > 1 ? ` (${attempts} attempts)` : '';
   let text: string;
   if (err instanceof TimeoutError) {
-    text =
-      err.phase === 'connect'
-        ? `could not connect within ${formatDuration(err.ms)} (connect-timeout)${tries}: check the server address in the kubeconfig and that the API server can be reached from here`
-        : `no answer within ${formatDuration(timeouts.requestMs)} (request-timeout)${tries}: the API server accepted the connection but did not answer`;
+    // The request timeout is shown as set, though a retry's share of it was less.
+    const within = `within ${formatDuration(err.setting === 'request-timeout' ? timeouts.requestMs : err.ms)} (${err.setting})${tries}`;
+    text = err.connected
+      ? `no answer ${within}: the API server accepted the connection but did not answer`
+      : `could not connect ${within}: check the server address in the kubeconfig and that the API server can be reached from here`;
   } else if (err instanceof CredentialError) {
     text = err.message;
   } else {
