@@ -288,3 +288,26 @@ describe('a connection that breaks on every apply, through a fault proxy', () =>
     expect(proxy.requests.filter((r) => r.method === 'PATCH' && r.status === 'reset')).toHaveLength(5);
   });
 });
+
+describe('credentials the cluster does not accept', () => {
+  it('fail the run once, naming the kubeconfig user', async () => {
+    const doc = parse(await readFile(kubeconfigPath(), 'utf8')) as {
+      contexts: { name: string; context: { user: string } }[];
+      users: { name: string; user: Record<string, unknown> }[];
+      'current-context': string;
+    };
+    const userName = doc.contexts.find((c) => c.name === doc['current-context'])!.context.user;
+    for (const u of doc.users) if (u.name === userName) u.user = { token: 'not-a-token-the-cluster-knows' };
+    const root = await tree();
+    const kc = join(root, 'kubeconfig');
+    await writeFile(kc, stringify(doc));
+    for (const command of ['diff', 'apply']) {
+      const run = await cli(root, kc, command);
+      expect(run.code, run.stdout + run.stderr).toBe(2);
+      const message = `Unauthorized: the API server did not accept the credentials of kubeconfig user "${userName}"`;
+      expect(occurrences(run, message), run.stdout + run.stderr).toBe(1);
+      expect(occurrences(run, 'Unauthorized'), run.stdout + run.stderr).toBe(1);
+      expect(run.stdout + run.stderr).not.toContain('not-a-token-the-cluster-knows');
+    }
+  });
+});

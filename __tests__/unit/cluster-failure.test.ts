@@ -7,6 +7,7 @@ import {
   failureText,
   retryable,
   TimeoutError,
+  unauthorizedText,
 } from '../../src/cluster/failure.js';
 import { formatDuration } from '../../src/cluster/timeouts.js';
 import { apiErrorFrom } from '../../src/cluster/errors.js';
@@ -188,5 +189,22 @@ describe('apiErrorFrom', () => {
     const err = apiErrorFrom(code, body, 'PATCH /x');
     expect(err.status).toBe(code);
     expect(err.message).toBe(message);
+  });
+});
+
+describe('unauthorizedText', () => {
+  it.each<[string, string | undefined, string]>([
+    [
+      'a named user',
+      'admin',
+      'Unauthorized: the API server did not accept the credentials of kubeconfig user "admin": check that its token, client certificate or exec plugin is current and meant for this cluster',
+    ],
+    [
+      'no user',
+      undefined,
+      "Unauthorized: the API server does not accept anonymous requests, and the kubeconfig's context names no user: add a user with credentials",
+    ],
+  ])('%s', (_, user, expected) => {
+    expect(unauthorizedText('Unauthorized', user)).toBe(expected);
   });
 });

@@ -4,7 +4,15 @@ import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { TLSSocket } from 'node:tls';
 import { apiErrorFrom } from './errors.js';
-import { Breaker, CredentialError, failureText, MAX_ATTEMPTS, retryable, TimeoutError } from './failure.js';
+import {
+  Breaker,
+  CredentialError,
+  failureText,
+  MAX_ATTEMPTS,
+  retryable,
+  TimeoutError,
+  unauthorizedText,
+} from './failure.js';
 import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './timeouts.js';
 
 export interface RequestOptions {
@@ -107,6 +115,11 @@ export class ClusterClient {
         return (body === '' ? undefined : JSON.parse(body)) as T;
       }
       const err = apiErrorFrom(status, body, what);
+      // Credentials the server does not accept fail every request alike: one error for the run.
+      if (status === 401) {
+        const text = unauthorizedText(err.message.slice(what.length + 2), this.kc.getCurrentUser()?.name);
+        throw this.breaker.trip(new Error(`${what} to ${this.server}: ${text}`, { cause: err }));
+      }
       const wait = retryAfter ?? backoff(attempt);
       if (
         !RETRY_STATUS.has(status) ||

@@ -47,7 +47,10 @@ export class CredentialError extends Error {
   }
 }
 
-/** The cluster could not be reached; every request of the client after the first fails with this message. */
+/**
+ * The cluster could not be reached, or did not accept the credentials; every request of the client
+ * after the first fails with this message.
+ */
 export class ClusterUnreachableError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
@@ -88,6 +91,16 @@ export function failureText(err: unknown, attempts: number, timeouts: ClusterTim
       : `${message}${tries}`;
   }
   return truncate(text);
+}
+
+/**
+ * What a 401 means, after the API server's own word (`Unauthorized`): the credentials of the
+ * kubeconfig user `user` (undefined: none, anonymous) were not accepted.
+ */
+export function unauthorizedText(serverMessage: string, user: string | undefined): string {
+  return user === undefined
+    ? `${serverMessage}: the API server does not accept anonymous requests, and the kubeconfig's context names no user: add a user with credentials`
+    : `${serverMessage}: the API server did not accept the credentials of kubeconfig user ${JSON.stringify(user)}: check that its token, client certificate or exec plugin is current and meant for this cluster`;
 }
 
 /**
