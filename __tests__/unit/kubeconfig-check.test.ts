@@ -223,6 +223,15 @@ describe('kubeconfigProblem', () => {
       'kubeconfig /k/config: user "u" (of context "ctx") has an exec section without command: set exec.command to the credential plugin to run',
     ],
     [
+      'an exec plugin that always needs a terminal',
+      doc((d) => {
+        d.users[0]!['user'] = {
+          exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'kubelogin', interactiveMode: 'Always' },
+        };
+      }),
+      'kubeconfig /k/config: user "u" (of context "ctx") has an exec plugin with interactiveMode: Always, which needs a terminal, and this run has none: set interactiveMode to IfAvailable or Never, with a plugin that can log in without one',
+    ],
+    [
       'a token-file that cannot be read',
       doc((d) => {
         d.users[0]!['user'] = { 'token-file': '/k/token' };

@@ -118,6 +118,9 @@ export function kubeconfigProblem(
     if (typeof command !== 'string' || command.trim() === '') {
       return `${at}: ${theUser} has an exec section without command: set exec.command to the credential plugin to run`;
     }
+    if (record(exec)['interactiveMode'] === 'Always') {
+      return `${at}: ${theUser} has an exec plugin with interactiveMode: Always, which needs a terminal, and this run has none: set interactiveMode to IfAvailable or Never, with a plugin that can log in without one`;
+    }
   }
   return undefined;
 }
