@@ -273,13 +273,13 @@ async function reconcileAll(
   const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
   const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) => {
     const key = `${spec.namespace}/${spec.name}`;
-    if (client.unreachable) return skippedReport(settings, spec, 'skipped: the cluster could not be reached');
     const blocked = dependencyProblem(spec, byKey, done);
     if (blocked) {
       const reason = `skipped: ${blocked}`;
       hooks.log(`[${key}] ${reason}`);
       return skippedReport(settings, spec, reason);
     }
+    if (client.unreachable) return skippedReport(settings, spec, 'skipped: the cluster could not be reached');
     hooks.log(`[${key}] reconciling ${spec.path}`);
     const prefixed: Hooks = {
       log: (l) => {

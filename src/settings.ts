@@ -151,6 +151,8 @@ export function readActionSettings(
     mode: input('mode'),
     kubeconfig,
     context: input('context'),
+    connectTimeout: input('connect-timeout'),
+    requestTimeout: input('request-timeout'),
     root,
     path: input('path'),
     kustomizations: splitPatterns(input('kustomizations')),
@@ -182,8 +184,6 @@ export function readActionSettings(
     comment: input('comment'),
     checkRun: input('check-run'),
     lockTimeout: input('lock-timeout'),
-    connectTimeout: input('connect-timeout'),
-    requestTimeout: input('request-timeout'),
     run: runInfo(env),
   });
 }
@@ -332,6 +332,10 @@ export function normalize(raw: RawSettings): Settings {
     mode,
     kubeconfig: raw.kubeconfig,
     ...(raw.context?.trim() ? { context: raw.context.trim() } : {}),
+    clusterTimeouts: {
+      connectMs: positiveDuration(raw.connectTimeout, 'connect-timeout', DEFAULT_TIMEOUTS.connectMs),
+      requestMs: positiveDuration(raw.requestTimeout, 'request-timeout', DEFAULT_TIMEOUTS.requestMs),
+    },
     root: resolve(raw.root),
     path,
     kustomizations,
@@ -366,10 +370,6 @@ export function normalize(raw: RawSettings): Settings {
     },
     lockTimeoutMs: parseDurationInput(raw.lockTimeout, 'lock-timeout', DEFAULTS.lockTimeoutMs),
     lockLeaseMs: raw.lockLeaseMs ?? DEFAULTS.lockLeaseMs,
-    clusterTimeouts: {
-      connectMs: positiveDuration(raw.connectTimeout, 'connect-timeout', DEFAULT_TIMEOUTS.connectMs),
-      requestMs: positiveDuration(raw.requestTimeout, 'request-timeout', DEFAULT_TIMEOUTS.requestMs),
-    },
     run: raw.run ?? runInfo({}),
   };
 }

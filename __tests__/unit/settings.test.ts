@@ -21,6 +21,7 @@ describe('normalize', () => {
     expect(normalize(base)).toEqual({
       mode: 'apply',
       kubeconfig: { kind: 'default' },
+      clusterTimeouts: { connectMs: 10_000, requestMs: 60_000 },
       root: '/ws',
       path: '.',
       kustomizations: [],
@@ -45,12 +46,13 @@ describe('normalize', () => {
       noCrossNamespaceRefs: false,
       lockTimeoutMs: 600_000,
       lockLeaseMs: 30_000,
-      clusterTimeouts: { connectMs: 10_000, requestMs: 60_000 },
       run: { holder: expect.stringMatching(/ pid \d+$/) as string },
     });
   });
   it.each([
     [{ mode: 'sync' }, 'mode must be one of apply, preview, drift; got "sync"'],
+    [{ connectTimeout: 'fast' }, 'connect-timeout must be a duration such as 90s or 10m; got "fast"'],
+    [{ requestTimeout: '0s' }, 'request-timeout must be longer than 0, such as 5s or 1m; got "0s"'],
     [{ concurrency: '0' }, 'concurrency must be a whole number from 1 to 64; got "0"'],
     [{ concurrency: 'many' }, 'concurrency must be a whole number from 1 to 64; got "many"'],
     [{ fieldManager: 'x'.repeat(129) }, 'field-manager must be at most 128 characters'],
@@ -70,8 +72,6 @@ describe('normalize', () => {
     [{ defaultServiceAccount: 'Deployer!' }, 'default-service-account must be a ServiceAccount name'],
     [{ noCrossNamespaceRefs: 'maybe' }, 'no-cross-namespace-refs must be true or false; got "maybe"'],
     [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
-    [{ connectTimeout: 'fast' }, 'connect-timeout must be a duration such as 90s or 10m; got "fast"'],
-    [{ requestTimeout: '0s' }, 'request-timeout must be longer than 0, such as 5s or 1m; got "0s"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);
   });
