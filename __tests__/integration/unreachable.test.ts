@@ -10,7 +10,7 @@ import { parse, stringify } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { reconcile } from '../../src/reconcile.js';
 import { normalize } from '../../src/settings.js';
-import { freshNamespace, kubeconfigPath, runNode, writeTree, type RunResult } from '../helpers/cluster.js';
+import { eventually, freshNamespace, kubeconfigPath, runNode, writeTree, type RunResult } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy } from '../helpers/fault-proxy.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
@@ -164,11 +164,17 @@ describe('exec credential plugins', () => {
     expect(occurrences(run, message), run.stdout + run.stderr).toBe(1);
     // The plugin's own children were stopped with it (gone, or a zombie nobody reaped yet).
     const pid = Number(await readFile(pidFile, 'utf8'));
-    const state = await readFile(`/proc/${pid}/stat`, 'utf8').then(
-      (stat) => stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3),
-      () => 'gone',
-    );
-    expect(['gone', 'Z']).toContain(state);
+    const state = () =>
+      readFile(`/proc/${pid}/stat`, 'utf8').then(
+        (stat) => stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3),
+        () => 'gone',
+      );
+    // The kill is sent before the CLI exits; the kernel may take a moment to carry it out.
+    await eventually('the plugin child to be stopped', 5000, async () => {
+      const s = await state();
+      return s === 'gone' || s === 'Z' ? s : undefined;
+    });
+    expect(['gone', 'Z']).toContain(await state());
   });
 
   it('shows the stderr of a plugin that exits 1', async () => {
