@@ -63,6 +63,9 @@ flags:
                          a Kustomization file that is gone: report its objects as orphaned, or
                          apply its deletionPolicy (default report)
   --lock-timeout D       how long to wait for another run's lock (default 10m)
+  --connect-timeout D    how long connecting to the cluster may take (default 10s)
+  --request-timeout D    how long one request may take, retries included; also bounds an exec
+                         credential plugin (default 60s)
   --output text|json     json prints the report value (default text)
   -h, --help             show this help`;
 
@@ -103,6 +106,8 @@ export async function main(argv: string[]): Promise<number> {
         'prune-max-share': { type: 'string' },
         'allow-large-prune': { type: 'boolean' },
         'lock-timeout': { type: 'string' },
+        'connect-timeout': { type: 'string' },
+        'request-timeout': { type: 'string' },
         'removed-kustomizations': { type: 'string' },
         output: { type: 'string', default: 'text' },
         help: { type: 'boolean', short: 'h' },
@@ -160,6 +165,8 @@ export async function main(argv: string[]): Promise<number> {
       pruneMaxShare: values['prune-max-share'],
       allowLargePrune: values['allow-large-prune'] ?? false,
       lockTimeout: values['lock-timeout'],
+      connectTimeout: values['connect-timeout'],
+      requestTimeout: values['request-timeout'],
       removedKustomizations: values['removed-kustomizations'],
       run: runInfo(process.env, { root, ...(await gitRemote(root)) }),
     });
@@ -211,7 +218,12 @@ async function buildCommand(settings: Settings, opts: { json: boolean; showSecre
   const client =
     settings.kubeconfig.kind === 'default'
       ? undefined
-      : new ClusterClient(await loadKubeConfig(settings.kubeconfig, settings.context));
+      : new ClusterClient(
+          await loadKubeConfig(settings.kubeconfig, settings.context, {
+            execTimeoutMs: settings.clusterTimeouts.requestMs,
+          }),
+          { timeouts: settings.clusterTimeouts },
+        );
   const results: { kustomization: string; objects: KubeObject[] }[] = [];
   try {
     for (const spec of specs) {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClusterClient } from './cluster/client.js';
+import { isUnreachable } from './cluster/failure.js';
 import { Discovery } from './cluster/discovery.js';
 import { kubeconfigSecrets, loadKubeConfig } from './cluster/kubeconfig.js';
 import { remoteKubeConfig } from './cluster/remote.js';
@@ -271,14 +272,16 @@ async function reconcileMode(settings: Settings, hooks: Hooks): Promise<Report> 
   let sources: Map<string, SourceVerdict>;
   let client: ClusterClient;
   try {
-    const kc = await loadKubeConfig(settings.kubeconfig, settings.context);
+    const kc = await loadKubeConfig(settings.kubeconfig, settings.context, {
+      execTimeoutMs: settings.clusterTimeouts.requestMs,
+    });
     kubeconfigSecrets(kc).forEach(hooks.secret);
     specs = await resolveSpecs(settings);
     checkSupported(specs, 'apply');
     if (settings.noCrossNamespaceRefs) refuseCrossNamespaceRefs(specs);
     levels = dependencyOrder(specs);
     sources = await checkSources(settings, specs, hooks.log);
-    client = new ClusterClient(kc);
+    client = new ClusterClient(kc, { timeouts: settings.clusterTimeouts });
   } catch (err) {
     return emptyReport(settings, started, err instanceof Error ? err.message : String(err));
   }
@@ -325,6 +328,7 @@ async function reconcileAll(
       hooks.log(`[${key}] ${reason}`);
       return skippedReport(settings, spec, reason);
     }
+    if (client.unreachable) return skippedReport(settings, spec, 'skipped: the cluster could not be reached');
     hooks.log(`[${key}] reconciling ${spec.path}`);
     const prefixed: Hooks = {
       log: (l) => {
@@ -352,6 +356,7 @@ async function withRemoved(
   hooks: Hooks,
 ): Promise<Report> {
   let r: RemovalReport;
+  if (client.unreachable) return report;
   try {
     r = await handleRemoved(client, discovery, settings, specs, report.ok, hooks.log);
   } catch (err) {
@@ -442,7 +447,7 @@ async function reconcileTarget(
       hooks.log(line);
     });
     kubeconfigSecrets(kc).forEach(hooks.secret);
-    remote = new ClusterClient(kc);
+    remote = new ClusterClient(kc, { timeouts: settings.clusterTimeouts });
   } catch (err) {
     return { ...skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`), notes };
   }
@@ -594,6 +599,12 @@ async function reconcileOne(
     return finish(error);
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
+    // A cluster that cannot be reached is one error, not one per object or per step after it.
+    const unreachable = client.unreachable ?? management.unreachable;
+    if (unreachable) {
+      const notRecorded = apply && inventory.begun ? '\nThe inventory could not be updated either.' : '';
+      return finish(unreachable.message + notRecorded);
+    }
     problems = await locateProblems(
       settings.root,
       origins,
@@ -769,6 +780,7 @@ class InventoryRun {
     try {
       record = (await this.store.read()).record ?? (await this.adoptLegacy(note));
     } catch (err) {
+      if (isUnreachable(err)) throw err;
       note(
         `The inventory ${this.store.namespace}/${this.store.name} could not be read, so the prune preview is empty: ${(err as Error).message}`,
       );
@@ -885,7 +897,10 @@ class InventoryRun {
   }
 
   async release(): Promise<void> {
-    await this.held?.release();
+    // A cluster that cannot be reached keeps the lease until it expires; the run's error says why.
+    await this.held?.release().catch((err: unknown) => {
+      if (!isUnreachable(err)) throw err;
+    });
   }
 }
 
@@ -932,11 +947,21 @@ function combine(settings: Settings, reports: Report[], started: number, server:
     ...(health.length > 0 ? { health } : {}),
     ...(pruned.length > 0 ? { pruned } : {}),
     ...(problems.length > 0 ? { problems } : {}),
-    ...(failed.length > 0
-      ? { error: failed.map((r) => `Kustomization ${r.kustomization}: ${r.error ?? 'failed'}`).join('\n') }
-      : {}),
+    ...(failed.length > 0 ? { error: combinedError(failed) } : {}),
     kustomizations: reports,
   };
+}
+
+/** The failed Kustomizations' errors, each text once: Kustomizations that failed alike share a line. */
+function combinedError(failed: readonly Report[]): string {
+  const byError = new Map<string, string[]>();
+  for (const r of failed) {
+    const error = r.error ?? 'failed';
+    byError.set(error, [...(byError.get(error) ?? []), r.kustomization]);
+  }
+  return [...byError]
+    .map(([error, names]) => `Kustomization${names.length > 1 ? 's' : ''} ${names.join(', ')}: ${error}`)
+    .join('\n');
 }
 
 /**

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { parseDuration } from './spec/parse.js';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
+import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './cluster/timeouts.js';
 import { splitPatterns } from './spec/load.js';
 import { maskLines } from './sops/keys.js';
 import { vaultAddresses } from './sops/kms/settings.js';
@@ -91,6 +92,8 @@ export interface Settings {
   /** How long to wait for another run's lock on a Kustomization; and how long a lock lasts unrenewed. */
   lockTimeoutMs: number;
   lockLeaseMs: number;
+  /** connect-timeout and request-timeout: how long connecting to the cluster and one request may take. */
+  clusterTimeouts: ClusterTimeouts;
   /** This run, as the inventory records it and a waiting run sees it. */
   run: RunInfo;
   /** Credential values from the inputs, masked when read: reports are scrubbed of them too. */
@@ -172,6 +175,8 @@ export function readActionSettings(
     mode: input('mode'),
     kubeconfig,
     context: input('context'),
+    connectTimeout: input('connect-timeout'),
+    requestTimeout: input('request-timeout'),
     root,
     path: input('path'),
     name: input('name'),
@@ -311,6 +316,8 @@ export interface RawSettings {
   checkRun?: string | boolean;
   lockTimeout?: string;
   lockLeaseMs?: number;
+  connectTimeout?: string;
+  requestTimeout?: string;
   run?: RunInfo;
   masked?: string[];
 }
@@ -401,6 +408,10 @@ export function normalize(raw: RawSettings): Settings {
     mode,
     kubeconfig: raw.kubeconfig,
     ...(raw.context?.trim() ? { context: raw.context.trim() } : {}),
+    clusterTimeouts: {
+      connectMs: positiveDuration(raw.connectTimeout, 'connect-timeout', DEFAULT_TIMEOUTS.connectMs),
+      requestMs: positiveDuration(raw.requestTimeout, 'request-timeout', DEFAULT_TIMEOUTS.requestMs),
+    },
     root: resolve(raw.root),
     path,
     ...(name ? { name } : {}),
@@ -459,6 +470,12 @@ function parseDurationInput(value: string | undefined, name: string, def: number
   if (v === '') return def;
   const ms = parseDuration(v);
   if (ms === undefined || ms < 0) throw new Error(`${name} must be a duration such as 90s or 10m; got "${v}"`);
+  return ms;
+}
+
+function positiveDuration(value: string | undefined, name: string, def: number): number {
+  const ms = parseDurationInput(value, name, def);
+  if (ms === 0) throw new Error(`${name} must be longer than 0, such as 5s or 1m; got "${value?.trim()}"`);
   return ms;
 }
 

@@ -68,6 +68,7 @@ describe('normalize', () => {
     expect(normalize(base)).toEqual({
       mode: 'apply',
       kubeconfig: { kind: 'default' },
+      clusterTimeouts: { connectMs: 10_000, requestMs: 60_000 },
       root: '/ws',
       path: '.',
       kustomizations: [],
@@ -103,6 +104,8 @@ describe('normalize', () => {
   });
   it.each([
     [{ mode: 'sync' }, 'mode must be one of apply, preview, drift; got "sync"'],
+    [{ connectTimeout: 'fast' }, 'connect-timeout must be a duration such as 90s or 10m; got "fast"'],
+    [{ requestTimeout: '0s' }, 'request-timeout must be longer than 0, such as 5s or 1m; got "0s"'],
     [{ concurrency: '0' }, 'concurrency must be a whole number from 1 to 64; got "0"'],
     [{ concurrency: 'many' }, 'concurrency must be a whole number from 1 to 64; got "many"'],
     [{ fieldManager: 'x'.repeat(129) }, 'field-manager must be at most 128 characters'],
@@ -157,6 +160,8 @@ describe('readActionSettings', () => {
         'prune-max-share': '20%',
         'allow-large-prune': 'true',
         'lock-timeout': '90s',
+        'connect-timeout': '3s',
+        'request-timeout': '2m',
       }),
       {
         GITHUB_WORKSPACE: '/ws',
@@ -173,6 +178,7 @@ describe('readActionSettings', () => {
       pruneMaxShare: 0.2,
       allowLargePrune: true,
       lockTimeoutMs: 90_000,
+      clusterTimeouts: { connectMs: 3_000, requestMs: 120_000 },
       run: {
         revision: 'abc123',
         source: 'org/repo',

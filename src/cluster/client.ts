@@ -1,7 +1,19 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import http from 'node:http';
 import https from 'node:https';
-import { apiErrorFrom, ApiError } from './errors.js';
+import { readFileSync } from 'node:fs';
+import { TLSSocket } from 'node:tls';
+import { apiErrorFrom } from './errors.js';
+import {
+  Breaker,
+  CredentialError,
+  failureText,
+  MAX_ATTEMPTS,
+  retryable,
+  TimeoutError,
+  unauthorizedText,
+} from './failure.js';
+import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './timeouts.js';
 
 export interface RequestOptions {
   query?: Record<string, string | boolean | number | undefined>;
@@ -18,18 +30,24 @@ export interface RequestOptions {
 
 /** Statuses and socket errors worth a retry: the server was busy or the connection broke. */
 const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
-const RETRY_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
-const MAX_ATTEMPTS = 5;
 
 /**
  * A thin client for the Kubernetes API over a kubeconfig: raw JSON in and out, no typed
  * models. client-node's KubeConfig resolves credentials (certificates, tokens, exec plugins)
  * and proxies; requests go over one keep-alive agent so connections are reused.
+ *
+ * Every request is bounded in time (see ClusterTimeouts). When a request cannot reach the server
+ * (no connection, no answer, no credentials) and its retries did not help, the client is broken:
+ * requests in flight stop and every later request fails at once with the same error, so a run that
+ * cannot reach its cluster stops with one error instead of one per object.
  */
 export class ClusterClient {
   private agent: http.Agent | undefined;
   /** Requests sent, retries included; the benchmarks read it. */
   requestCount = 0;
+  private readonly timeouts: ClusterTimeouts;
+  /** Shared with the impersonating clients made from this one: they reach the same server. */
+  private readonly breaker: Breaker;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -37,12 +55,29 @@ export class ClusterClient {
       userAgent?: string;
       /** Act as this user (and groups) through impersonation headers, as Flux's serviceAccountName does. */
       impersonate?: { user: string; groups?: string[] };
+      timeouts?: Partial<ClusterTimeouts>;
     } = {},
-  ) {}
+    breaker?: Breaker,
+  ) {
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.breaker = breaker ?? new Breaker();
+  }
 
   /** A client for the same cluster and credentials that impersonates `user`. */
   impersonating(user: string, groups?: string[]): ClusterClient {
-    return new ClusterClient(this.kc, { ...this.options, impersonate: { user, ...(groups ? { groups } : {}) } });
+    return new ClusterClient(
+      this.kc,
+      { ...this.options, impersonate: { user, ...(groups ? { groups } : {}) } },
+      this.breaker,
+    );
+  }
+
+  /**
+   * The error of the request that found the server unreachable, once one did: every request of this
+   * client (and of its impersonating clients) fails with it from then on.
+   */
+  get unreachable(): Error | undefined {
+    return this.breaker.error;
   }
 
   get server(): string {
@@ -56,23 +91,46 @@ export class ClusterClient {
     }
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const what = `${method} ${url.pathname}`;
+    this.breaker.check();
+    const deadline = Date.now() + this.timeouts.requestMs;
     for (let attempt = 1; ; attempt++) {
+      let answer: { status: number; body: string; retryAfter?: number };
       try {
-        const { status, body, retryAfter } = await this.send(method, url, payload, opts);
-        if (status >= 200 && status < 300) {
-          return (body === '' ? undefined : JSON.parse(body)) as T;
-        }
-        const err = apiErrorFrom(status, body, what);
-        if (!RETRY_STATUS.has(status) || attempt >= MAX_ATTEMPTS || (status === 429 && opts.noWaitOn429)) throw err;
-        await sleep(retryAfter ?? backoff(attempt));
+        answer = await this.send(method, url, payload, opts, deadline);
       } catch (err) {
-        if (err instanceof ApiError) throw err;
-        const code = (err as NodeJS.ErrnoException).code ?? '';
-        if (!RETRY_CODES.has(code) || attempt >= MAX_ATTEMPTS) {
-          throw new Error(`${what} to ${this.server}: ${(err as Error).message}`, { cause: err });
+        // Another request found the server unreachable meanwhile: this one fails with its error.
+        this.breaker.check();
+        const wait = backoff(attempt);
+        if (retryable(err, attempt) && Date.now() + wait < deadline) {
+          await sleep(wait);
+          this.breaker.check();
+          continue;
         }
-        await sleep(backoff(attempt));
+        // A credential error names the kubeconfig user already; the request is not what failed.
+        const where = err instanceof CredentialError ? '' : `${what} to ${this.server}: `;
+        throw this.breaker.trip(new Error(where + failureText(err, attempt, this.timeouts), { cause: err }));
       }
+      const { status, body, retryAfter } = answer;
+      if (status >= 200 && status < 300) {
+        return (body === '' ? undefined : JSON.parse(body)) as T;
+      }
+      const err = apiErrorFrom(status, body, what);
+      // Credentials the server does not accept fail every request alike: one error for the run.
+      if (status === 401) {
+        const text = unauthorizedText(err.message.slice(what.length + 2), this.kc.getCurrentUser()?.name);
+        throw this.breaker.trip(new Error(`${what} to ${this.server}: ${text}`, { cause: err }));
+      }
+      const wait = retryAfter ?? backoff(attempt);
+      if (
+        !RETRY_STATUS.has(status) ||
+        attempt >= MAX_ATTEMPTS ||
+        (status === 429 && opts.noWaitOn429) ||
+        Date.now() + wait >= deadline
+      ) {
+        throw err;
+      }
+      await sleep(wait);
+      this.breaker.check();
     }
   }
 
@@ -80,9 +138,20 @@ export class ClusterClient {
     this.agent?.destroy();
   }
 
-  private async send(method: string, url: URL, payload: string | undefined, opts: RequestOptions) {
+  private async send(
+    method: string,
+    url: URL,
+    payload: string | undefined,
+    opts: RequestOptions,
+    deadline: number,
+  ): Promise<{ status: number; body: string; retryAfter?: number }> {
     const reqOpts: https.RequestOptions = {};
-    await this.kc.applyToHTTPSOptions(reqOpts);
+    try {
+      await this.kc.applyToHTTPSOptions(reqOpts);
+    } catch (err) {
+      throw new CredentialError((err as Error).message, { cause: err });
+    }
+    if (!this.kc.getCurrentUser()) anonymousTls(this.kc, reqOpts);
     const headers: Record<string, string> = { ...(reqOpts.headers as Record<string, string> | undefined) };
     headers['accept'] = opts.accept ?? 'application/json';
     headers['user-agent'] = this.options.userAgent ?? 'kustomize-reconcile';
@@ -99,14 +168,24 @@ export class ClusterClient {
       allHeaders['impersonate-user'] = impersonate.user;
       if (impersonate.groups?.length) allHeaders['impersonate-group'] = impersonate.groups;
     }
+    const { connectMs } = this.timeouts;
     return new Promise<{ status: number; body: string; retryAfter?: number }>((resolve, reject) => {
+      // Why this request was stopped, if it was: the error to report, whatever the socket says after.
+      let stopped: Error | undefined;
+      const stop = (err: Error) => {
+        stopped ??= err;
+        req.destroy(err);
+      };
+      const fail = (err: Error) => {
+        reject(stopped ?? err);
+      };
       const req = (isHttps ? https : http).request(
         url,
-        { method, headers: allHeaders, agent, auth: reqOpts.auth, timeout: 60_000 },
+        { method, headers: allHeaders, agent, auth: reqOpts.auth },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
+          res.on('error', fail);
           res.on('end', () => {
             const ra = Number(res.headers['retry-after']);
             resolve({
@@ -117,10 +196,37 @@ export class ClusterClient {
           });
         },
       );
-      req.on('timeout', () =>
-        req.destroy(Object.assign(new Error('request timed out after 60s'), { code: 'ETIMEDOUT' })),
+      // The whole request (connecting, sending, the answer) ends by the deadline.
+      const overall = setTimeout(
+        () => {
+          stop(new TimeoutError('request-timeout', this.timeouts.requestMs, connected));
+        },
+        Math.max(0, deadline - Date.now()),
       );
-      req.on('error', reject);
+      // A new connection (not one kept alive) must be open, TLS included, within connect-timeout.
+      let connected = false;
+      req.on('socket', (socket) => {
+        if (!socket.connecting) {
+          connected = true;
+          return;
+        }
+        const timer = setTimeout(() => {
+          stop(new TimeoutError('connect-timeout', connectMs, false));
+        }, connectMs);
+        socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {
+          connected = true;
+          clearTimeout(timer);
+        });
+        socket.once('close', () => {
+          clearTimeout(timer);
+        });
+      });
+      const untrack = this.breaker.track(stop);
+      req.on('close', () => {
+        clearTimeout(overall);
+        untrack();
+      });
+      req.on('error', fail);
       if (payload !== undefined) req.write(payload);
       req.end();
     });
@@ -144,6 +250,19 @@ export class ClusterClient {
     }
     return this.agent;
   }
+}
+
+/**
+ * For a context without a user (anonymous access): the cluster's TLS settings, which client-node
+ * applies only together with a user's credentials.
+ */
+function anonymousTls(kc: KubeConfig, o: https.RequestOptions): void {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) return;
+  if (cluster.skipTLSVerify) o.rejectUnauthorized = false;
+  if (cluster.tlsServerName) o.servername = cluster.tlsServerName;
+  if (cluster.caFile) o.ca = readFileSync(cluster.caFile);
+  else if (cluster.caData) o.ca = Buffer.from(cluster.caData, 'base64');
 }
 
 function backoff(attempt: number): number {

@@ -1,3 +1,5 @@
+import { truncate } from '../report/truncate.js';
+
 /** An error answer from the Kubernetes API, with the parts a caller decides on. */
 export class ApiError extends Error {
   constructor(
@@ -24,8 +26,11 @@ export function apiErrorFrom(status: number, body: string, what: string): ApiErr
     parsed = undefined;
   }
   if (parsed?.kind === 'Status') {
-    return new ApiError(status, parsed.reason ?? '', `${what}: ${parsed.message ?? `HTTP ${status}`}`, parsed.details);
+    // Generous: a validation message can list many fields, and callers read the wording.
+    const message = truncate(parsed.message ?? `HTTP ${status}`, { chars: 10_000, lines: 100 });
+    return new ApiError(status, parsed.reason ?? '', `${what}: ${message}`, parsed.details);
   }
-  const text = body.trim().slice(0, 300);
+  // Not a Status: a proxy's or load balancer's page, of which the start says enough.
+  const text = truncate(body.trim(), { chars: 300, lines: 5 });
   return new ApiError(status, '', `${what}: HTTP ${status}${text ? `: ${text}` : ''}`);
 }

@@ -1,21 +1,37 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type ConfigOptions } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { installExecCredentials } from './exec-credential.js';
+import { kubeconfigProblem } from './kubeconfig-check.js';
+import { DEFAULT_TIMEOUTS } from './timeouts.js';
 
 /** Where the kubeconfig comes from: a file, the file's text (as an action input), or KUBECONFIG / ~/.kube/config. */
 export type KubeconfigSource =
   { kind: 'path'; path: string } | { kind: 'content'; content: string } | { kind: 'default' };
 
+/** Entries that client-node cannot read are left out: only the ones the context uses matter, and they are checked. */
+const FILTER: ConfigOptions = { onInvalidEntry: 'filter' };
+
 /**
  * Loads a kubeconfig. The text is parsed with the `yaml` package (alias limit on) and handed to
  * client-node as JSON, so client-node's own YAML loader never sees user input. Relative file
- * references resolve against the kubeconfig's directory, as kubectl resolves them.
+ * references resolve against the kubeconfig's directory, as kubectl resolves them. The context in
+ * use, its cluster and its user are checked first (see kubeconfigProblem); entries the context does
+ * not use may be broken. Exec credential plugins run at most `execTimeoutMs`.
  */
-export async function loadKubeConfig(source: KubeconfigSource, context?: string): Promise<KubeConfig> {
+export async function loadKubeConfig(
+  source: KubeconfigSource,
+  context?: string,
+  opts: { execTimeoutMs?: number } = {},
+): Promise<KubeConfig> {
   const kc = new KubeConfig();
+  let baseDir: string | undefined;
   if (source.kind === 'default') {
-    kc.loadFromDefault();
+    kc.loadFromDefault(FILTER);
+    const problem = kubeconfigProblem(JSON.parse(kc.exportConfig()), 'from $KUBECONFIG or ~/.kube/config', context);
+    if (problem) throw new Error(problem);
   } else {
     const text =
       source.kind === 'path'
@@ -36,26 +52,33 @@ export async function loadKubeConfig(source: KubeconfigSource, context?: string)
         `kubeconfig: ${where} has no clusters list; expected a kubeconfig file (apiVersion: v1, kind: Config)`,
       );
     }
-    kc.loadFromString(JSON.stringify(doc));
-    if (source.kind === 'path') kc.makePathsAbsolute(dirname(resolve(source.path)));
-  }
-  if (context) {
-    if (!kc.getContextObject(context)) {
-      throw new Error(
-        `kubeconfig: context "${context}" not found (has: ${
-          kc
-            .getContexts()
-            .map((c) => c.name)
-            .join(', ') || 'none'
-        })`,
-      );
+    if (source.kind === 'path') {
+      baseDir = dirname(resolve(source.path));
+      absoluteTokenFiles(doc, baseDir);
     }
-    kc.setCurrentContext(context);
+    const dir = baseDir;
+    const problem = kubeconfigProblem(doc, where, context, (p) => readFileSync(dir ? resolve(dir, p) : p));
+    if (problem) throw new Error(problem);
+    kc.loadFromString(JSON.stringify(doc), FILTER);
+    if (baseDir) kc.makePathsAbsolute(baseDir);
   }
-  if (!kc.getCurrentCluster()) {
-    throw new Error(`kubeconfig: current context "${kc.getCurrentContext()}" names no cluster`);
-  }
+  if (context) kc.setCurrentContext(context);
+  installExecCredentials(kc, opts.execTimeoutMs ?? DEFAULT_TIMEOUTS.requestMs, baseDir);
   return kc;
+}
+
+/** client-node reads token-file relative to the working directory; kubectl, relative to the kubeconfig. */
+function absoluteTokenFiles(doc: object, dir: string): void {
+  const users = (doc as { users?: unknown }).users;
+  if (!Array.isArray(users)) return;
+  for (const u of users as unknown[]) {
+    const user = typeof u === 'object' && u !== null ? (u as { user?: unknown }).user : undefined;
+    if (typeof user !== 'object' || user === null) continue;
+    const fields = user as Record<string, unknown>;
+    if (typeof fields['token-file'] === 'string' && fields['token-file'] !== '') {
+      fields['token-file'] = resolve(dir, fields['token-file']);
+    }
+  }
 }
 
 /** The credential values in a kubeconfig, to be masked in logs before anything else runs. */

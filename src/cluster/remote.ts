@@ -9,6 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import type { ClusterClient } from './client.js';
 import { isNotFound } from './errors.js';
+import { kubeconfigProblem } from './kubeconfig-check.js';
 
 const CLUSTER_KEYS = ['server', 'certificate-authority-data', 'tls-server-name', 'proxy-url'] as const;
 const USER_KEYS = ['client-certificate-data', 'client-key-data', 'token', 'username', 'password'] as const;
@@ -117,6 +118,8 @@ export async function remoteKubeConfig(
   if (dropped.length > 0) {
     note(`Ignored in the kubeconfig of ${where}: ${dropped.join(', ')} (only static credentials are used, as in Flux)`);
   }
+  const problem = kubeconfigProblem(config, `of ${where}, key '${key}'`);
+  if (problem) throw new Error(problem);
   const kc = new KubeConfig();
   kc.loadFromString(JSON.stringify(config));
   return kc;
