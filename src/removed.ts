@@ -191,7 +191,10 @@ async function removeOne(
     const record = dryRun ? f.record : ((await f.store.read()).record ?? f.record);
     const { action, why } = removalAction(record.status);
     const base = described(f, record);
+    // Before each write: stop once another run took the lock over (src/inventory/lease.ts).
+    const checkpoint = lock ? () => lock.assertHeld() : undefined;
     if (action === 'orphan') {
+      await checkpoint?.();
       if (!dryRun) await f.store.remove();
       log(`Kustomization ${f.kustomization} was removed: ${why}, its objects stay; inventory removed`);
       return {
@@ -208,6 +211,7 @@ async function removeOne(
       owner: { name, namespace },
       dryRun,
       log,
+      ...(checkpoint ? { checkpoint } : {}),
     });
     const pruned = results.map(({ subject, action: a, reason }) => ({
       subject,
@@ -218,6 +222,7 @@ async function removeOne(
     const survivors = results.filter((r) => r.action === 'failed');
     if (survivors.length > 0) {
       if (!dryRun) {
+        await checkpoint?.();
         await f.store.update((latest) => ({
           entries: survivors.map((s) => s.entry),
           pending: [],
@@ -249,6 +254,7 @@ async function removeOne(
           ? '; all objects terminated'
           : `; ${left.length} object(s) had not terminated after ${formatDuration(record.status.timeoutMs)}: ${left.join(', ')}`;
     }
+    await checkpoint?.();
     if (!dryRun) await f.store.remove();
     return { removed: { ...base, action: 'deleted', reason }, pruned };
   } finally {
