@@ -10,7 +10,7 @@ import { reconcile } from '../../src/reconcile.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
 import { startReconcileChild, stopped } from '../helpers/child.js';
 import { exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { faultProxySuite, on, type FaultProxy } from '../helpers/fault-proxy.js';
+import { faultProxySuite, on, type FaultProxy, type FaultRule, type RecordedRequest } from '../helpers/fault-proxy.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 const cm = (ns: string, name: string) =>
@@ -55,27 +55,30 @@ describe('losing the lock stops the run', () => {
   const inProcess = (raw: RawSettings, log: string[]) =>
     reconcile(normalize(raw), { log: (l) => log.push(l), secret: () => {} });
 
-  it('stops a run that resumes after another run took its lock over: nothing more applied, nothing pruned', async () => {
-    const ns = await freshNamespace(client);
-    const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
-    const root = await writeTree({});
-    // The inventory before: c1 and keep.
-    await tree(root, ns, ['c1', 'keep']);
-    const first = await inProcess(settings(root, ns, { run: { holder: 'run-0' } }), []);
-    expect(first.error).toBeUndefined();
-
-    // Run A (its own process, through the proxy) would add c2 and c3 and prune keep. It is stopped
-    // for real the moment it sends the apply of c2, so it stalls between two applies.
-    await tree(root, ns, ['c1', 'c2', 'c3']);
+  /**
+   * Starts run A (the engine in its own process, through the proxy) with the tree `root` holds now,
+   * and stops it for real (SIGSTOP) the moment it sends the request `stopOn`. That request reaches
+   * the API server at once, or with `late` only when A resumes (a write already on the wire).
+   */
+  async function stallA(root: string, ns: string, stopOn: FaultRule['match'], late = false) {
     let pid = 0;
+    let held: RecordedRequest | undefined;
+    let release = () => {};
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
     proxy.setRules([
       {
-        match: on('PATCH', `/api/v1/namespaces/${ns}/configmaps/c2`, { dryRun: false }),
+        match: stopOn,
         times: 1,
         fault: {
           beforeForward: async () => {
+            held = proxy.requests.findLast((r) =>
+              stopOn({ method: r.method, path: r.path, query: new URLSearchParams(r.query) }),
+            );
             process.kill(pid, 'SIGSTOP');
             await stopped(pid);
+            if (late) await released;
           },
         },
       },
@@ -85,59 +88,57 @@ describe('losing the lock stops the run', () => {
       kubeconfig: { kind: 'path', path: proxy.kubeconfig },
     });
     pid = a.process.pid!;
-    const c2Applied = () =>
-      proxy.requests.find(
-        (r) => r.method === 'PATCH' && r.path === cmPath('c2') && !r.query.includes('dryRun') && r.status !== 0,
-      );
-    for (let i = 0; !c2Applied(); i++) {
-      if (i > 600) throw new Error(`run A never applied c2:\n${a.lines.join('\n')}`);
-      await new Promise((r) => setTimeout(r, 100));
+    const answered = async () => {
+      for (let i = 0; held?.status === undefined || held.status === 0; i++) {
+        if (i > 600) throw new Error(`run A never got to the request it is stopped at:\n${a.lines.join('\n')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    if (late) {
+      for (let i = 0; held === undefined; i++) {
+        if (i > 600) throw new Error(`run A never got to the request it is stopped at:\n${a.lines.join('\n')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } else {
+      await answered();
     }
-    expect(await exists(client, cmPath('c2'))).toBe(true);
+    return {
+      /** Lets the held request through (late), resumes A (SIGCONT), and waits for it to end. */
+      resume: async () => {
+        const from = proxy.requests.length;
+        release();
+        await answered();
+        a.process.kill('SIGCONT');
+        const out = await a.exited;
+        return { ...out, after: proxy.requests.slice(from) };
+      },
+    };
+  }
 
-    // While A is stopped, its lease expires; run B (Git went back to c1 and keep) takes the lock
-    // over and reconciles: c2, pending in A's record, is pruned; keep stays.
-    await tree(root, ns, ['c1', 'keep']);
-    const logB: string[] = [];
-    const b = await inProcess(
+  /** Run B, in this process and straight to the cluster, after A's lease ran out: it takes the lock over. */
+  async function runB(root: string, ns: string) {
+    const log: string[] = [];
+    const report = await inProcess(
       settings(root, ns, { lockTimeout: '1m', run: { holder: 'run-B', url: 'https://ci.test/run-B' } }),
-      logB,
+      log,
     );
-    expect(b.error).toBeUndefined();
-    expect(logB).toContain(`Taking over the expired lock ${ns}/${LEASE} from run-A`);
-    const inventoryB = (await new InventoryStore(client, ns, KS).read()).record;
+    expect(report.error).toBeUndefined();
+    expect(log).toContain(`Taking over the expired lock ${ns}/${LEASE} from run-A`);
+    return (await new InventoryStore(client, ns, KS).read()).record;
+  }
 
-    // A resumes.
-    const resumedAt = proxy.requests.length;
-    a.process.kill('SIGCONT');
-    const { code, report } = await a.exited;
-    const after = proxy.requests.slice(resumedAt);
-
-    expect(code).toBe(1);
-    expect(report?.error).toMatch(
-      new RegExp(
-        `^lost the lock ${ns}/${LEASE.replace(/\./g, '\\.')}: it was taken over by run-B( \\(released since\\))?, ` +
-          `while this run did not renew it for [0-9.]+s \\(its lease lasts 2s\\)\\. This run stopped: it applied ` +
-          `nothing more and pruned nothing\\. It had applied 1 object\\(s\\): ConfigMap/${ns}/c2 created`,
-      ),
-    );
-    // After resuming, A wrote no object and deleted nothing.
-    const writes = after.filter(
+  /** The objects A wrote or deleted among `after` (its requests once resumed). */
+  const writesOf = (ns: string, after: RecordedRequest[]) =>
+    after.filter(
       (r) =>
         r.path.startsWith(`/api/v1/namespaces/${ns}/configmaps/`) &&
         !r.path.includes(LEASE) &&
         (r.method === 'DELETE' || (r.method === 'PATCH' && !r.query.includes('dryRun'))),
     );
-    expect(writes).toEqual([]);
-    expect(await exists(client, cmPath('c3'))).toBe(false);
-    expect(await exists(client, cmPath('keep'))).toBe(true);
-    expect(await exists(client, cmPath('c2'))).toBe(false);
 
-    // The inventory is B's, untouched, and matches the cluster.
+  /** The inventory's entries are exactly the objects in the cluster that carry the owner labels. */
+  async function expectInventoryMatchesCluster(ns: string) {
     const inventory = (await new InventoryStore(client, ns, KS).read()).record;
-    expect(inventory).toEqual(inventoryB);
-    expect(inventory?.status).toMatchObject({ result: 'Succeeded', runUrl: 'https://ci.test/run-B' });
-    expect(inventory?.pending).toEqual([]);
     const live = await client.request<{ items: { metadata: { name: string } }[] }>(
       'GET',
       `/api/v1/namespaces/${ns}/configmaps`,
@@ -146,5 +147,101 @@ describe('losing the lock stops the run', () => {
     expect(inventory?.entries.map((e) => e.id).sort()).toEqual(
       live.items.map((i) => `${ns}_${i.metadata.name}__ConfigMap`).sort(),
     );
+    return inventory;
+  }
+
+  const lost = (ns: string) =>
+    `^lost the lock ${ns}/${LEASE.replace(/\./g, '\\.')}: it was taken over by run-B( \\(released since\\))?, ` +
+    `while this run did not renew it for [0-9.]+s \\(its lease lasts 2s\\)\\. This run stopped: `;
+
+  it('stops a run that resumes after another run took its lock over: nothing more applied, nothing pruned', async () => {
+    const ns = await freshNamespace(client);
+    const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
+    const root = await writeTree({});
+    // The inventory before: c1 and keep.
+    await tree(root, ns, ['c1', 'keep']);
+    expect((await inProcess(settings(root, ns, { run: { holder: 'run-0' } }), [])).error).toBeUndefined();
+
+    // Run A would add c2 and c3 and prune keep; it stalls between the applies of c2 and c3.
+    await tree(root, ns, ['c1', 'c2', 'c3']);
+    const a = await stallA(root, ns, on('PATCH', cmPath('c2'), { dryRun: false }));
+    expect(await exists(client, cmPath('c2'))).toBe(true);
+
+    // Meanwhile Git went back to c1 and keep: B prunes c2, pending in A's record, and keeps keep.
+    await tree(root, ns, ['c1', 'keep']);
+    const inventoryB = await runB(root, ns);
+
+    const { code, report, after } = await a.resume();
+    expect(code).toBe(1);
+    expect(report?.error).toMatch(
+      new RegExp(
+        lost(ns) +
+          `it applied nothing more and pruned nothing\\. It had applied 1 object\\(s\\): ConfigMap/${ns}/c2 created\\.`,
+      ),
+    );
+    expect(writesOf(ns, after)).toEqual([]);
+    expect(await exists(client, cmPath('c3'))).toBe(false);
+    expect(await exists(client, cmPath('keep'))).toBe(true);
+    expect(await exists(client, cmPath('c2'))).toBe(false);
+    // The inventory is B's, untouched.
+    const inventory = await expectInventoryMatchesCluster(ns);
+    expect(inventory).toEqual(inventoryB);
+    expect(inventory?.status).toMatchObject({ result: 'Succeeded', runUrl: 'https://ci.test/run-B' });
+    expect(inventory?.pending).toEqual([]);
+  }, 90_000);
+
+  it('records an object whose write was already on the wire as pending, never dropping the new holder’s entries', async () => {
+    const ns = await freshNamespace(client);
+    const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
+    const root = await writeTree({});
+    await tree(root, ns, ['c1', 'keep']);
+    expect((await inProcess(settings(root, ns, { run: { holder: 'run-0' } }), [])).error).toBeUndefined();
+
+    // A's apply of c2 is stuck on the wire while A is stopped: it lands after B has finished.
+    await tree(root, ns, ['c1', 'c2', 'c3']);
+    const a = await stallA(root, ns, on('PATCH', cmPath('c2'), { dryRun: false }), true);
+    await tree(root, ns, ['c1', 'keep']);
+    const inventoryB = await runB(root, ns);
+    expect(inventoryB?.pending).toEqual([]);
+
+    const { code, report, after } = await a.resume();
+    expect(code).toBe(1);
+    expect(report?.error).toMatch(new RegExp(lost(ns) + 'it applied nothing more and pruned nothing\\.'));
+    // Nothing after the write that was already on the wire.
+    expect(writesOf(ns, after)).toEqual([]);
+    expect(await exists(client, cmPath('c2'))).toBe(true);
+    expect(await exists(client, cmPath('c3'))).toBe(false);
+    // c2 exists and is A's: not forgotten, but not claimed as applied either; B's record otherwise stays.
+    const inventory = (await new InventoryStore(client, ns, KS).read()).record;
+    expect(inventory).toEqual({ ...inventoryB, pending: [{ id: `${ns}_c2__ConfigMap`, v: 'v1' }] });
+  }, 90_000);
+
+  it('stops pruning at the next delete once the lock was taken over', async () => {
+    const ns = await freshNamespace(client);
+    const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
+    const root = await writeTree({});
+    await tree(root, ns, ['c1', 'old1', 'old2']);
+    expect((await inProcess(settings(root, ns, { run: { holder: 'run-0' } }), [])).error).toBeUndefined();
+
+    // A prunes old1 and old2; it stalls at its first delete.
+    await tree(root, ns, ['c1']);
+    const a = await stallA(root, ns, on('DELETE', new RegExp(`^${cmPath('old[12]')}$`)));
+    // Git brought them back: B recreates the one A deleted.
+    await tree(root, ns, ['c1', 'old1', 'old2']);
+    const inventoryB = await runB(root, ns);
+
+    const { code, report, after } = await a.resume();
+    expect(code).toBe(1);
+    expect(report?.error).toMatch(
+      new RegExp(
+        lost(ns) +
+          `it applied nothing more and pruned nothing more\\. It had applied nothing\\. ` +
+          `It had pruned 1 object\\(s\\): ConfigMap/${ns}/old[12]\\.`,
+      ),
+    );
+    expect(writesOf(ns, after)).toEqual([]);
+    expect(await exists(client, cmPath('old1'))).toBe(true);
+    expect(await exists(client, cmPath('old2'))).toBe(true);
+    expect(await expectInventoryMatchesCluster(ns)).toEqual(inventoryB);
   }, 90_000);
 });
