@@ -21,13 +21,29 @@ const KS = { name: 'app', namespace: 'flux-system' };
 const LEASE = 'kustomize-reconcile.flux-system.app';
 const OWNER = 'kustomize.toolkit.fluxcd.io/name=app,kustomize.toolkit.fluxcd.io/namespace=flux-system';
 
-/** Writes `root`/app with a ConfigMap per name and a kustomization.yaml listing them. */
-async function tree(root: string, ns: string, names: string[]): Promise<void> {
+/** A Deployment that never becomes ready: no node matches its selector. */
+const stuckDeployment = (ns: string, name: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      nodeSelector: {no-such-node: "true"}
+      containers: [{name: web, image: "nginx:1.27"}]
+`;
+
+/** Writes `root`/app with a ConfigMap per name (and `other` files by name) and a kustomization.yaml listing them. */
+async function tree(root: string, ns: string, names: string[], other: Record<string, string> = {}): Promise<void> {
   await rm(join(root, 'app'), { recursive: true, force: true });
+  const all = [...names, ...Object.keys(other)];
   const files: Record<string, string> = {
-    'app/kustomization.yaml': `resources: [${names.map((n) => `${n}.yaml`).join(', ')}]\n`,
+    'app/kustomization.yaml': `resources: [${all.map((n) => `${n}.yaml`).join(', ')}]\n`,
   };
   for (const n of names) files[`app/${n}.yaml`] = cm(ns, n);
+  for (const [n, text] of Object.entries(other)) files[`app/${n}.yaml`] = text;
   for (const [rel, text] of Object.entries(files)) {
     await mkdir(dirname(join(root, rel)), { recursive: true });
     await writeFile(join(root, rel), text);
@@ -60,7 +76,13 @@ describe('losing the lock stops the run', () => {
    * and stops it for real (SIGSTOP) the moment it sends the request `stopOn`. That request reaches
    * the API server at once, or with `late` only when A resumes (a write already on the wire).
    */
-  async function stallA(root: string, ns: string, stopOn: FaultRule['match'], late = false) {
+  async function stallA(
+    root: string,
+    ns: string,
+    stopOn: FaultRule['match'],
+    late = false,
+    extra: Partial<RawSettings> = {},
+  ) {
     let pid = 0;
     let held: RecordedRequest | undefined;
     let release = () => {};
@@ -84,7 +106,7 @@ describe('losing the lock stops the run', () => {
       },
     ]);
     const a = await startReconcileChild({
-      ...settings(root, ns, { run: { holder: 'run-A' } }),
+      ...settings(root, ns, { ...extra, run: { holder: 'run-A' } }),
       kubeconfig: { kind: 'path', path: proxy.kubeconfig },
     });
     pid = a.process.pid!;
@@ -242,6 +264,39 @@ describe('losing the lock stops the run', () => {
     expect(writesOf(ns, after)).toEqual([]);
     expect(await exists(client, cmPath('old1'))).toBe(true);
     expect(await exists(client, cmPath('old2'))).toBe(true);
+    expect(await expectInventoryMatchesCluster(ns)).toEqual(inventoryB);
+  }, 90_000);
+
+  it('stops waiting for health, and prunes nothing, once the lock was taken over', async () => {
+    const ns = await freshNamespace(client);
+    const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
+    const deployPath = `/apis/apps/v1/namespaces/${ns}/deployments/stuck`;
+    const root = await writeTree({});
+    await tree(root, ns, ['c1', 'keep']);
+    expect((await inProcess(settings(root, ns, { run: { holder: 'run-0' } }), [])).error).toBeUndefined();
+
+    // A applies a Deployment that never becomes ready and would prune keep after the wait; it
+    // stalls at its first health read.
+    await tree(root, ns, ['c1'], { stuck: stuckDeployment(ns, 'stuck') });
+    const appliedStuck = () =>
+      proxy.requests.some((r) => r.method === 'PATCH' && r.path === deployPath && !r.query.includes('dryRun'));
+    const a = await stallA(root, ns, (r) => r.method === 'GET' && r.path === deployPath && appliedStuck(), false, {
+      wait: true,
+      timeout: '2m',
+    });
+    await tree(root, ns, ['c1', 'keep']);
+    const inventoryB = await runB(root, ns);
+
+    const { code, report, after } = await a.resume();
+    expect(code).toBe(1);
+    expect(report?.error).toMatch(
+      new RegExp(
+        lost(ns) +
+          `it applied nothing more and pruned nothing\\. It had applied 1 object\\(s\\): Deployment/${ns}/stuck created\\.`,
+      ),
+    );
+    expect(writesOf(ns, after)).toEqual([]);
+    expect(await exists(client, cmPath('keep'))).toBe(true);
     expect(await expectInventoryMatchesCluster(ns)).toEqual(inventoryB);
   }, 90_000);
 });
