@@ -24,7 +24,7 @@ import type { PrunedObject, RemovedKustomization } from './report/model.js';
 import type { Settings } from './settings.js';
 import { impersonatedUser } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
-import { deleteStale } from './ssa/delete.js';
+import { deleteStale, PruneStopped, type PruneResult } from './ssa/delete.js';
 
 export interface RemovalReport {
   removed: RemovedKustomization[];
@@ -207,18 +207,27 @@ async function removeOne(
     // kept, or forged) acts as default-service-account when set, as a present Kustomization would.
     const user = record.status.impersonate ?? impersonatedUser({ namespace }, settings);
     const actor = user ? client.impersonating(user) : client;
-    const results = await deleteStale(actor, discovery, staleEntries(entriesOf(record), []), {
-      owner: { name, namespace },
-      dryRun,
-      log,
-      ...(checkpoint ? { checkpoint } : {}),
-    });
-    const pruned = results.map(({ subject, action: a, reason }) => ({
-      subject,
-      action: a,
-      reason: reason ? `${f.kustomization} removed; ${reason}` : `${f.kustomization} removed`,
-      removedWith: f.kustomization,
-    }));
+    const prunedOf = (results: PruneResult[]): PrunedObject[] =>
+      results.map(({ subject, action: a, reason }) => ({
+        subject,
+        action: a,
+        reason: reason ? `${f.kustomization} removed; ${reason}` : `${f.kustomization} removed`,
+        removedWith: f.kustomization,
+      }));
+    let results: PruneResult[];
+    try {
+      results = await deleteStale(actor, discovery, staleEntries(entriesOf(record), []), {
+        owner: { name, namespace },
+        dryRun,
+        log,
+        ...(checkpoint ? { checkpoint } : {}),
+      });
+    } catch (err) {
+      // The lock was lost: what was deleted before is reported; the inventory is the new holder's.
+      if (!(err instanceof PruneStopped)) throw err;
+      return { removed: { ...base, action: 'failed', reason: err.message }, pruned: prunedOf(err.results) };
+    }
+    const pruned = prunedOf(results);
     const survivors = results.filter((r) => r.action === 'failed');
     if (survivors.length > 0) {
       if (!dryRun) {
