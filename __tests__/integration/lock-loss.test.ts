@@ -19,6 +19,13 @@ const cm = (ns: string, name: string) =>
 /** The Kustomization of path `app` is flux-system/app; its inventory and lock live in the test's namespace. */
 const KS = { name: 'app', namespace: 'flux-system' };
 const LEASE = 'kustomize-reconcile.flux-system.app';
+/**
+ * The input `name` (issue #17 finding 1, on another branch) that keeps path `app` the Kustomization
+ * flux-system/app once names are derived from the repository; a branch without it ignores it.
+ */
+const NAME: Record<string, unknown> = { name: 'app' };
+/** The three runs reconcile one repository. */
+const SOURCE = 'local:test';
 const OWNER = 'kustomize.toolkit.fluxcd.io/name=app,kustomize.toolkit.fluxcd.io/namespace=flux-system';
 
 /** A Deployment that never becomes ready: no node matches its selector. */
@@ -62,6 +69,7 @@ describe('losing the lock stops the run', () => {
     kubeconfig: { kind: 'path', path: kubeconfigPath() },
     root,
     path: 'app',
+    ...NAME,
     kustomizeBin: KUSTOMIZE,
     prune: true,
     inventoryNamespace: ns,
@@ -106,7 +114,7 @@ describe('losing the lock stops the run', () => {
       },
     ]);
     const a = await startReconcileChild({
-      ...settings(root, ns, { ...extra, run: { holder: 'run-A' } }),
+      ...settings(root, ns, { ...extra, run: { holder: 'run-A', source: SOURCE } }),
       kubeconfig: { kind: 'path', path: proxy.kubeconfig },
     });
     pid = a.process.pid!;
@@ -141,7 +149,7 @@ describe('losing the lock stops the run', () => {
   async function runB(root: string, ns: string) {
     const log: string[] = [];
     const report = await inProcess(
-      settings(root, ns, { lockTimeout: '1m', run: { holder: 'run-B', url: 'https://ci.test/run-B' } }),
+      settings(root, ns, { lockTimeout: '1m', run: { holder: 'run-B', source: SOURCE, url: 'https://ci.test/run-B' } }),
       log,
     );
     expect(report.error).toBeUndefined();
@@ -182,7 +190,9 @@ describe('losing the lock stops the run', () => {
     const root = await writeTree({});
     // The inventory before: c1 and keep.
     await tree(root, ns, ['c1', 'keep']);
-    expect((await inProcess(settings(root, ns, { run: { holder: 'run-0' } }), [])).error).toBeUndefined();
+    expect(
+      (await inProcess(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } }), [])).error,
+    ).toBeUndefined();
 
     // Run A would add c2 and c3 and prune keep; it stalls between the applies of c2 and c3.
     await tree(root, ns, ['c1', 'c2', 'c3']);
@@ -217,7 +227,9 @@ describe('losing the lock stops the run', () => {
     const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
     const root = await writeTree({});
     await tree(root, ns, ['c1', 'keep']);
-    expect((await inProcess(settings(root, ns, { run: { holder: 'run-0' } }), [])).error).toBeUndefined();
+    expect(
+      (await inProcess(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } }), [])).error,
+    ).toBeUndefined();
 
     // A's apply of c2 is stuck on the wire while A is stopped: it lands after B has finished.
     await tree(root, ns, ['c1', 'c2', 'c3']);
@@ -243,7 +255,9 @@ describe('losing the lock stops the run', () => {
     const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
     const root = await writeTree({});
     await tree(root, ns, ['c1', 'old1', 'old2']);
-    expect((await inProcess(settings(root, ns, { run: { holder: 'run-0' } }), [])).error).toBeUndefined();
+    expect(
+      (await inProcess(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } }), [])).error,
+    ).toBeUndefined();
 
     // A prunes old1 and old2; it stalls at its first delete.
     await tree(root, ns, ['c1']);
@@ -273,7 +287,9 @@ describe('losing the lock stops the run', () => {
     const deployPath = `/apis/apps/v1/namespaces/${ns}/deployments/stuck`;
     const root = await writeTree({});
     await tree(root, ns, ['c1', 'keep']);
-    expect((await inProcess(settings(root, ns, { run: { holder: 'run-0' } }), [])).error).toBeUndefined();
+    expect(
+      (await inProcess(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } }), [])).error,
+    ).toBeUndefined();
 
     // A applies a Deployment that never becomes ready and would prune keep after the wait; it
     // stalls at its first health read.
