@@ -5,12 +5,18 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { ApiError } from '../../src/cluster/errors.js';
 import { LAST_HOLDER_ANNOTATION, Lock, LockLost } from '../../src/inventory/lock.js';
 
-type Answer = Record<string, unknown> | ApiError;
+/** An answer, or one made from the lease as acquired and the last body sent. */
+type Answer =
+  | Record<string, unknown>
+  | ApiError
+  | ((acquired: Record<string, unknown>, sent: Record<string, unknown>) => Record<string, unknown>);
 
 /** A client whose answers to lease requests after the acquisition are scripted, in order. */
 function scripted(answers: Answer[]) {
   const requests: string[] = [];
   let rv = 1;
+  let acquired: Record<string, unknown> = {};
+  let sent: Record<string, unknown> = {};
   const lease = (spec: Record<string, unknown>, annotations?: Record<string, string>) => ({
     metadata: { name: 'l', namespace: 'ns', resourceVersion: String(rv++), ...(annotations ? { annotations } : {}) },
     spec,
@@ -18,12 +24,16 @@ function scripted(answers: Answer[]) {
   const client = {
     request: (method: string, path: string, opts?: { body?: { spec?: Record<string, unknown> } }) => {
       requests.push(method);
+      if (opts?.body?.spec) sent = opts.body.spec;
       if (requests.length === 1) return Promise.reject(new ApiError(404, 'NotFound', 'not found'));
-      if (requests.length === 2) return Promise.resolve(lease(opts?.body?.spec ?? {}));
+      if (requests.length === 2) {
+        acquired = opts?.body?.spec ?? {};
+        return Promise.resolve(lease(acquired));
+      }
       const next = answers.shift();
       if (next === undefined) return Promise.reject(new Error(`unexpected ${method} ${path}`));
       if (next instanceof ApiError) return Promise.reject(next);
-      return Promise.resolve(next);
+      return Promise.resolve(typeof next === 'function' ? next(acquired, sent) : next);
     },
   } as unknown as ClusterClient;
   return { client, requests, lease };
@@ -62,6 +72,20 @@ describe('Lock.assertHeld', () => {
       'lost the lock ns/l: it was deleted by another run (its Kustomization was removed), while this run did not renew it for 95s (its lease lasts 30s)',
     ],
     ['renewal fails before the lease runs out: goes on', 20_000, [unavailable()], ['PUT'], undefined],
+    [
+      'renewal refused because its own earlier try got through (answer lost, retried): still ours',
+      95_000,
+      [conflict(), (acquired, sent) => ({ metadata: { resourceVersion: '9' }, spec: { ...acquired, ...sent } })],
+      ['PUT', 'GET'],
+      undefined,
+    ],
+    [
+      'same holder name, acquired anew by another run: lost',
+      95_000,
+      [conflict(), (acquired) => ({ metadata: {}, spec: { ...acquired, acquireTime: '2000-01-01T00:00:00.000000Z' } })],
+      ['PUT', 'GET'],
+      'lost the lock ns/l: it was taken over by run-A, while this run did not renew it for 95s (its lease lasts 30s)',
+    ],
     [
       'renewal fails after the lease ran out: stops',
       31_000,

@@ -160,17 +160,18 @@ export class Lock {
     if (this.lost) return;
     const sentAt = this.monotonic();
     const now = (this.opts.now ?? Date.now)();
+    const renewTime = microTime(now);
     let outcome: RenewalOutcome;
     try {
       this.lease = await this.client.request<Lease>('PUT', this.path, {
-        body: { ...this.lease, spec: { ...this.lease.spec, renewTime: microTime(now) } },
+        body: { ...this.lease, spec: { ...this.lease.spec, renewTime } },
       });
       this.renewedAt = sentAt;
       outcome = { kind: 'renewed' };
     } catch (err) {
       outcome =
         err instanceof ApiError && (err.status === 409 || err.status === 404)
-          ? await this.takenBy(err.status === 404)
+          ? await this.takenBy(err.status === 404, renewTime, sentAt)
           : { kind: 'failed', message: err instanceof Error ? err.message : String(err) };
     }
     const verdict = afterRenewal(outcome, {
@@ -183,11 +184,20 @@ export class Lock {
     }
   }
 
-  /** Who has the lease now that ours was refused. */
-  private async takenBy(gone: boolean): Promise<RenewalOutcome> {
+  /**
+   * Who has the lease now that our renewal was refused. Still this run, acquired at the same time,
+   * when an earlier try of the same renewal did reach the server (its answer was lost and the
+   * request retried): then the lease is ours, renewed when it carries the renewTime sent.
+   */
+  private async takenBy(gone: boolean, renewTime: string, sentAt: number): Promise<RenewalOutcome> {
     if (gone) return { kind: 'taken', gone: true };
     try {
       const now = await this.client.request<Lease>('GET', this.path);
+      if (now.spec?.holderIdentity === this.opts.holder && now.spec.acquireTime === this.lease.spec?.acquireTime) {
+        this.lease = now;
+        if (now.spec.renewTime === renewTime) this.renewedAt = sentAt;
+        return { kind: 'renewed' };
+      }
       const holder = now.spec?.holderIdentity ?? undefined;
       const last = now.metadata.annotations?.[LAST_HOLDER_ANNOTATION];
       return { kind: 'taken', ...(holder ? { holder } : last ? { lastHolder: last } : {}) };
