@@ -315,4 +315,83 @@ describe('losing the lock stops the run', () => {
     expect(await exists(client, cmPath('keep'))).toBe(true);
     expect(await expectInventoryMatchesCluster(ns)).toEqual(inventoryB);
   }, 90_000);
+
+  it('stops deleting a removed Kustomization once a run that applies it again took its lock over', async () => {
+    const ns = await freshNamespace(client);
+    const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
+    const ks = (name: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  interval: 10m
+  path: ./${name}
+  sourceRef: {kind: GitRepository, name: repo}
+  prune: true
+`;
+    const root = await writeTree({
+      'ks.yaml': [ks('keep'), ks('gone')].join('---\n'),
+      'keep/cm.yaml': cm(ns, 'keep-1'),
+      'gone/cm.yaml': [cm(ns, 'gone-1'), cm(ns, 'gone-2')].join('---\n'),
+    });
+    const files = (holder: string): RawSettings => ({
+      kubeconfig: { kind: 'path', path: kubeconfigPath() },
+      root,
+      kustomizations: ['ks.yaml'],
+      kustomizeBin: KUSTOMIZE,
+      lockLeaseMs: 2_000,
+      lockTimeout: '1m',
+      removedKustomizations: 'delete',
+      run: { holder, source: SOURCE },
+    });
+    expect((await inProcess(files('run-0'), [])).error).toBeUndefined();
+
+    // The file no longer names `gone`: A deletes its objects, and stalls at the first delete.
+    await writeFile(join(root, 'ks.yaml'), ks('keep'));
+    let pid = 0;
+    proxy.setRules([
+      {
+        match: on('DELETE', new RegExp(`^${cmPath('gone-[12]')}$`)),
+        times: 1,
+        fault: {
+          beforeForward: async () => {
+            process.kill(pid, 'SIGSTOP');
+            await stopped(pid);
+          },
+        },
+      },
+    ]);
+    const a = await startReconcileChild({ ...files('run-A'), kubeconfig: { kind: 'path', path: proxy.kubeconfig } });
+    pid = a.process.pid!;
+    const firstDelete = () =>
+      proxy.requests.find((r) => r.method === 'DELETE' && /\/configmaps\/gone-[12]$/.test(r.path) && r.status !== 0);
+    for (let i = 0; !firstDelete(); i++) {
+      if (i > 600) throw new Error(`run A never deleted:\n${a.lines.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    // The file came back: B takes the lock of `gone` over and applies it again.
+    await writeFile(join(root, 'ks.yaml'), [ks('keep'), ks('gone')].join('---\n'));
+    const logB: string[] = [];
+    const b = await inProcess(files('run-B'), logB);
+    expect(b.error).toBeUndefined();
+    expect(logB.some((l) => l.includes('Taking over the expired lock') && l.endsWith('from run-A'))).toBe(true);
+    const storeB = new InventoryStore(client, ns, { name: 'gone', namespace: ns });
+    const inventoryB = (await storeB.read()).record;
+    expect(inventoryB?.entries.map((e) => e.id).sort()).toEqual([`${ns}_gone-1__ConfigMap`, `${ns}_gone-2__ConfigMap`]);
+
+    const from = proxy.requests.length;
+    a.process.kill('SIGCONT');
+    const { code, report } = await a.exited;
+    const after = proxy.requests.slice(from);
+    expect(code).toBe(1);
+    expect(report?.removed).toMatchObject([{ kustomization: `${ns}/gone`, action: 'failed' }]);
+    expect(report?.removed?.[0]?.reason).toMatch(
+      new RegExp(`^lost the lock ${ns}/[^:]+: it was taken over by run-B( \\(released since\\))?, while this run`),
+    );
+    // A deleted nothing more: not B's objects, not B's inventory, not the lease.
+    expect(after.filter((r) => r.method === 'DELETE')).toEqual([]);
+    expect(await exists(client, cmPath('gone-1'))).toBe(true);
+    expect(await exists(client, cmPath('gone-2'))).toBe(true);
+    expect((await storeB.read()).record).toEqual(inventoryB);
+  }, 90_000);
 });
