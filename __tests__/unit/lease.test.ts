@@ -9,6 +9,9 @@ import {
   type LeaseVerdict,
   type RenewalOutcome,
 } from '../../src/inventory/lease.js';
+import { lostLockMessage } from '../../src/inventory/lost-run.js';
+import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
+import type { PruneResult } from '../../src/ssa/delete.js';
 
 const e = (id: string): Entry => ({ id, v: 'v1' });
 const A = e('ns_a__ConfigMap');
@@ -126,5 +129,61 @@ describe('pendingAfter', () => {
     ],
   ])('%s', (_name, opts, pending) => {
     expect(pendingAfter(opts)).toEqual(pending);
+  });
+});
+
+describe('lostLockMessage', () => {
+  const LOST =
+    'lost the lock ns/l: it was taken over by run-B, while this run did not renew it for 40s (its lease lasts 30s)';
+  const TAIL =
+    ' The inventory is left to the run that holds the lock now; run this revision again if it is the one to apply.';
+  const entry = (name: string, action: ChangeSetEntry['action']): ChangeSetEntry => ({
+    subject: `ConfigMap/ns/${name}`,
+    action,
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    namespace: 'ns',
+    name,
+  });
+  const pruned = (name: string, action: PruneResult['action'], reason?: string): PruneResult => ({
+    subject: `ConfigMap/ns/${name}`,
+    action,
+    ...(reason ? { reason } : {}),
+    entry: e(`ns_${name}__ConfigMap`),
+  });
+  it.each<[string, ChangeSetEntry[], PruneResult[], string | undefined, string]>([
+    [
+      'stopped before anything',
+      [entry('a', 'unchanged')],
+      [],
+      undefined,
+      `${LOST}. This run stopped: it applied nothing more and pruned nothing. It had applied nothing.${TAIL}`,
+    ],
+    [
+      'stopped between applies: only written objects count',
+      [entry('a', 'unchanged'), entry('b', 'created'), entry('c', 'configured'), entry('d', 'skipped')],
+      [],
+      undefined,
+      `${LOST}. This run stopped: it applied nothing more and pruned nothing. It had applied 2 object(s): ` +
+        `ConfigMap/ns/b created, ConfigMap/ns/c configured.${TAIL}`,
+    ],
+    [
+      'stopped during the prune: only real deletions count',
+      [],
+      [pruned('x', 'deleted'), pruned('y', 'deleted', 'already gone'), pruned('z', 'skipped', 'prune: disabled')],
+      undefined,
+      `${LOST}. This run stopped: it applied nothing more and pruned nothing more. It had applied nothing. ` +
+        `It had pruned 1 object(s): ConfigMap/ns/x.${TAIL}`,
+    ],
+    [
+      'another error on the way: kept after it',
+      [],
+      [],
+      'health check failed after 5m0s',
+      `${LOST}. This run stopped: it applied nothing more and pruned nothing. It had applied nothing.${TAIL}\n` +
+        'health check failed after 5m0s',
+    ],
+  ])('%s', (_name, changeset, prunedSoFar, cause, message) => {
+    expect(lostLockMessage(LOST, changeset, prunedSoFar, cause)).toBe(message);
   });
 });

@@ -35,7 +35,7 @@ export function lostLockMessage(
     deleted.length > 0
       ? ` It had pruned ${deleted.length} object(s): ${deleted.map((r) => r.subject).join(', ')}.`
       : '',
-    ' The inventory is left to the run that holds the lock now.',
+    ' The inventory is left to the run that holds the lock now; run this revision again if it is the one to apply.',
     cause !== undefined ? `\n${cause}` : '',
   ].join('');
 }
