@@ -20,12 +20,14 @@ import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { ApiError } from './cluster/errors.js';
 import { namespacePruneRefusal } from './ssa/contents.js';
-import { deleteStale, type PruneResult } from './ssa/delete.js';
+import { deleteStale, PruneStopped, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
 import type { InventoryRecord, InventoryStatus } from './inventory/codec.js';
 import { legacyName, ownershipProblem, sameSource, type Claim } from './inventory/identity.js';
 import { Lock } from './inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './inventory/plan.js';
+import { lostRunPending, pendingAfter } from './inventory/lease.js';
+import { lostLockMessage, stillThere, written } from './inventory/lost-run.js';
 import { InventoryStore } from './inventory/store.js';
 import { setIdentity } from './inventory/removal.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
@@ -532,6 +534,8 @@ async function reconcileOne(
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     await ready;
+    const checkpoint = apply ? inventory.checkpoint : undefined;
+    await checkpoint?.();
     if (apply) await inventory.record(objects.map(entryOfObject), note);
     const actor = actingAs(client, spec, settings, note);
     changeset = await applyAll(actor, discovery, objects, {
@@ -544,6 +548,7 @@ async function reconcileOne(
       concurrency: settings.concurrency,
       alwaysDryRun: settings.alwaysDryRun,
       log: hooks.log,
+      ...(checkpoint ? { checkpoint } : {}),
     });
     if (apply) {
       const targets = healthTargets(spec, changeset);
@@ -553,6 +558,7 @@ async function reconcileOne(
           timeoutMs: spec.timeout,
           concurrency: settings.concurrency,
           log: hooks.log,
+          ...(checkpoint ? { checkpoint } : {}),
           ...(spec.healthCheckExprs.length > 0 ? { custom: celStatusReader(spec.healthCheckExprs) } : {}),
         });
         health = outcome.results;
@@ -585,6 +591,7 @@ async function reconcileOne(
           formerOwners: inventory.formerOwners,
           dryRun: !apply,
           log: hooks.log,
+          ...(checkpoint ? { checkpoint } : {}),
         });
         survivors = pruned.filter((r) => r.action === 'failed').map((r) => r.entry);
         if (survivors.length > 0) {
@@ -595,10 +602,26 @@ async function reconcileOne(
         }
       }
     }
+    await checkpoint?.();
     if (apply) await inventory.end({ kind: 'succeeded', survivors }, next, error, note);
     return finish(error);
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
+    if (err instanceof PruneStopped) pruned = err.results;
+    // The failed run's record is a write too: only while the lock is still this run's.
+    if (apply) await inventory.checkpoint().catch(() => undefined);
+    const lost = inventory.lost;
+    if (lost !== undefined) {
+      // Another run holds the lock now: stop, and leave its inventory to it (src/inventory/lease.ts).
+      const message = err instanceof Error ? err.message : String(err);
+      const error = lostLockMessage(lost, changeset, pruned ?? [], message === lost ? undefined : message);
+      try {
+        await inventory.endLost(await stillThere(client, discovery, written(changeset)), error);
+      } catch (writeErr) {
+        return finish(`${error}\nand the inventory could not be updated: ${(writeErr as Error).message}`);
+      }
+      return finish(error);
+    }
     // A cluster that cannot be reached is one error, not one per object or per step after it.
     const unreachable = client.unreachable ?? management.unreachable;
     if (unreachable) {
@@ -708,6 +731,8 @@ class InventoryRun {
   private lastApplied: string | undefined;
   /** The inventory under this path's former name, adopted because it records this repository. */
   private adopted: { store: InventoryStore; kustomization: string } | undefined;
+  /** The pending entries as this run recorded them. */
+  private recorded: Entry[] = [];
   begun = false;
 
   constructor(
@@ -820,9 +845,10 @@ class InventoryRun {
         this.base = from?.entries ?? [];
         this.leftover = from?.pending ?? [];
         this.lastApplied = from?.status.lastAppliedRevision;
+        this.recorded = union(this.leftover, minus(planned, this.base));
         return {
           entries: this.base,
-          pending: union(this.leftover, minus(planned, this.base)),
+          pending: this.recorded,
           status: this.status('InProgress'),
         };
       });
@@ -852,12 +878,17 @@ class InventoryRun {
     note: (line: string) => void,
   ): Promise<void> {
     const ours = entriesAfter(this.base, next, outcome);
-    // Leftover pending entries stay pending until a successful run settles them (pruned or kept).
-    const pending = outcome.kind === 'succeeded' ? [] : minus(this.leftover, ours);
     const result = outcome.kind === 'succeeded' && error === undefined ? 'Succeeded' : 'Failed';
     await this.store.update((latest) => ({
       entries: mergeConcurrent(this.base, latest?.entries ?? [], ours),
-      pending,
+      // Leftover pending entries stay pending until a successful run settles them (pruned or kept).
+      pending: pendingAfter({
+        succeeded: outcome.kind === 'succeeded',
+        leftover: this.leftover,
+        recorded: this.recorded,
+        latest: latest?.pending ?? [],
+        confirmed: ours,
+      }),
       status: this.status(result, error),
     }));
     // Everything the former inventory held is in the new one now (as entries or pending).
@@ -867,6 +898,29 @@ class InventoryRun {
       note(`Removed the adopted inventory ${store.namespace}/${store.name}`);
       this.adopted = undefined;
     }
+  }
+
+  /** The checkpoint before each write: rejects (LockLost) once the lock is not this run's any more. */
+  readonly checkpoint = async (): Promise<void> => {
+    await this.held?.assertHeld();
+  };
+
+  /** Why the lock was lost while this run held it, if it was. */
+  get lost(): string | undefined {
+    return this.held?.lostReason;
+  }
+
+  /**
+   * The record of a run that lost its lock: the new holder's record stays as it is, but for the
+   * objects this run wrote that still exist and that it does not hold, added as pending.
+   */
+  async endLost(stillThere: Entry[], error: string): Promise<void> {
+    if (!lostRunPending((await this.store.read()).record, stillThere)) return;
+    await this.store.update((latest) => ({
+      entries: latest?.entries ?? [],
+      pending: lostRunPending(latest, stillThere) ?? latest?.pending ?? [],
+      status: latest?.status ?? this.status('Failed', error),
+    }));
   }
 
   private status(result: InventoryStatus['result'], message?: string): InventoryStatus {

@@ -25,7 +25,7 @@ import type { Settings } from './settings.js';
 import { impersonatedUser } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { namespacePruneRefusal } from './ssa/contents.js';
-import { deleteStale } from './ssa/delete.js';
+import { deleteStale, PruneStopped, type PruneResult } from './ssa/delete.js';
 
 export interface RemovalReport {
   removed: RemovedKustomization[];
@@ -198,7 +198,10 @@ async function removeOne(
     const record = dryRun ? f.record : ((await f.store.read()).record ?? f.record);
     const { action, why } = removalAction(record.status);
     const base = described(f, record);
+    // Before each write: stop once another run took the lock over (src/inventory/lease.ts).
+    const checkpoint = lock ? () => lock.assertHeld() : undefined;
     if (action === 'orphan') {
+      await checkpoint?.();
       if (!dryRun) await f.store.remove();
       log(`Kustomization ${f.kustomization} was removed: ${why}, its objects stay; inventory removed`);
       return {
@@ -222,20 +225,31 @@ async function removeOne(
     // kept, or forged) acts as default-service-account when set, as a present Kustomization would.
     const user = record.status.impersonate ?? impersonatedUser({ namespace }, settings);
     const actor = user ? client.impersonating(user) : client;
-    const results = await deleteStale(actor, discovery, staleEntries(entriesOf(record), []), {
-      owner: { name, namespace },
-      dryRun,
-      log,
-    });
-    const pruned = results.map(({ subject, action: a, reason }) => ({
-      subject,
-      action: a,
-      reason: reason ? `${f.kustomization} removed; ${reason}` : `${f.kustomization} removed`,
-      removedWith: f.kustomization,
-    }));
+    const prunedOf = (results: PruneResult[]): PrunedObject[] =>
+      results.map(({ subject, action: a, reason }) => ({
+        subject,
+        action: a,
+        reason: reason ? `${f.kustomization} removed; ${reason}` : `${f.kustomization} removed`,
+        removedWith: f.kustomization,
+      }));
+    let results: PruneResult[];
+    try {
+      results = await deleteStale(actor, discovery, staleEntries(entriesOf(record), []), {
+        owner: { name, namespace },
+        dryRun,
+        log,
+        ...(checkpoint ? { checkpoint } : {}),
+      });
+    } catch (err) {
+      // The lock was lost: what was deleted before is reported; the inventory is the new holder's.
+      if (!(err instanceof PruneStopped)) throw err;
+      return { removed: { ...base, action: 'failed', reason: err.message }, pruned: prunedOf(err.results) };
+    }
+    const pruned = prunedOf(results);
     const survivors = results.filter((r) => r.action === 'failed');
     if (survivors.length > 0) {
       if (!dryRun) {
+        await checkpoint?.();
         await f.store.update((latest) => ({
           entries: survivors.map((s) => s.entry),
           pending: [],
@@ -267,6 +281,7 @@ async function removeOne(
           ? '; all objects terminated'
           : `; ${left.length} object(s) had not terminated after ${formatDuration(record.status.timeoutMs)}: ${left.join(', ')}`;
     }
+    await checkpoint?.();
     if (!dryRun) await f.store.remove();
     return { removed: { ...base, action: 'deleted', reason }, pruned };
   } finally {

@@ -26,6 +26,7 @@ export interface SeenRequest {
 export type Fault =
   | { status: number; retryAfter?: number; body?: 'status' | 'text' }
   | { reset: true }
+  /** Called once the whole request has arrived, before it is forwarded. */
   | { beforeForward: () => Promise<void> };
 
 export interface FaultRule {
@@ -122,17 +123,21 @@ export async function startFaultProxy(kubeconfigPath: string, rules: FaultRule[]
       hit.used++;
       const fault = hit.rule.fault;
       if ('beforeForward' in fault) {
-        req.pause();
-        fault.beforeForward().then(
-          () => {
-            forward(req, res, record);
-          },
-          (err: unknown) => {
-            record.status = 502;
-            res.writeHead(502, { 'content-type': 'text/plain' });
-            res.end(`proxy: beforeForward failed: ${(err as Error).message}\n`);
-          },
-        );
+        // The whole request first: the client has sent all of it when beforeForward runs.
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          fault.beforeForward().then(
+            () => {
+              forward(req, res, record, Buffer.concat(chunks));
+            },
+            (err: unknown) => {
+              record.status = 502;
+              res.writeHead(502, { 'content-type': 'text/plain' });
+              res.end(`proxy: beforeForward failed: ${(err as Error).message}\n`);
+            },
+          );
+        });
         return;
       }
       record.injected = true;
@@ -159,7 +164,7 @@ export async function startFaultProxy(kubeconfigPath: string, rules: FaultRule[]
     forward(req, res, record);
   };
 
-  const forward = (req: http.IncomingMessage, res: http.ServerResponse, record: RecordedRequest) => {
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, record: RecordedRequest, body?: Buffer) => {
     const method = req.method ?? 'GET';
     const headers = { ...req.headers, host: upstream.host };
     const out = https.request(
@@ -179,7 +184,8 @@ export async function startFaultProxy(kubeconfigPath: string, rules: FaultRule[]
         res.destroy();
       }
     });
-    req.pipe(out);
+    if (body) out.end(body);
+    else req.pipe(out);
   };
 
   const proxy = https.createServer({ cert: serverCert, key: serverKey }, handler);

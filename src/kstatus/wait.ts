@@ -32,6 +32,8 @@ export interface WaitOptions {
   log?: (line: string) => void;
   /** A status rule consulted before kstatus (spec.healthCheckExprs); undefined falls through to kstatus. */
   custom?: (live: Record<string, unknown>) => StatusResult | undefined;
+  /** Called before each poll; a rejection ends the wait with it (a lost lock). */
+  checkpoint?: () => Promise<void>;
 }
 
 export interface WaitOutcome {
@@ -54,6 +56,7 @@ export async function waitForHealth(
   const deadline = Date.now() + opts.timeoutMs;
   const last = new Map<string, HealthResult>();
   for (;;) {
+    await opts.checkpoint?.();
     const pending = targets.filter((t) => last.get(t.subject)?.status !== 'Current');
     const results = await readStatuses(client, discovery, pending, opts);
     for (const r of results) {

@@ -35,6 +35,8 @@ export interface ApplyOptions {
   /** How long the definitions stage waits for CRDs to be Established, and a recreate for the old object to go. */
   waitTimeoutMs?: number;
   log?: (line: string) => void;
+  /** Called before each stage and each write; a rejection stops the apply there (a lost lock). */
+  checkpoint?: () => Promise<void>;
 }
 
 /** A failure during apply, with what was already done so that the report can show it. */
@@ -89,6 +91,7 @@ export async function applyAll(
   for (const stage of STAGES) {
     const inStage = sortForApply(objects.filter((o) => stageOf(o) === stage));
     if (inStage.length === 0) continue;
+    await checkpoint(opts, changeset);
     // Read afresh per stage: the stage before may have created namespaces and definitions.
     const reader = new LiveObjects(client);
     const results = await mapLimit(inStage, opts.concurrency, async (obj) => {
@@ -118,6 +121,7 @@ export async function applyAll(
     for (const p of planned) {
       if (p.entry.action === 'created' && !p.recreate) noteCreated(created, p.obj);
       if (p.apply && !opts.dryRunOnly) {
+        await checkpoint(opts, changeset);
         try {
           await write(client, p, opts);
         } catch (err) {
@@ -138,6 +142,15 @@ export async function applyAll(
     }
   }
   return changeset;
+}
+
+/** The caller's checkpoint; its refusal is an ApplyError with what was applied before it. */
+async function checkpoint(opts: ApplyOptions, changeset: ChangeSetEntry[]): Promise<void> {
+  try {
+    await opts.checkpoint?.();
+  } catch (err) {
+    throw new ApplyError((err as Error).message, changeset);
+  }
 }
 
 interface Created {

@@ -28,6 +28,19 @@ export interface DeleteOptions {
   /** Server-side dry-run (a preview): checks admission and RBAC, deletes nothing. */
   dryRun: boolean;
   log?: (line: string) => void;
+  /** Called before each delete; a rejection stops the prune there (a lost lock): see PruneStopped. */
+  checkpoint?: () => Promise<void>;
+}
+
+/** The checkpoint refused the next delete; `results` is what the prune did before. */
+export class PruneStopped extends Error {
+  constructor(
+    message: string,
+    readonly results: PruneResult[],
+  ) {
+    super(message);
+    this.name = 'PruneStopped';
+  }
 }
 
 type Live = {
@@ -67,6 +80,9 @@ export async function deleteStale(
   const reader = new LiveObjects(client);
   for (const entry of stale) {
     const subject = subjectOfEntry(entry);
+    await opts.checkpoint?.().catch((err: unknown) => {
+      throw new PruneStopped((err as Error).message, results);
+    });
     const result = await deleteOne(client, discovery, reader, entry, subject, opts).catch(
       (err: unknown): PruneResult => ({
         subject,

@@ -1,0 +1,67 @@
+/**
+ * A run that lost its lock (src/inventory/lease.ts has the rule): what it says, and the lookup of
+ * which of the objects it wrote still exist, for the pending entries it may still add.
+ */
+import type { ClusterClient } from '../cluster/client.js';
+import { objectPath, type Discovery } from '../cluster/discovery.js';
+import { isNotFound } from '../cluster/errors.js';
+import type { ChangeSetEntry } from '../ssa/changeset.js';
+import type { PruneResult } from '../ssa/delete.js';
+import { entryOf, refOf, type Entry } from './entries.js';
+
+/** The objects a run wrote (created or changed), as inventory entries. */
+export function written(changeset: readonly ChangeSetEntry[]): Entry[] {
+  return changeset.filter((e) => e.action === 'created' || e.action === 'configured').map(entryOf);
+}
+
+/**
+ * The run's error once the lock was lost: the reason (who took it), that the run stopped, and what
+ * it had applied and pruned before it noticed. `cause` is the run's own error when it was not the
+ * lock's.
+ */
+export function lostLockMessage(
+  lost: string,
+  changeset: readonly ChangeSetEntry[],
+  pruned: readonly PruneResult[],
+  cause?: string,
+): string {
+  const applied = changeset.filter((e) => e.action === 'created' || e.action === 'configured');
+  const deleted = pruned.filter((r) => r.action === 'deleted' && r.reason === undefined);
+  return [
+    `${lost}. This run stopped: it applied nothing more and pruned nothing${deleted.length > 0 ? ' more' : ''}.`,
+    applied.length > 0
+      ? ` It had applied ${applied.length} object(s): ${applied.map((e) => `${e.subject} ${e.action}`).join(', ')}.`
+      : ' It had applied nothing.',
+    deleted.length > 0
+      ? ` It had pruned ${deleted.length} object(s): ${deleted.map((r) => r.subject).join(', ')}.`
+      : '',
+    ' The inventory is left to the run that holds the lock now; run this revision again if it is the one to apply.',
+    cause !== undefined ? `\n${cause}` : '',
+  ].join('');
+}
+
+/** Which of `entries` exist in the cluster now (an entry whose kind is not served does not). */
+export async function stillThere(
+  client: ClusterClient,
+  discovery: Discovery,
+  entries: readonly Entry[],
+): Promise<Entry[]> {
+  const found: Entry[] = [];
+  for (const entry of entries) {
+    const ref = refOf(entry);
+    let path: string;
+    try {
+      path = objectPath(await discovery.mapping(ref.apiVersion, ref.kind), ref.namespace, ref.name);
+    } catch {
+      continue;
+    }
+    try {
+      await client.request('GET', path);
+      found.push(entry);
+    } catch (err) {
+      // Not known to be gone: keep it, a later run looks it up again.
+      if (!isNotFound(err)) found.push(entry);
+    }
+  }
+  return found;
+}
