@@ -1,0 +1,179 @@
+// Provenance masking: fields that came from a secret source (SOPS, a substituteFrom Secret, secret-vars)
+// are masked in diffs on both sides, whatever the kind, and the helpers that find and carry those paths.
+import { describe, expect, it } from 'vitest';
+import { diffObjects, renderDiff, type FieldChange } from '../../src/ssa/diff.js';
+import { covered, encryptedLeftovers, maskPaths, pathsHolding, secretForms, valuesAt } from '../../src/ssa/mask.js';
+
+const CANARY = 'canary-Value-7Q';
+const cm = (data: Record<string, unknown>, labels?: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'c', namespace: 'n', ...(labels ? { labels } : {}) },
+  data,
+});
+
+describe('diffObjects with secret paths', () => {
+  it.each<{
+    why: string;
+    live: Record<string, unknown> | undefined;
+    dry: Record<string, unknown>;
+    paths: string[];
+    want: FieldChange[];
+  }>([
+    {
+      why: 'a changed ConfigMap value from SOPS: both sides masked',
+      live: cm({ password: CANARY, plain: 'a' }),
+      dry: cm({ password: 'new-' + CANARY, plain: 'b' }),
+      paths: ['/data/password'],
+      want: [
+        { path: '/data/password', kind: 'changed', before: '*** (before)', after: '*** (after)' },
+        { path: '/data/plain', kind: 'changed', before: 'a', after: 'b' },
+      ],
+    },
+    {
+      why: 'a removed secret field',
+      live: cm({ password: CANARY }),
+      dry: cm({}),
+      paths: ['/data/password'],
+      want: [{ path: '/data/password', kind: 'removed', before: '***' }],
+    },
+    {
+      why: 'an added secret field',
+      live: cm({}),
+      dry: cm({ password: CANARY }),
+      paths: ['/data/password'],
+      want: [{ path: '/data/password', kind: 'added', after: '***' }],
+    },
+    {
+      why: 'a change above a secret path (a list whose length changed)',
+      live: { ...cm({}), spec: { env: [{ name: 'a', value: CANARY }] } },
+      dry: {
+        ...cm({}),
+        spec: {
+          env: [
+            { name: 'a', value: CANARY },
+            { name: 'b', value: 'x' },
+          ],
+        },
+      },
+      paths: ['/spec/env/0/value'],
+      want: [{ path: '/spec/env', kind: 'changed', before: '*** (before)', after: '*** (after)' }],
+    },
+    {
+      why: 'a change below a secret path',
+      live: { ...cm({}), spec: { blob: { a: CANARY } } },
+      dry: { ...cm({}), spec: { blob: { a: 'y' } } },
+      paths: ['/spec/blob'],
+      want: [{ path: '/spec/blob/a', kind: 'changed', before: '*** (before)', after: '*** (after)' }],
+    },
+    {
+      why: 'a sibling whose name starts like the secret path is not masked',
+      live: cm({ password: 'a', passwordHint: 'x' }),
+      dry: cm({ password: 'a', passwordHint: 'y' }),
+      paths: ['/data/password'],
+      want: [{ path: '/data/passwordHint', kind: 'changed', before: 'x', after: 'y' }],
+    },
+    {
+      why: 'a decrypted label',
+      live: cm({}, { team: CANARY }),
+      dry: cm({}, { team: 'other' }),
+      paths: ['/metadata/labels/team'],
+      want: [{ path: '/metadata/labels/team', kind: 'changed', before: '*** (before)', after: '*** (after)' }],
+    },
+  ])('$why', ({ live, dry, paths, want }) => {
+    const changes = diffObjects(live, dry, paths);
+    expect(changes).toEqual(want);
+    expect(JSON.stringify(changes) + renderDiff(changes)).not.toContain(CANARY);
+  });
+});
+
+describe('covered', () => {
+  it.each<[string, string[], boolean]>([
+    ['/data/a', ['/data/a'], true],
+    ['/data', ['/data/a'], true],
+    ['/data/a/b', ['/data/a'], true],
+    ['/data/ab', ['/data/a'], false],
+    ['/data/a', [], false],
+    ['/data/a~1b', ['/data/a~1b'], true],
+  ])('%s under %j: %s', (path, paths, want) => {
+    expect(covered(path, paths)).toBe(want);
+  });
+});
+
+describe('valuesAt and maskPaths', () => {
+  const obj = {
+    metadata: { name: 'n', labels: { 'a/b': 'lbl-value' } },
+    data: { p: 'pw-value', n: 3 },
+    list: ['x1y2'],
+  };
+  it.each<{ paths: string[]; values: string[] }>([
+    { paths: ['/data/p'], values: ['pw-value'] },
+    { paths: ['/metadata/labels/a~1b', '/list/0'], values: ['lbl-value', 'x1y2'] },
+    { paths: ['/data'], values: ['pw-value', '3'] },
+    { paths: ['/missing/x'], values: [] },
+  ])('$paths', ({ paths, values }) => {
+    expect(valuesAt(obj, paths)).toEqual(values);
+    const masked = JSON.stringify(maskPaths(obj, paths));
+    for (const v of values) expect(masked).not.toContain(`"${v}"`);
+    expect(JSON.stringify(obj)).toContain('pw-value');
+  });
+});
+
+describe('pathsHolding', () => {
+  it.each<{ why: string; obj: unknown; values: string[]; want: string[] }>([
+    { why: 'exact leaf', obj: { data: { a: CANARY, b: 'other' } }, values: [CANARY], want: ['/data/a'] },
+    { why: 'inside a longer text', obj: { data: { a: `url=${CANARY};` } }, values: [CANARY], want: ['/data/a'] },
+    { why: 'in a list', obj: { spec: { args: ['--x', CANARY] } }, values: [CANARY], want: ['/spec/args/1'] },
+    { why: 'short values are not looked for', obj: { data: { a: 'abc' } }, values: ['abc'], want: [] },
+    { why: 'nothing', obj: { data: { a: 'x' } }, values: [], want: [] },
+  ])('$why', ({ obj, values, want }) => {
+    expect(pathsHolding(obj, values)).toEqual(want);
+  });
+});
+
+describe('secretForms', () => {
+  it.each<{ why: string; value: string; has: string[] }>([
+    { why: 'the value itself', value: CANARY, has: [CANARY] },
+    {
+      why: 'multi-line: joined as Flux strips newlines, and each line',
+      value: 'line-one\nline-two\n',
+      has: ['line-oneline-two', 'line-one', 'line-two', 'line-one\nline-two\n'],
+    },
+    { why: 'JSON-escaped', value: 'a"quoted"\\value', has: ['a\\"quoted\\"\\\\value'] },
+    { why: 'base64', value: CANARY, has: [Buffer.from(CANARY).toString('base64')] },
+  ])('$why', ({ value, has }) => {
+    const forms = secretForms(value);
+    for (const h of has) expect(forms).toContain(h);
+    expect(forms.every((f) => f.length >= 4)).toBe(true);
+  });
+});
+
+describe('encryptedLeftovers', () => {
+  const enc = 'ENC[AES256_GCM,data:abcd,iv:efgh,tag:ijkl,type:str]';
+  it.each<{ why: string; obj: Record<string, unknown>; want: string[] }>([
+    { why: 'a ConfigMap value', obj: cm({ a: enc }), want: ['/data/a'] },
+    {
+      why: 'a Secret data value, base64',
+      obj: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 's' },
+        data: { K: Buffer.from(enc).toString('base64') },
+      },
+      want: ['/data/K'],
+    },
+    {
+      why: 'a Secret data file holding ENC lines',
+      obj: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 's' },
+        data: { 'f.yaml': Buffer.from(`a: ${enc}\n`).toString('base64') },
+      },
+      want: ['/data/f.yaml'],
+    },
+    { why: 'plain values', obj: cm({ a: 'ENC is a word', b: 'ENC[not sops]' }), want: [] },
+  ])('$why', ({ obj, want }) => {
+    expect(encryptedLeftovers(obj)).toEqual(want);
+  });
+});
