@@ -3,6 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import { diffObjects, renderDiff, type FieldChange } from '../../src/ssa/diff.js';
 import { covered, encryptedLeftovers, maskPaths, pathsHolding, secretForms, valuesAt } from '../../src/ssa/mask.js';
+import {
+  decodeInventory,
+  encodeInventory,
+  type InventoryRecord,
+  type InventoryStatus,
+} from '../../src/inventory/codec.js';
+import { collectSecretPaths, mergeSecretPaths } from '../../src/substitute/provenance.js';
 
 const CANARY = 'canary-Value-7Q';
 const cm = (data: Record<string, unknown>, labels?: Record<string, string>) => ({
@@ -175,5 +182,61 @@ describe('encryptedLeftovers', () => {
     { why: 'plain values', obj: cm({ a: 'ENC is a word', b: 'ENC[not sops]' }), want: [] },
   ])('$why', ({ obj, want }) => {
     expect(encryptedLeftovers(obj)).toEqual(want);
+  });
+});
+
+describe('inventory secret-paths.yaml', () => {
+  const status: InventoryStatus = {
+    kustomization: 'flux-system/app',
+    result: 'Succeeded',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    prune: true,
+    deletionPolicy: 'MirrorPrune',
+    timeoutMs: 1000,
+  };
+  const base: InventoryRecord = { entries: [{ id: 'n_c__ConfigMap', v: 'v1' }], pending: [], status };
+  it.each<{ why: string; secretPaths?: Record<string, string[]>; stored: boolean }>([
+    { why: 'paths round-trip', secretPaths: { n_c__ConfigMap: ['/data/a', '/metadata/labels/x~1y'] }, stored: true },
+    { why: 'no paths: no key', stored: false },
+    { why: 'empty lists: no key', secretPaths: { n_c__ConfigMap: [] }, stored: false },
+  ])('$why', ({ secretPaths, stored }) => {
+    const encoded = encodeInventory({ ...base, ...(secretPaths ? { secretPaths } : {}) });
+    expect(Object.hasOwn(encoded.data, 'secret-paths.yaml')).toBe(stored);
+    const decoded = decodeInventory(encoded.data, encoded.binaryData);
+    expect(decoded.secretPaths).toEqual(stored ? secretPaths : undefined);
+  });
+
+  it.each(['- a', 'x: 3', 'x: [data]'])('refuses %j', (text) => {
+    expect(() => decodeInventory({ 'status.yaml': 'result: Succeeded\n', 'secret-paths.yaml': text }, {})).toThrow(
+      /secret-paths\.yaml/,
+    );
+  });
+});
+
+describe('collectSecretPaths / mergeSecretPaths', () => {
+  const obj = (name: string, data: Record<string, string>) => ({ ...cm(data), metadata: { name, namespace: 'n' } });
+  const id = (o: { metadata: { name: string } }) => o.metadata.name;
+  it.each<{ why: string; byIndex: string[][]; values: string[]; want: [string, string[]][] }>([
+    { why: 'by index', byIndex: [[], ['/data/b']], values: [], want: [['two', ['/data/b']]] },
+    { why: 'by value', byIndex: [], values: [CANARY], want: [['one', ['/data/a']]] },
+    { why: 'both, deduplicated', byIndex: [['/data/a']], values: [CANARY], want: [['one', ['/data/a']]] },
+  ])('$why', ({ byIndex, values, want }) => {
+    const objects = [obj('one', { a: CANARY }), obj('two', { b: 'x' })];
+    expect([...collectSecretPaths(objects, byIndex, values, id)]).toEqual(want);
+  });
+
+  it('merges per id', () => {
+    const merged = mergeSecretPaths(
+      new Map([['a', ['/x', '/y']]]),
+      undefined,
+      new Map([
+        ['a', ['/x', '/z']],
+        ['b', ['/w']],
+      ]),
+    );
+    expect([...merged]).toEqual([
+      ['a', ['/x', '/y', '/z']],
+      ['b', ['/w']],
+    ]);
   });
 });
