@@ -9,6 +9,8 @@ import { loadKubeConfig } from './cluster/kubeconfig.js';
 import { checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile.js';
 import { exitCode } from './report/model.js';
 import { renderLines } from './report/render.js';
+import { scrubReport, scrubText } from './report/scrub.js';
+import { maskSecretFields } from './substitute/provenance.js';
 import { normalize, runInfo, type Mode, type Settings } from './settings.js';
 import { splitPatterns } from './spec/load.js';
 import { parseVarFlags } from './substitute/variables.js';
@@ -164,12 +166,17 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const json = values.output === 'json';
-  const report = await reconcile(settings, {
-    log: (line) => {
-      if (!json) process.stdout.write(line + '\n');
-    },
-    secret: () => {},
-  });
+  // Secret values seen during the run are replaced by *** in every line and in the report.
+  const secrets = new Set<string>(Object.values(settings.secretVars));
+  const report = scrubReport(
+    await reconcile(settings, {
+      log: (line) => {
+        if (!json) process.stdout.write(scrubText(line, secrets) + '\n');
+      },
+      secret: (value) => secrets.add(value),
+    }),
+    secrets,
+  );
   if (json) {
     process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   } else {
@@ -206,7 +213,8 @@ async function buildCommand(settings: Settings, opts: { json: boolean; showSecre
         { secret: () => {}, note: (line) => process.stderr.write(`${line}\n`) },
         opts.showSecrets,
       );
-      const ordered = applyOrder(built.objects);
+      // Without --show-secrets, Secret data and every field written from a secret source are masked.
+      const ordered = applyOrder(opts.showSecrets ? built.objects : maskSecretFields(built.objects, built.secretPaths));
       results.push({
         kustomization: `${spec.namespace}/${spec.name}`,
         objects: opts.showSecrets ? ordered : maskSecrets(ordered),

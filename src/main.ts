@@ -5,23 +5,31 @@ import { publish, type Published } from './github/publish.js';
 import { reconcile } from './reconcile.js';
 import { exitCode, type Report } from './report/model.js';
 import { renderLines, renderSummary } from './report/render.js';
-import { scrubReport } from './report/scrub.js';
+import { scrubReport, scrubText } from './report/scrub.js';
+import { secretForms } from './ssa/mask.js';
 import { readActionSettings, type Settings } from './settings.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
   try {
     const settings = readActionSettings();
-    const secrets = new Set<string>(Object.values(settings.secretVars));
+    const secrets = new Set<string>();
+    // Each secret in every form it can take (newline-stripped, line by line, JSON-escaped, base64).
+    const secret = (s: string) => {
+      for (const f of secretForms(s)) {
+        if (secrets.has(f)) continue;
+        secrets.add(f);
+        core.setSecret(f);
+      }
+    };
+    Object.values(settings.secretVars).forEach(secret);
     const raw = await core.group(`kustomize-reconcile ${settings.mode}`, () =>
       reconcile(settings, {
+        // Scrubbed as well as masked: a value must not depend on the runner's masking to stay hidden.
         log: (l) => {
-          core.info(l);
+          core.info(scrubText(l, secrets));
         },
-        secret: (s) => {
-          secrets.add(s);
-          core.setSecret(s);
-        },
+        secret,
       }),
     );
     // Everything below leaves the runner's masked log: comment, check run, summary, outputs.

@@ -8,6 +8,7 @@ import { build, type BuildResult } from './kustomize/build.js';
 import { applyCommonMetadata } from './kustomize/metadata.js';
 import { objectKey, subjectOf, type KubeObject } from './kustomize/parse.js';
 import { locateObject, type Problem } from './report/problems.js';
+import { scrubText } from './report/scrub.js';
 import { driftFound, type Report } from './report/model.js';
 import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
@@ -19,7 +20,7 @@ import { applyAll, ApplyError } from './ssa/apply.js';
 import { ApiError } from './cluster/errors.js';
 import { deleteStale, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
-import type { InventoryStatus } from './inventory/codec.js';
+import type { InventoryRecord, InventoryStatus } from './inventory/codec.js';
 import { Lock } from './inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './inventory/plan.js';
 import { InventoryStore } from './inventory/store.js';
@@ -39,13 +40,20 @@ import {
 import { adoptPaths, ignoredPaths, stripPaths } from './ssa/ignore.js';
 import { setOwnerLabels } from './ssa/policy.js';
 import { selectorFor } from './ssa/live.js';
-import { decryptResources, stillEncrypted } from './sops/resources.js';
+import { decryptResources, refuseCiphertext, stillEncrypted } from './sops/resources.js';
 import { keyServices, readDecryptionSecret, type SecretKeys } from './sops/keys.js';
 import { decryptSources } from './sops/sources.js';
 import type { DecryptOptions } from './sops/types.js';
 import { substituteObjects } from './substitute/objects.js';
 import { readSubstituteFrom } from './substitute/sources.js';
-import { mergeVariables, type VariableLayer } from './substitute/variables.js';
+import { mergeVariables, secretNames, type VariableLayer } from './substitute/variables.js';
+import {
+  collectSecretPaths,
+  keepSecretPaths,
+  mergeSecretPaths,
+  secretPathsId,
+  type SecretPaths,
+} from './substitute/provenance.js';
 
 /** Kustomizations reconciled at once, as kustomize-controller's default `--concurrent=4`. */
 const KUSTOMIZATION_CONCURRENCY = 4;
@@ -102,7 +110,19 @@ export async function renderSpec(
   client: ClusterClient | undefined,
   hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
   decrypt = true,
-): Promise<BuildResult> {
+): Promise<BuildResult & { secretPaths: SecretPaths }> {
+  // Every secret value seen while rendering, and by index the fields written from a secret source.
+  const values = new Set<string>();
+  const byIndex: string[][] = [];
+  const addPaths = (i: number, p: string[]) => (byIndex[i] ??= []).push(...p);
+  const outer = hooks.secret;
+  hooks = {
+    ...hooks,
+    secret: (v) => {
+      values.add(v);
+      outer(v);
+    },
+  };
   const decryption = decrypt ? await decryptOptions(settings, spec, client, hooks) : undefined;
   const built = await build({
     root: settings.root,
@@ -137,10 +157,15 @@ export async function renderSpec(
           return file === undefined ? undefined : readFile(join(settings.root, file), 'utf8').catch(() => undefined);
         },
         note: hooks.note,
+        onSecretPaths: addPaths,
       })
     : built.objects;
-  const objects = await substitute(settings, spec, decrypted, client, hooks);
-  return { ...built, objects: applyCommonMetadata(objects, spec.commonMetadata) };
+  if (decrypt) refuseCiphertext(decrypted, origin);
+  const objects = applyCommonMetadata(
+    await substitute(settings, spec, decrypted, client, hooks, addPaths),
+    spec.commonMetadata,
+  );
+  return { ...built, objects, secretPaths: collectSecretPaths(objects, byIndex, values) };
 }
 
 /**
@@ -185,11 +210,13 @@ async function substitute(
   objects: KubeObject[],
   client: ClusterClient | undefined,
   hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
+  onSecretPaths: (index: number, paths: string[]) => void,
 ): Promise<KubeObject[]> {
   const inputLayers: VariableLayer[] = [
     { source: 'input "vars"', vars: settings.vars },
-    { source: 'input "secret-vars"', vars: settings.secretVars },
+    { source: 'input "secret-vars"', vars: settings.secretVars, secret: true },
   ];
+  Object.values(settings.secretVars).forEach(hooks.secret);
   const inputVars = Object.keys(settings.vars).length + Object.keys(settings.secretVars).length > 0;
   if (!spec.postBuild && !(spec.origin.kind === 'inputs' && inputVars)) return objects;
   let fromCluster: VariableLayer[] = [];
@@ -202,14 +229,17 @@ async function substitute(
       );
     }
   }
-  const vars = mergeVariables([
+  const layers = [
     ...inputLayers,
     ...fromCluster,
     { source: `${describeSpec(spec)}: spec.postBuild.substitute`, vars: spec.postBuild?.substitute ?? {} },
-  ]);
-  return substituteObjects(objects, vars, {
+  ];
+  return substituteObjects(objects, mergeVariables(layers), {
     strict: settings.strictSubstitute,
     strategy: spec.postBuild?.substituteStrategy ?? 'WithVariables',
+    secretNames: secretNames(layers),
+    onSecretPaths,
+    onSecret: hooks.secret,
   });
 }
 
@@ -444,6 +474,12 @@ async function reconcileOne(
     hooks.log(line);
   };
   const apply = settings.mode === 'apply';
+  // The secrets rendering met: the inventory's status message is scrubbed of them (it is in the cluster).
+  const known = new Set<string>();
+  const rendered = (v: string) => {
+    known.add(v);
+    hooks.secret(v);
+  };
   // Started before the build and awaited after it, so that the cluster round trips (discovery, the
   // lock, the inventory read) overlap the build instead of following it.
   let ready: Promise<void> = Promise.resolve();
@@ -455,7 +491,7 @@ async function reconcileOne(
     discovery.warm();
     ready = apply ? inventory.lock(hooks.log, note) : inventory.peek(note);
     ready.catch(() => undefined);
-    const built = await renderSpec(settings, spec, management, { secret: hooks.secret, note });
+    const built = await renderSpec(settings, spec, management, { secret: rendered, note });
     origins = new Map(
       [...built.objects].flatMap((o) => {
         const file = built.origins.get(objectKey(o));
@@ -469,7 +505,9 @@ async function reconcileOne(
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     await ready;
-    if (apply) await inventory.record(objects.map(entryOfObject));
+    if (apply) await inventory.record(objects.map(entryOfObject), built.secretPaths);
+    // This run's secret fields and those earlier runs recorded (a value's old text stays secret).
+    const secretPaths = mergeSecretPaths(built.secretPaths, inventory.secretPaths);
     const actor = actingAs(client, spec, settings, note);
     changeset = await applyAll(actor, discovery, objects, {
       force: spec.force,
@@ -481,6 +519,7 @@ async function reconcileOne(
       concurrency: settings.concurrency,
       alwaysDryRun: settings.alwaysDryRun,
       log: hooks.log,
+      secretPaths: (o) => secretPaths.get(secretPathsId(o)) ?? [],
     });
     if (apply) {
       const targets = healthTargets(spec, changeset);
@@ -525,7 +564,7 @@ async function reconcileOne(
         }
       }
     }
-    if (apply) await inventory.end({ kind: 'succeeded', survivors }, next, error);
+    if (apply) await inventory.end({ kind: 'succeeded', survivors }, next, error && scrubText(error, known));
     return finish(error);
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
@@ -542,7 +581,7 @@ async function reconcileOne(
     if (apply && inventory.begun) {
       const applied = changeset.filter((e) => e.action !== 'skipped').map(entryOf);
       try {
-        await inventory.end({ kind: 'failed', applied }, [], message);
+        await inventory.end({ kind: 'failed', applied }, [], scrubText(message, known));
       } catch (writeErr) {
         return finish(`${message}\nand the inventory could not be updated: ${(writeErr as Error).message}`);
       }
@@ -611,6 +650,9 @@ class InventoryRun {
   private leftover: Entry[] = [];
   private held: Lock | undefined;
   private lastApplied: string | undefined;
+  /** Secret field paths recorded by earlier runs, and those of this run (see substitute/provenance.ts). */
+  secretPaths: SecretPaths = new Map();
+  private newSecretPaths: SecretPaths = new Map();
   begun = false;
 
   constructor(
@@ -632,6 +674,7 @@ class InventoryRun {
       const snap = await this.store.read();
       this.base = snap.record?.entries ?? [];
       this.leftover = snap.record?.pending ?? [];
+      this.secretPaths = new Map(Object.entries(snap.record?.secretPaths ?? {}));
     } catch (err) {
       note(
         `The inventory ${this.store.namespace}/${this.store.name} could not be read, so the prune preview is empty: ${(err as Error).message}`,
@@ -653,20 +696,37 @@ class InventoryRun {
   }
 
   /** Under the lock: reads the inventory and records the planned objects as pending. */
-  async record(planned: Entry[]): Promise<void> {
+  async record(planned: Entry[], secretPaths: SecretPaths): Promise<void> {
+    this.newSecretPaths = secretPaths;
     await this.explained(async () => {
       this.begun = true;
       await this.store.update((latest) => {
         this.base = latest?.entries ?? [];
         this.leftover = latest?.pending ?? [];
         this.lastApplied = latest?.status.lastAppliedRevision;
+        this.secretPaths = new Map(Object.entries(latest?.secretPaths ?? {}));
+        const pending = union(this.leftover, minus(planned, this.base));
         return {
           entries: this.base,
-          pending: union(this.leftover, minus(planned, this.base)),
+          pending,
           status: this.status('InProgress'),
+          ...this.secretPathsOf(latest, [...this.base, ...pending]),
         };
       });
     });
+  }
+
+  /** Recorded secret paths (earlier runs' and this run's) of the objects still in the inventory. */
+  private secretPathsOf(
+    latest: InventoryRecord | undefined,
+    kept: readonly Entry[],
+  ): Pick<InventoryRecord, 'secretPaths'> {
+    const merged = mergeSecretPaths(new Map(Object.entries(latest?.secretPaths ?? {})), this.newSecretPaths);
+    const paths = keepSecretPaths(
+      merged,
+      kept.map((e) => e.id),
+    );
+    return paths.size > 0 ? { secretPaths: Object.fromEntries(paths) } : {};
   }
 
   /** A 403 on the inventory or its lock, with what the credentials need. */
@@ -690,11 +750,15 @@ class InventoryRun {
     // Leftover pending entries stay pending until a successful run settles them (pruned or kept).
     const pending = outcome.kind === 'succeeded' ? [] : minus(this.leftover, ours);
     const result = outcome.kind === 'succeeded' && error === undefined ? 'Succeeded' : 'Failed';
-    await this.store.update((latest) => ({
-      entries: mergeConcurrent(this.base, latest?.entries ?? [], ours),
-      pending,
-      status: this.status(result, error),
-    }));
+    await this.store.update((latest) => {
+      const entries = mergeConcurrent(this.base, latest?.entries ?? [], ours);
+      return {
+        entries,
+        pending,
+        status: this.status(result, error),
+        ...this.secretPathsOf(latest, [...entries, ...pending]),
+      };
+    });
   }
 
   private status(result: InventoryStatus['result'], message?: string): InventoryStatus {
