@@ -284,4 +284,88 @@ data:
     expect(found).toEqual({});
     expect(surfaces['inventory']).toContain('secret-paths.yaml');
   }, 240_000);
+
+  it('a field once filled from a substituteFrom Secret stays masked after substituteFrom is dropped', async () => {
+    const ns = await freshNamespace(client);
+    await putSecret(ns, 'subst-vars', { from_secret: `${MARK}-dropped-a` });
+    const cmText = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: ${ns}\ndata:\n  token: "\${from_secret:=placeholder}"\n`;
+    const root = await writeTree({
+      'clusters/app.yaml': ksFile(ns, SUBSTITUTE_FROM),
+      'deploy/kustomization.yaml': 'resources: [cm.yaml]\n',
+      'deploy/cm.yaml': cmText,
+    });
+    const first = await action(root, { kustomizations: 'clusters/app.yaml', mode: 'apply' });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // The PR drops substituteFrom: the field's new value is not secret, its live value still is.
+    await writeFile(join(root, 'clusters/app.yaml'), ksFile(ns, '  postBuild:\n    substitute: {unused: x}\n'));
+    const comments = fake.comments.length;
+    const checks = fake.checkRuns.length;
+    const preview = await action(root, { kustomizations: 'clusters/app.yaml', mode: 'preview' }, true);
+    expect(preview.code, preview.stdout + preview.stderr).toBe(0);
+    expect(preview.outputs['changeset']).toContain('/data/token');
+    expect(leaks(actionBytes(preview, comments, checks), [`${MARK}-dropped-a`])).toEqual([]);
+  }, 120_000);
+
+  it('a dotenv SOPS file without its sops_* lines fails the run, naming the file; nothing is applied', async () => {
+    const ns = await freshNamespace(client);
+    const encrypted = await sopsEncrypt(`DB_PASSWORD=${MARK}-dotenv-a\n`, key.recipient, 'dotenv');
+    const stripped = encrypted
+      .split('\n')
+      .filter((l) => !l.startsWith('sops_'))
+      .join('\n');
+    expect(stripped).toContain('ENC[AES256_GCM,');
+    const root = await writeTree({
+      'clusters/app.yaml': ksFile(ns, ''),
+      'deploy/kustomization.yaml': `namespace: ${ns}\nsecretGenerator:\n  - name: db\n    envs: [db.env]\nresources: [cm.yaml]\n`,
+      'deploy/db.env': stripped,
+      'deploy/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n`,
+    });
+    const res = await action(root, { kustomizations: 'clusters/app.yaml', mode: 'apply' });
+    expect(res.code).toBe(2);
+    expect(res.stdout).toMatch(
+      /Secret\/[^ ]*\/db-[a-z0-9]+ \(deploy\/kustomization\.yaml\): \/data\/DB_PASSWORD still holds SOPS ciphertext/,
+    );
+    const list = await client.request<{ items: unknown[] }>('GET', `/api/v1/namespaces/${ns}/secrets`);
+    expect(JSON.stringify(list.items)).not.toContain('"db-');
+    await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/other`)).rejects.toThrow();
+  }, 120_000);
+
+  it('a decrypted label quoted back by the API server shows nowhere, not even in the inventory', async () => {
+    const ns = await freshNamespace(client);
+    // Not a valid label value: the API server refuses it and quotes it in its message.
+    const encrypted = await sopsEncrypt(
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labelled\n  namespace: ${ns}\n  labels:\n    team: "${MARK} label value!"\ndata:\n  a: b\n`,
+      key.recipient,
+      'yaml',
+      '^team$',
+    );
+    const root = await writeTree({
+      'clusters/app.yaml': ksFile(ns, ''),
+      'deploy/kustomization.yaml': 'resources: [cm.yaml]\n',
+      'deploy/cm.yaml': encrypted,
+    });
+    const comments = fake.comments.length;
+    const checks = fake.checkRuns.length;
+    const res = await action(root, { kustomizations: 'clusters/app.yaml', mode: 'apply' }, true);
+    expect(res.code).toBe(2);
+    expect(res.outputs['report']).toContain('ConfigMap/' + ns + '/labelled');
+    expect(leaks(actionBytes(res, comments, checks), [`${MARK} label value!`])).toEqual([]);
+    const cli2 = await cli(root, ['apply', '--kustomizations', 'clusters/app.yaml', '--kubeconfig', kubeconfigPath()]);
+    expect(cli2.code).toBe(2);
+    expect(leaks(cli2.stdout + cli2.stderr, [`${MARK} label value!`])).toEqual([]);
+    expect(leaks(await inventoryBytes(ns), [`${MARK} label value!`])).toEqual([]);
+  }, 120_000);
+
+  it('a secret-vars value starting with * is not quoted in the YAML error', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'deploy/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ${ns}\ndata:\n  a: \${pw}\n`,
+    });
+    const comments = fake.comments.length;
+    const checks = fake.checkRuns.length;
+    const res = await action(root, { path: 'deploy', mode: 'preview', 'secret-vars': `pw: "*${MARK}alias"\n` }, true);
+    expect(res.code).toBe(2);
+    expect(res.outputs['report']).toContain('postBuild substitution made invalid YAML');
+    expect(leaks(actionBytes(res, comments, checks), [`*${MARK}alias`])).toEqual([]);
+  }, 120_000);
 });
