@@ -9,7 +9,7 @@ import { loadKubeConfig } from './cluster/kubeconfig.js';
 import { checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile.js';
 import { exitCode } from './report/model.js';
 import { renderLines } from './report/render.js';
-import { scrubReport, scrubText } from './report/scrub.js';
+import { Scrubber, scrubReport } from './report/scrub.js';
 import { maskSecretFields } from './substitute/provenance.js';
 import { normalize, runInfo, type Mode, type Settings } from './settings.js';
 import { splitPatterns } from './spec/load.js';
@@ -167,15 +167,15 @@ export async function main(argv: string[]): Promise<number> {
 
   const json = values.output === 'json';
   // Secret values seen during the run are replaced by *** in every line and in the report.
-  const secrets = new Set<string>(Object.values(settings.secretVars));
+  const scrubber = new Scrubber();
   const report = scrubReport(
     await reconcile(settings, {
       log: (line) => {
-        if (!json) process.stdout.write(scrubText(line, secrets) + '\n');
+        if (!json) process.stdout.write(scrubber.text(line) + '\n');
       },
-      secret: (value) => secrets.add(value),
+      secret: (value) => scrubber.add(value),
     }),
-    secrets,
+    scrubber.known,
   );
   if (json) {
     process.stdout.write(JSON.stringify(report, null, 2) + '\n');

@@ -5,35 +5,30 @@ import { publish, type Published } from './github/publish.js';
 import { reconcile } from './reconcile.js';
 import { exitCode, type Report } from './report/model.js';
 import { renderLines, renderSummary } from './report/render.js';
-import { scrubReport, scrubText } from './report/scrub.js';
-import { secretForms } from './ssa/mask.js';
+import { Scrubber, scrubReport } from './report/scrub.js';
 import { readActionSettings, type Settings } from './settings.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
   try {
     const settings = readActionSettings();
-    const secrets = new Set<string>();
     // Each secret in every form it can take (newline-stripped, line by line, JSON-escaped, base64).
+    const scrubber = new Scrubber();
     const secret = (s: string) => {
-      for (const f of secretForms(s)) {
-        if (secrets.has(f)) continue;
-        secrets.add(f);
-        core.setSecret(f);
-      }
+      for (const f of scrubber.add(s)) core.setSecret(f);
     };
     Object.values(settings.secretVars).forEach(secret);
     const raw = await core.group(`kustomize-reconcile ${settings.mode}`, () =>
       reconcile(settings, {
         // Scrubbed as well as masked: a value must not depend on the runner's masking to stay hidden.
         log: (l) => {
-          core.info(scrubText(l, secrets));
+          core.info(scrubber.text(l));
         },
         secret,
       }),
     );
     // Everything below leaves the runner's masked log: comment, check run, summary, outputs.
-    const report = scrubReport(raw, secrets);
+    const report = scrubReport(raw, scrubber.known);
     for (const line of renderLines(report).slice(report.changeset.length)) core.info(line);
     const ctx = githubContext(process.env, await readEvent());
     const published = await publishReport(report, settings, ctx);

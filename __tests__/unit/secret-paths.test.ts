@@ -10,6 +10,7 @@ import {
   type InventoryStatus,
 } from '../../src/inventory/codec.js';
 import { collectSecretPaths, mergeSecretPaths } from '../../src/substitute/provenance.js';
+import { Scrubber, scrubText } from '../../src/report/scrub.js';
 
 const CANARY = 'canary-Value-7Q';
 const cm = (data: Record<string, unknown>, labels?: Record<string, string>) => ({
@@ -238,5 +239,27 @@ describe('collectSecretPaths / mergeSecretPaths', () => {
       ['a', ['/x', '/y', '/z']],
       ['b', ['/w']],
     ]);
+  });
+});
+
+describe('Scrubber / scrubText', () => {
+  it.each<{ why: string; secrets: string[]; line: string; want: string }>([
+    { why: 'the value', secrets: [CANARY], line: `x ${CANARY} y`, want: 'x *** y' },
+    { why: 'newline-stripped', secrets: ['line-one\nline-two'], line: 'v=line-oneline-two', want: 'v=***' },
+    { why: 'one line of it', secrets: ['line-one\nline-two'], line: 'v=line-two', want: 'v=***' },
+    { why: 'JSON-escaped', secrets: ['a"quoted"'], line: '{"v":"a\\"quoted\\""}', want: '{"v":"***"}' },
+    { why: 'base64', secrets: [CANARY], line: Buffer.from(CANARY).toString('base64'), want: '***' },
+    { why: 'short values stay', secrets: ['abc'], line: 'abc', want: 'abc' },
+  ])('$why', ({ secrets, line, want }) => {
+    const s = new Scrubber();
+    secrets.forEach((v) => s.add(v));
+    expect(s.text(line)).toBe(want);
+    expect(scrubText(line, secrets)).toBe(want);
+  });
+
+  it('add returns only the forms not seen before', () => {
+    const s = new Scrubber();
+    expect(s.add(CANARY)).toContain(CANARY);
+    expect(s.add(CANARY)).toEqual([]);
   });
 });

@@ -35,3 +35,30 @@ export function scrubReport(report: Report, secrets: Iterable<string>): Report {
 export function scrubText(text: string, secrets: Iterable<string>): string {
   return replaceAll(text, formsOf(secrets));
 }
+
+/**
+ * The secrets of a run as they become known, for scrubbing many lines: each value's forms are worked
+ * out once (scrubText works them out on every call).
+ */
+export class Scrubber {
+  private readonly values = new Set<string>();
+  private sorted: string[] | undefined;
+
+  /** Adds a value; returns its forms that are new (to be masked in the runner's log too). */
+  add(value: string): string[] {
+    const fresh = secretForms(value).filter((f) => !this.values.has(f));
+    for (const f of fresh) this.values.add(f);
+    if (fresh.length > 0) this.sorted = undefined;
+    return fresh;
+  }
+
+  /** The known values and their forms. */
+  get known(): ReadonlySet<string> {
+    return this.values;
+  }
+
+  text(line: string): string {
+    this.sorted ??= [...this.values].filter((s) => s.length >= MIN_LENGTH).sort((a, b) => b.length - a.length);
+    return replaceAll(line, this.sorted);
+  }
+}
