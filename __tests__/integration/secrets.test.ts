@@ -368,4 +368,30 @@ data:
     expect(res.outputs['report']).toContain('postBuild substitution made invalid YAML');
     expect(leaks(actionBytes(res, comments, checks), [`*${MARK}alias`])).toEqual([]);
   }, 120_000);
+
+  it('a PR that adds fields transforming a secret variable (^^, :0:4, /a/b) shows them masked', async () => {
+    const ns = await freshNamespace(client);
+    const password = `${MARK}-dbpassword-a`;
+    await putSecret(ns, 'subst-vars', { db_password: password });
+    const cm = (extra: string) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: ${ns}\ndata:\n  plain: one\n${extra}`;
+    const root = await writeTree({
+      'clusters/app.yaml': ksFile(ns, SUBSTITUTE_FROM),
+      'deploy/kustomization.yaml': 'resources: [cm.yaml]\n',
+      'deploy/cm.yaml': cm(''),
+    });
+    const first = await action(root, { kustomizations: 'clusters/app.yaml', mode: 'apply' });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    await writeFile(
+      join(root, 'deploy/cm.yaml'),
+      cm('  upper: "${db_password^^}"\n  prefix: "${db_password:0:4}"\n  replaced: "${db_password/a/b}"\n'),
+    );
+    const comments = fake.comments.length;
+    const checks = fake.checkRuns.length;
+    const preview = await action(root, { kustomizations: 'clusters/app.yaml', mode: 'preview' }, true);
+    expect(preview.code, preview.stdout + preview.stderr).toBe(0);
+    for (const field of ['upper', 'prefix', 'replaced'])
+      expect(preview.outputs['changeset']).toContain(`/data/${field}`);
+    expect(leaks(actionBytes(preview, comments, checks), [password, password.replace('a', 'b')])).toEqual([]);
+  }, 120_000);
 });
