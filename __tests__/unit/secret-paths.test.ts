@@ -149,6 +149,7 @@ describe('secretForms', () => {
     },
     { why: 'JSON-escaped', value: 'a"quoted"\\value', has: ['a\\"quoted\\"\\\\value'] },
     { why: 'base64', value: CANARY, has: [Buffer.from(CANARY).toString('base64')] },
+    { why: 'YAML single-quoted', value: "it's-secret", has: ["it''s-secret"] },
   ])('$why', ({ value, has }) => {
     const forms = secretForms(value);
     for (const h of has) expect(forms).toContain(h);

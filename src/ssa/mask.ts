@@ -118,8 +118,8 @@ export function pathsHolding(obj: unknown, values: Iterable<string>): string[] {
 
 /**
  * Every form a secret value can take in a log line, a report or a comment: the value, with its
- * newlines removed (as Flux's substitution does) and line by line, JSON-escaped, and base64 (as
- * Secret data). Forms shorter than 4 characters are left out.
+ * newlines removed (as Flux's substitution does) and line by line, JSON-escaped, YAML single-quoted,
+ * and base64 (as Secret data). Forms shorter than 4 characters are left out.
  */
 export function secretForms(value: string): string[] {
   const base = [value, value.replaceAll('\n', ''), ...value.split('\n'), value.trim()];
@@ -127,6 +127,8 @@ export function secretForms(value: string): string[] {
   for (const b of base) {
     out.add(b);
     out.add(JSON.stringify(b).slice(1, -1));
+    // YAML's single-quoted form, as a value shows in a rendered manifest or a quoted error.
+    out.add(b.replaceAll("'", "''"));
     out.add(Buffer.from(b, 'utf8').toString('base64'));
   }
   return [...out].filter((f) => f.length >= MIN_SECRET);
