@@ -11,6 +11,7 @@ import {
 } from '../../src/inventory/codec.js';
 import { collectSecretPaths, mergeSecretPaths } from '../../src/substitute/provenance.js';
 import { Scrubber, scrubText } from '../../src/report/scrub.js';
+import { refuseCiphertext } from '../../src/sops/resources.js';
 
 const CANARY = 'canary-Value-7Q';
 const cm = (data: Record<string, unknown>, labels?: Record<string, string>) => ({
@@ -262,5 +263,27 @@ describe('Scrubber / scrubText', () => {
     const s = new Scrubber();
     expect(s.add(CANARY)).toContain(CANARY);
     expect(s.add(CANARY)).toEqual([]);
+  });
+});
+
+describe('refuseCiphertext', () => {
+  const enc = 'ENC[AES256_GCM,data:abcd,iv:efgh,tag:ijkl,type:str]';
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'db', namespace: 'n' },
+    data: { DB_PASSWORD: Buffer.from(enc).toString('base64') },
+  };
+  it('names the object, its file and the field', () => {
+    expect(() => {
+      refuseCiphertext([secret], () => 'deploy/kustomization.yaml');
+    }).toThrow(
+      'Secret/n/db (deploy/kustomization.yaml): /data/DB_PASSWORD still holds SOPS ciphertext (ENC[AES256_GCM,…]) after decryption',
+    );
+  });
+  it('leaves objects that still carry SOPS metadata to stillEncrypted, and plain objects alone', () => {
+    expect(() => {
+      refuseCiphertext([{ ...secret, sops: { mac: 'ENC[x]' } }, cm({ a: 'b' })], () => undefined);
+    }).not.toThrow();
   });
 });
