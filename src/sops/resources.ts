@@ -162,7 +162,7 @@ export function refuseCiphertext(
     if (paths.length === 0) return [];
     const origin = originOf(o);
     return [
-      `${subjectOf(o)}${origin ? ` (${origin})` : ''}: ${paths.join(', ')} still hold${paths.length === 1 ? 's' : ''} SOPS ciphertext (ENC[AES256_GCM,…]) after decryption: the file's SOPS metadata is missing (for a dotenv file, its sops_* lines); encrypt the file again with sops`,
+      `${subjectOf(o)}${origin ? ` (${origin})` : ''}: ${paths.join(', ')} still hold${paths.length === 1 ? 's' : ''} SOPS ciphertext (ENC[AES256_GCM,…]) after decryption: either no decryption was configured for it (set spec.decryption, or give the sops-age-key / sops-pgp-key input) or its file lost its SOPS metadata (for a dotenv file, its sops_* lines: encrypt it again with sops)`,
     ];
   });
   if (problems.length > 0) throw new Error(problems.join('\n'));
