@@ -247,6 +247,9 @@ data:
     expect(preview.outputs['changeset']).toContain('*** (before)');
     expect(preview.outputs['changeset']).toContain('visible-b');
     expect(fake.comments.length).toBeGreaterThan(comments);
+    const drift = await action(root, { ...inputs('b'), mode: 'drift' });
+    expect(drift.code, drift.stdout + drift.stderr).toBe(1);
+    surfaces['action drift'] = actionBytes(drift, comments, checks);
 
     // The CLI has no secret-vars (a --var is the caller's own, shown): the live fields the action filled
     // from secret-vars stay masked by what the inventory recorded.
