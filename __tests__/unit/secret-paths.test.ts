@@ -11,7 +11,7 @@ import {
 } from '../../src/inventory/codec.js';
 import { collectSecretPaths, mergeSecretPaths } from '../../src/substitute/provenance.js';
 import { Scrubber, scrubText } from '../../src/report/scrub.js';
-import { refuseCiphertext } from '../../src/sops/resources.js';
+import { cipherPaths, refuseCiphertext } from '../../src/sops/resources.js';
 
 const CANARY = 'canary-Value-7Q';
 const cm = (data: Record<string, unknown>, labels?: Record<string, string>) => ({
@@ -285,5 +285,22 @@ describe('refuseCiphertext', () => {
     expect(() => {
       refuseCiphertext([{ ...secret, sops: { mac: 'ENC[x]' } }, cm({ a: 'b' })], () => undefined);
     }).not.toThrow();
+  });
+});
+
+describe('cipherPaths', () => {
+  const enc = 'ENC[AES256_GCM,data:abcd,iv:efgh,tag:ijkl,type:str]';
+  it.each<{ why: string; doc: unknown; want: string[] }>([
+    {
+      why: 'data values only (encrypted_regex)',
+      doc: { kind: 'ConfigMap', data: { a: enc, b: 'plain' } },
+      want: ['/data/a'],
+    },
+    { why: 'a label', doc: { metadata: { labels: { 'x/y': enc } } }, want: ['/metadata/labels/x~1y'] },
+    { why: 'list items', doc: { spec: { args: ['--a', enc] } }, want: ['/spec/args/1'] },
+    { why: 'the sops metadata is not a field', doc: { sops: { mac: enc }, data: { a: enc } }, want: ['/data/a'] },
+    { why: 'nothing encrypted', doc: { data: { a: 'x' } }, want: [] },
+  ])('$why', ({ doc, want }) => {
+    expect(cipherPaths(doc)).toEqual(want);
   });
 });
