@@ -264,6 +264,13 @@ describe('Scrubber / scrubText', () => {
     expect(s.add(CANARY)).toContain(CANARY);
     expect(s.add(CANARY)).toEqual([]);
   });
+
+  it('a short value is returned for the runner to mask, but not scrubbed from text', () => {
+    const s = new Scrubber();
+    expect(s.add('abc')).toEqual(['abc']);
+    expect(s.add('')).toEqual([]);
+    expect(s.text('abc def')).toBe('abc def');
+  });
 });
 
 describe('refuseCiphertext', () => {

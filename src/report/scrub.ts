@@ -44,9 +44,12 @@ export class Scrubber {
   private readonly values = new Set<string>();
   private sorted: string[] | undefined;
 
-  /** Adds a value; returns its forms that are new (to be masked in the runner's log too). */
+  /**
+   * Adds a value; returns it and its forms where new (to be masked in the runner's log too: the value
+   * itself even when it is too short to be scrubbed from text).
+   */
   add(value: string): string[] {
-    const fresh = secretForms(value).filter((f) => !this.values.has(f));
+    const fresh = [...new Set([value, ...secretForms(value)])].filter((f) => f !== '' && !this.values.has(f));
     for (const f of fresh) this.values.add(f);
     if (fresh.length > 0) this.sorted = undefined;
     return fresh;
