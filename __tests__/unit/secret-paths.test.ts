@@ -267,7 +267,7 @@ describe('Scrubber / scrubText', () => {
 
   it('a short value is returned for the runner to mask, but not scrubbed from text', () => {
     const s = new Scrubber();
-    expect(s.add('abc')).toEqual(['abc']);
+    expect(s.add('abc')).toContain('abc');
     expect(s.add('')).toEqual([]);
     expect(s.text('abc def')).toBe('abc def');
   });
