@@ -1,4 +1,4 @@
-import { isMap as isYamlMap, isPair, isScalar, isSeq, parse, parseDocument, stringify, type Node } from 'yaml';
+import { isAlias, isMap as isYamlMap, isPair, isScalar, isSeq, parse, parseDocument, stringify, type Node } from 'yaml';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import { envsubst } from './envsubst.js';
 import { escapePointer, isMap } from '../ssa/json.js';
@@ -80,7 +80,7 @@ function substituteObject(
     // The parser quotes the text around the error, which may be a secret value: then only the line.
     const detail =
       ranges.length > 0
-        ? `near line ${lineOf(expanded, err)} (a secret variable's value is not shown)`
+        ? `in a field a secret variable went into (${secretFields(expanded, ranges, err)}; its value is not shown)`
         : ((err as Error).message.split('\n')[0] ?? '');
     throw new Error(`${subject}: postBuild substitution made invalid YAML (a value with ": " or a quote?): ${detail}`, {
       cause: err,
@@ -138,9 +138,12 @@ function charRanges(text: string, byteRanges: readonly [number, number][]): [num
   return byteRanges.map(([s, e]) => [toChar(s), toChar(e)]);
 }
 
-function lineOf(text: string, err: unknown): string {
-  const pos = (err as { linePos?: [{ line: number }] }).linePos?.[0]?.line;
-  return pos === undefined ? '?' : String(pos);
+/** Where a secret went into text that no longer parses: its fields where the parser gets that far, else the line. */
+function secretFields(text: string, ranges: readonly [number, number][], err: unknown): string {
+  const paths = pathsIn(text, ranges);
+  if (paths.length > 0) return paths.join(', ');
+  const line = (err as { linePos?: [{ line: number }] }).linePos?.[0]?.line;
+  return line === undefined ? 'position unknown' : `line ${line}`;
 }
 
 /**
@@ -168,7 +171,7 @@ function pathsIn(text: string, ranges: readonly [number, number][]): string[] {
       node.items.forEach((item, i) => {
         visit(item, `${path}/${i}`);
       });
-    } else if (isScalar(node) && hits(node)) out.add(path || '/');
+    } else if ((isScalar(node) || isAlias(node)) && hits(node)) out.add(path || '/');
   };
   visit(doc.contents, '');
   return [...out];
