@@ -51,6 +51,11 @@ describe('secret provenance of substituted fields', () => {
       paths: ['/data/a'],
     },
     { why: 'two fields', data: { a: '${pw}', b: 'k ${pw,,}' }, paths: ['/data/a', '/data/b'] },
+    {
+      why: 'after multi-byte text (byte offsets mapped to characters)',
+      data: { a: '日'.repeat(40), b: 'x', c: 'ü-${pw}', d: '${env}' },
+      paths: ['/data/c'],
+    },
   ])('$why', ({ data, paths, seen }) => {
     const res = run([cm(data)]);
     expect(res.paths[0]).toEqual(paths);
