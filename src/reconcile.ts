@@ -20,7 +20,7 @@ import { applyAll, ApplyError } from './ssa/apply.js';
 import { ApiError } from './cluster/errors.js';
 import { deleteStale, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
-import type { InventoryRecord, InventoryStatus } from './inventory/codec.js';
+import type { InventoryStatus } from './inventory/codec.js';
 import { Lock } from './inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './inventory/plan.js';
 import { InventoryStore } from './inventory/store.js';
@@ -49,8 +49,8 @@ import { readSubstituteFrom } from './substitute/sources.js';
 import { mergeVariables, secretNames, type VariableLayer } from './substitute/variables.js';
 import {
   collectSecretPaths,
-  keepSecretPaths,
   mergeSecretPaths,
+  recordSecretPaths,
   secretPathsId,
   type SecretPaths,
 } from './substitute/provenance.js';
@@ -710,23 +710,10 @@ class InventoryRun {
           entries: this.base,
           pending,
           status: this.status('InProgress'),
-          ...this.secretPathsOf(latest, [...this.base, ...pending]),
+          ...recordSecretPaths(latest?.secretPaths, this.newSecretPaths, [...this.base, ...pending]),
         };
       });
     });
-  }
-
-  /** Recorded secret paths (earlier runs' and this run's) of the objects still in the inventory. */
-  private secretPathsOf(
-    latest: InventoryRecord | undefined,
-    kept: readonly Entry[],
-  ): Pick<InventoryRecord, 'secretPaths'> {
-    const merged = mergeSecretPaths(new Map(Object.entries(latest?.secretPaths ?? {})), this.newSecretPaths);
-    const paths = keepSecretPaths(
-      merged,
-      kept.map((e) => e.id),
-    );
-    return paths.size > 0 ? { secretPaths: Object.fromEntries(paths) } : {};
   }
 
   /** A 403 on the inventory or its lock, with what the credentials need. */
@@ -756,7 +743,7 @@ class InventoryRun {
         entries,
         pending,
         status: this.status(result, error),
-        ...this.secretPathsOf(latest, [...entries, ...pending]),
+        ...recordSecretPaths(latest?.secretPaths, this.newSecretPaths, [...entries, ...pending]),
       };
     });
   }

@@ -9,7 +9,7 @@ import {
   type InventoryRecord,
   type InventoryStatus,
 } from '../../src/inventory/codec.js';
-import { collectSecretPaths, mergeSecretPaths } from '../../src/substitute/provenance.js';
+import { collectSecretPaths, mergeSecretPaths, recordSecretPaths } from '../../src/substitute/provenance.js';
 import { Scrubber, scrubText } from '../../src/report/scrub.js';
 import { cipherPaths, refuseCiphertext } from '../../src/sops/resources.js';
 
@@ -309,5 +309,34 @@ describe('cipherPaths', () => {
     { why: 'nothing encrypted', doc: { data: { a: 'x' } }, want: [] },
   ])('$why', ({ doc, want }) => {
     expect(cipherPaths(doc)).toEqual(want);
+  });
+});
+
+describe('recordSecretPaths', () => {
+  it.each<{
+    why: string;
+    recorded?: Record<string, string[]>;
+    fresh: [string, string[]][];
+    kept: string[];
+    want: object;
+  }>([
+    { why: 'nothing', fresh: [], kept: ['a'], want: {} },
+    { why: 'this run only', fresh: [['a', ['/x']]], kept: ['a'], want: { secretPaths: { a: ['/x'] } } },
+    {
+      why: 'earlier runs kept with this run (a rotated value stays secret)',
+      recorded: { a: ['/old'] },
+      fresh: [['a', ['/x']]],
+      kept: ['a'],
+      want: { secretPaths: { a: ['/old', '/x'] } },
+    },
+    { why: 'objects gone from the inventory dropped', recorded: { gone: ['/x'] }, fresh: [], kept: ['a'], want: {} },
+  ])('$why', ({ recorded, fresh, kept, want }) => {
+    expect(
+      recordSecretPaths(
+        recorded,
+        new Map(fresh),
+        kept.map((id) => ({ id })),
+      ),
+    ).toEqual(want);
   });
 });

@@ -64,3 +64,21 @@ export function maskSecretFields(
 ): KubeObject[] {
   return objects.map((o) => maskPaths(o, paths.get(secretPathsId(o)) ?? []));
 }
+
+/**
+ * The inventory's `secretPaths` after a write: the recorded ones and this run's, for the entries the
+ * inventory still holds (absent when there are none). Once secret, a field stays secret while its
+ * object is in the inventory: its live value may be an old secret.
+ */
+export function recordSecretPaths(
+  recorded: Readonly<Record<string, readonly string[]>> | undefined,
+  fresh: ReadonlyMap<string, readonly string[]>,
+  kept: readonly { id: string }[],
+): { secretPaths?: Record<string, string[]> } {
+  const merged = mergeSecretPaths(new Map(Object.entries(recorded ?? {})), fresh);
+  const paths = keepSecretPaths(
+    merged,
+    kept.map((e) => e.id),
+  );
+  return paths.size > 0 ? { secretPaths: Object.fromEntries(paths) } : {};
+}
