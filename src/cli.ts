@@ -10,6 +10,8 @@ import { loadKubeConfig } from './cluster/kubeconfig.js';
 import { checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile.js';
 import { exitCode } from './report/model.js';
 import { closingLines } from './report/render.js';
+import { Scrubber, scrubReport } from './report/scrub.js';
+import { maskSecretFields } from './substitute/provenance.js';
 import { normalize, runInfo, type Mode, type Settings } from './settings.js';
 import { splitPatterns } from './spec/load.js';
 import { parseVarFlags } from './substitute/variables.js';
@@ -188,12 +190,17 @@ export async function main(argv: string[]): Promise<number> {
 
   const json = values.output === 'json';
   process.stderr.write(`Repository ${settings.run.source} (from ${settings.run.sourceFrom ?? 'the environment'})\n`);
-  const report = await reconcile(settings, {
-    log: (line) => {
-      if (!json) process.stdout.write(line + '\n');
-    },
-    secret: () => {},
-  });
+  // Secret values seen during the run are replaced by *** in every line and in the report.
+  const scrubber = new Scrubber();
+  const report = scrubReport(
+    await reconcile(settings, {
+      log: (line) => {
+        if (!json) process.stdout.write(scrubber.text(line) + '\n');
+      },
+      secret: (value) => scrubber.add(value),
+    }),
+    scrubber.known,
+  );
   if (json) {
     process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   } else {
@@ -235,7 +242,8 @@ async function buildCommand(settings: Settings, opts: { json: boolean; showSecre
         { secret: () => {}, note: (line) => process.stderr.write(`${line}\n`) },
         opts.showSecrets,
       );
-      const ordered = applyOrder(built.objects);
+      // Without --show-secrets, Secret data and every field written from a secret source are masked.
+      const ordered = applyOrder(opts.showSecrets ? built.objects : maskSecretFields(built.objects, built.secretPaths));
       results.push({
         kustomization: `${spec.namespace}/${spec.name}`,
         objects: opts.showSecrets ? ordered : maskSecrets(ordered),

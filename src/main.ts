@@ -5,27 +5,30 @@ import { publish, type Published } from './github/publish.js';
 import { reconcile } from './reconcile.js';
 import { exitCode, hasChanges, type Report } from './report/model.js';
 import { closingLines, renderSummary } from './report/render.js';
-import { scrubReport } from './report/scrub.js';
+import { Scrubber, scrubReport } from './report/scrub.js';
 import { readActionSettings, type Settings } from './settings.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
   try {
     const settings = readActionSettings();
-    const secrets = new Set<string>([...Object.values(settings.secretVars), ...settings.masked]);
+    // Each secret in every form it can take (newline-stripped, line by line, JSON-escaped, base64).
+    const scrubber = new Scrubber();
+    const secret = (s: string) => {
+      for (const f of scrubber.add(s)) core.setSecret(f);
+    };
+    [...Object.values(settings.secretVars), ...settings.masked].forEach(secret);
     const raw = await core.group(`kustomize-reconcile ${settings.mode}`, () =>
       reconcile(settings, {
+        // Scrubbed as well as masked: a value must not depend on the runner's masking to stay hidden.
         log: (l) => {
-          core.info(l);
+          core.info(scrubber.text(l));
         },
-        secret: (s) => {
-          secrets.add(s);
-          core.setSecret(s);
-        },
+        secret,
       }),
     );
     // Everything below leaves the runner's masked log: comment, check run, summary, outputs.
-    const report = scrubReport(raw, secrets);
+    const report = scrubReport(raw, scrubber.known);
     // Each applied and pruned object had its line in the group above.
     for (const line of closingLines(report)) core.info(line);
     const ctx = githubContext(process.env, await readEvent());

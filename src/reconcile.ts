@@ -10,6 +10,7 @@ import { applyCommonMetadata } from './kustomize/metadata.js';
 import { objectKey, subjectOf, type KubeObject } from './kustomize/parse.js';
 import { locateObject, type Problem } from './report/problems.js';
 import { countReport, driftFound, type Report } from './report/model.js';
+import { scrubText } from './report/scrub.js';
 import type { Settings } from './settings.js';
 import { specFromInputs } from './spec/from-inputs.js';
 import { loadKustomizations } from './spec/load.js';
@@ -45,13 +46,20 @@ import {
 import { adoptPaths, ignoredPaths, stripPaths } from './ssa/ignore.js';
 import { setOwnerLabels } from './ssa/policy.js';
 import { selectorFor } from './ssa/live.js';
-import { decryptResources, stillEncrypted } from './sops/resources.js';
+import { decryptResources, refuseCiphertext, stillEncrypted } from './sops/resources.js';
 import { keyServices, readDecryptionSecret, type SecretKeys } from './sops/keys.js';
 import { decryptSources } from './sops/sources.js';
 import type { DecryptOptions } from './sops/types.js';
 import { substituteObjects } from './substitute/objects.js';
 import { readSubstituteFrom } from './substitute/sources.js';
-import { mergeVariables, type VariableLayer } from './substitute/variables.js';
+import { mergeVariables, secretNames, type VariableLayer } from './substitute/variables.js';
+import {
+  collectSecretPaths,
+  mergeSecretPaths,
+  recordSecretPaths,
+  secretPathsId,
+  type SecretPaths,
+} from './substitute/provenance.js';
 
 /** Kustomizations reconciled at once, as kustomize-controller's default `--concurrent=4`. */
 const KUSTOMIZATION_CONCURRENCY = 4;
@@ -138,7 +146,19 @@ export async function renderSpec(
   client: ClusterClient | undefined,
   hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
   decrypt = true,
-): Promise<BuildResult> {
+): Promise<BuildResult & { secretPaths: SecretPaths }> {
+  // Every secret value seen while rendering, and by index the fields written from a secret source.
+  const values = new Set<string>();
+  const byIndex: string[][] = [];
+  const addPaths = (i: number, p: string[]) => (byIndex[i] ??= []).push(...p);
+  const outer = hooks.secret;
+  hooks = {
+    ...hooks,
+    secret: (v) => {
+      values.add(v);
+      outer(v);
+    },
+  };
   const decryption = decrypt ? await decryptOptions(settings, spec, client, hooks) : undefined;
   const built = await build({
     root: settings.root,
@@ -173,10 +193,15 @@ export async function renderSpec(
           return file === undefined ? undefined : readFile(join(settings.root, file), 'utf8').catch(() => undefined);
         },
         note: hooks.note,
+        onSecretPaths: addPaths,
       })
     : built.objects;
-  const objects = await substitute(settings, spec, decrypted, client, hooks);
-  return { ...built, objects: applyCommonMetadata(objects, spec.commonMetadata) };
+  if (decrypt) refuseCiphertext(decrypted, origin);
+  const objects = applyCommonMetadata(
+    await substitute(settings, spec, decrypted, client, hooks, addPaths),
+    spec.commonMetadata,
+  );
+  return { ...built, objects, secretPaths: collectSecretPaths(objects, byIndex, values) };
 }
 
 /**
@@ -222,11 +247,13 @@ async function substitute(
   objects: KubeObject[],
   client: ClusterClient | undefined,
   hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
+  onSecretPaths: (index: number, paths: string[]) => void,
 ): Promise<KubeObject[]> {
   const inputLayers: VariableLayer[] = [
     { source: 'input "vars"', vars: settings.vars },
-    { source: 'input "secret-vars"', vars: settings.secretVars },
+    { source: 'input "secret-vars"', vars: settings.secretVars, secret: true },
   ];
+  Object.values(settings.secretVars).forEach(hooks.secret);
   const inputVars = Object.keys(settings.vars).length + Object.keys(settings.secretVars).length > 0;
   if (!spec.postBuild && !(spec.origin.kind === 'inputs' && inputVars)) return objects;
   let fromCluster: VariableLayer[] = [];
@@ -239,14 +266,17 @@ async function substitute(
       );
     }
   }
-  const vars = mergeVariables([
+  const layers = [
     ...inputLayers,
     ...fromCluster,
     { source: `${describeSpec(spec)}: spec.postBuild.substitute`, vars: spec.postBuild?.substitute ?? {} },
-  ]);
-  return substituteObjects(objects, vars, {
+  ];
+  return substituteObjects(objects, mergeVariables(layers), {
     strict: settings.strictSubstitute,
     strategy: spec.postBuild?.substituteStrategy ?? 'WithVariables',
+    secretNames: secretNames(layers),
+    onSecretPaths,
+    onSecret: hooks.secret,
   });
 }
 
@@ -508,6 +538,12 @@ async function reconcileOne(
     hooks.log(line);
   };
   const apply = settings.mode === 'apply';
+  // The secrets rendering met: the inventory's status message is scrubbed of them (it is in the cluster).
+  const known = new Set<string>();
+  const rendered = (v: string) => {
+    known.add(v);
+    hooks.secret(v);
+  };
   // Started before the build and awaited after it, so that the cluster round trips (discovery, the
   // lock, the inventory read) overlap the build instead of following it.
   let ready: Promise<void> = Promise.resolve();
@@ -520,7 +556,7 @@ async function reconcileOne(
     ready = apply ? inventory.lock(hooks.log, note) : inventory.peek(note);
     // A refusal (another repository's inventory) is known before the build's result is needed.
     ready.catch(() => undefined);
-    const built = await renderSpec(settings, spec, management, { secret: hooks.secret, note });
+    const built = await renderSpec(settings, spec, management, { secret: rendered, note });
     origins = new Map(
       [...built.objects].flatMap((o) => {
         const file = built.origins.get(objectKey(o));
@@ -536,7 +572,9 @@ async function reconcileOne(
     await ready;
     const checkpoint = apply ? inventory.checkpoint : undefined;
     await checkpoint?.();
-    if (apply) await inventory.record(objects.map(entryOfObject), note);
+    if (apply) await inventory.record(objects.map(entryOfObject), note, built.secretPaths);
+    // This run's secret fields and those earlier runs recorded (a value's old text stays secret).
+    const secretPaths = mergeSecretPaths(built.secretPaths, inventory.secretPaths);
     const actor = actingAs(client, spec, settings, note);
     changeset = await applyAll(actor, discovery, objects, {
       force: spec.force,
@@ -549,6 +587,7 @@ async function reconcileOne(
       alwaysDryRun: settings.alwaysDryRun,
       log: hooks.log,
       ...(checkpoint ? { checkpoint } : {}),
+      secretPaths: (o) => secretPaths.get(secretPathsId(o)) ?? [],
     });
     if (apply) {
       const targets = healthTargets(spec, changeset);
@@ -603,7 +642,7 @@ async function reconcileOne(
       }
     }
     await checkpoint?.();
-    if (apply) await inventory.end({ kind: 'succeeded', survivors }, next, error, note);
+    if (apply) await inventory.end({ kind: 'succeeded', survivors }, next, error && scrubText(error, known), note);
     return finish(error);
   } catch (err) {
     if (err instanceof ApplyError) changeset = err.changeset;
@@ -641,7 +680,7 @@ async function reconcileOne(
     if (apply && inventory.begun) {
       const applied = changeset.filter((e) => e.action !== 'skipped').map(entryOf);
       try {
-        await inventory.end({ kind: 'failed', applied }, [], message, note);
+        await inventory.end({ kind: 'failed', applied }, [], scrubText(message, known), note);
       } catch (writeErr) {
         return finish(`${message}\nand the inventory could not be updated: ${(writeErr as Error).message}`);
       }
@@ -733,6 +772,9 @@ class InventoryRun {
   private adopted: { store: InventoryStore; kustomization: string } | undefined;
   /** The pending entries as this run recorded them. */
   private recorded: Entry[] = [];
+  /** Secret field paths recorded by earlier runs, and those of this run (see substitute/provenance.ts). */
+  secretPaths: SecretPaths = new Map();
+  private newSecretPaths: SecretPaths = new Map();
   begun = false;
 
   constructor(
@@ -804,6 +846,7 @@ class InventoryRun {
     let record: InventoryRecord | undefined;
     try {
       record = (await this.store.read()).record ?? (await this.adoptLegacy(note));
+      this.secretPaths = new Map(Object.entries(record?.secretPaths ?? {}));
     } catch (err) {
       if (isUnreachable(err)) throw err;
       note(
@@ -833,7 +876,8 @@ class InventoryRun {
    * Under the lock: reads the inventory and records the planned objects as pending. An inventory
    * recorded by another repository is refused here, before anything is written or applied.
    */
-  async record(planned: Entry[], note: (line: string) => void): Promise<void> {
+  async record(planned: Entry[], note: (line: string) => void, secretPaths: SecretPaths): Promise<void> {
+    this.newSecretPaths = secretPaths;
     await this.explained(async () => {
       const current = (await this.store.read()).record;
       this.checkOwner(current);
@@ -845,11 +889,13 @@ class InventoryRun {
         this.base = from?.entries ?? [];
         this.leftover = from?.pending ?? [];
         this.lastApplied = from?.status.lastAppliedRevision;
+        this.secretPaths = new Map(Object.entries(from?.secretPaths ?? {}));
         this.recorded = union(this.leftover, minus(planned, this.base));
         return {
           entries: this.base,
           pending: this.recorded,
           status: this.status('InProgress'),
+          ...recordSecretPaths(from?.secretPaths, this.newSecretPaths, [...this.base, ...this.recorded]),
         };
       });
     });
@@ -879,18 +925,23 @@ class InventoryRun {
   ): Promise<void> {
     const ours = entriesAfter(this.base, next, outcome);
     const result = outcome.kind === 'succeeded' && error === undefined ? 'Succeeded' : 'Failed';
-    await this.store.update((latest) => ({
-      entries: mergeConcurrent(this.base, latest?.entries ?? [], ours),
+    await this.store.update((latest) => {
+      const entries = mergeConcurrent(this.base, latest?.entries ?? [], ours);
       // Leftover pending entries stay pending until a successful run settles them (pruned or kept).
-      pending: pendingAfter({
+      const pending = pendingAfter({
         succeeded: outcome.kind === 'succeeded',
         leftover: this.leftover,
         recorded: this.recorded,
         latest: latest?.pending ?? [],
         confirmed: ours,
-      }),
-      status: this.status(result, error),
-    }));
+      });
+      return {
+        entries,
+        pending,
+        status: this.status(result, error),
+        ...recordSecretPaths(latest?.secretPaths, this.newSecretPaths, [...entries, ...pending]),
+      };
+    });
     // Everything the former inventory held is in the new one now (as entries or pending).
     if (this.adopted) {
       const { store } = this.adopted;
@@ -920,6 +971,7 @@ class InventoryRun {
       entries: latest?.entries ?? [],
       pending: lostRunPending(latest, stillThere) ?? latest?.pending ?? [],
       status: latest?.status ?? this.status('Failed', error),
+      ...(latest?.secretPaths ? { secretPaths: latest.secretPaths } : {}),
     }));
   }
 

@@ -38,6 +38,8 @@ export async function runAction(
     env?: NodeJS.ProcessEnv;
     /** The event: GITHUB_EVENT_NAME and a GITHUB_EVENT_PATH file holding the payload. */
     event?: { name: string; payload: unknown };
+    /** The bundle to run instead of dist/index.js (e.g. a fresh bundle of src/). */
+    script?: string;
   } = {},
 ): Promise<ActionResult> {
   const dir = await mkdtemp(join(tmpdir(), 'kr-gha-'));
@@ -61,7 +63,7 @@ export async function runAction(
     env['GITHUB_EVENT_PATH'] = eventFile;
   }
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
-  const result = await runNode('dist/index.js', [], { env, cwd: workspace });
+  const result = await runNode(opts.script ?? 'dist/index.js', [], { env, cwd: workspace });
   return {
     ...result,
     outputs: parseOutputs(await readFile(outputFile, 'utf8')),

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { inject } from 'vitest';
 import { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
@@ -62,7 +62,10 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs a bundled entry point (dist/cli.js or dist/index.js) under the tests' Node 24. */
+/**
+ * Runs a bundled entry point (dist/cli.js or dist/index.js, or an absolute path) under the tests' Node 24.
+ * KR_DIST_DIR names another directory to take dist/'s files from (a fresh `node scripts/bundle.mjs DIR`).
+ */
 export function runNode(
   script: string,
   args: string[],
@@ -71,7 +74,7 @@ export function runNode(
   return new Promise((resolve) => {
     execFile(
       NODE,
-      [join(REPO, script), ...args],
+      [resolveScript(script), ...args],
       { cwd: opts.cwd ?? REPO, env: opts.env ?? process.env, maxBuffer: 64 * 1024 * 1024 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
@@ -79,6 +82,12 @@ export function runNode(
       },
     );
   });
+}
+
+function resolveScript(script: string): string {
+  if (isAbsolute(script)) return script;
+  const dist = process.env['KR_DIST_DIR'];
+  return dist && script.startsWith('dist/') ? join(dist, script.slice('dist/'.length)) : join(REPO, script);
 }
 
 /** Whether the object at `path` exists: true, false on 404, and any other error thrown. */

@@ -39,6 +39,13 @@ export interface InventoryRecord {
   entries: Entry[];
   pending: Entry[];
   status: InventoryStatus;
+  /**
+   * Per entry id, the fields (JSON pointers) that runs wrote from a secret source (SOPS, a
+   * substituteFrom Secret, secret-vars), in `secret-paths.yaml`: a later run masks them in diffs even
+   * when their source is no longer secret (a rotated or no-longer-substituted value's old text).
+   * Paths only, never values.
+   */
+  secretPaths?: Record<string, string[]>;
 }
 
 export interface Encoded {
@@ -68,6 +75,8 @@ export function encodeInventory(record: InventoryRecord, limits: CodecLimits = D
   const binaryData: Record<string, string> = {};
   const parts: string[] = [];
   if (record.pending.length > 0) data['pending.yaml'] = entriesText(record.pending);
+  const secretPaths = Object.entries(record.secretPaths ?? {}).filter(([, p]) => p.length > 0);
+  if (secretPaths.length > 0) data['secret-paths.yaml'] = stringify(Object.fromEntries(secretPaths.sort()));
   data['count'] = String(record.entries.length);
   const text = entriesText(record.entries);
   if (Buffer.byteLength(text) <= limits.compressAbove) {
@@ -107,8 +116,10 @@ export function decodeInventory(
 ): InventoryRecord {
   const status = parse(data['status.yaml'] ?? '{}') as InventoryStatus;
   const pending = readEntries(data['pending.yaml'] ?? '', 'pending.yaml');
+  const secretPaths = readSecretPaths(data['secret-paths.yaml']);
+  const extra = secretPaths ? { secretPaths } : {};
   if (data['entries.encoding'] === undefined) {
-    return { entries: readEntries(data['entries.yaml'] ?? '', 'entries.yaml'), pending, status };
+    return { entries: readEntries(data['entries.yaml'] ?? '', 'entries.yaml'), pending, status, ...extra };
   }
   if (data['entries.encoding'] !== 'gzip') throw new Error(`unknown entries.encoding ${data['entries.encoding']}`);
   const gz =
@@ -119,7 +130,22 @@ export function decodeInventory(
   if (digest !== data['entries.sha256']) {
     throw new Error('the compressed entries do not match entries.sha256 (a part is missing or from another write)');
   }
-  return { entries: readEntries(gunzipSync(gz).toString('utf8'), 'entries.yaml.gz'), pending, status };
+  return { entries: readEntries(gunzipSync(gz).toString('utf8'), 'entries.yaml.gz'), pending, status, ...extra };
+}
+
+/** `secret-paths.yaml`: a map of entry ids to lists of JSON pointers; anything else is refused. */
+function readSecretPaths(text: string | undefined): Record<string, string[]> | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const map = parse(text) as unknown;
+  if (typeof map !== 'object' || map === null || Array.isArray(map))
+    throw new Error('secret-paths.yaml is not a map of entry ids to lists of JSON pointers');
+  const out: Record<string, string[]> = {};
+  for (const [id, paths] of Object.entries(map as Record<string, unknown>)) {
+    if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string' && p.startsWith('/')))
+      throw new Error(`secret-paths.yaml: ${id} is not a list of JSON pointers`);
+    out[id] = paths as string[];
+  }
+  return out;
 }
 
 function readEntries(text: string, where: string): Entry[] {

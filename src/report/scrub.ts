@@ -4,21 +4,64 @@
  * and the `report` output, where a secret-vars or substituteFrom value substituted into a ConfigMap,
  * or a decrypted value in a diff, would otherwise show. Pure.
  */
+import { secretForms } from '../ssa/mask.js';
 import type { Report } from './model.js';
 
 /** Values shorter than this are not scrubbed: they would replace ordinary words (as setSecret's floor). */
 const MIN_LENGTH = 4;
 
+/** Every form of every value (see secretForms), longest first so that a secret containing another goes whole. */
+function formsOf(secrets: Iterable<string>): string[] {
+  const forms = new Set<string>();
+  for (const s of secrets) for (const f of secretForms(s)) forms.add(f);
+  return [...forms].filter((s) => s.length >= MIN_LENGTH).sort((a, b) => b.length - a.length);
+}
+
+function replaceAll(text: string, forms: readonly string[]): string {
+  let out = text;
+  for (const f of forms) if (out.includes(f)) out = out.split(f).join('***');
+  return out;
+}
+
 export function scrubReport(report: Report, secrets: Iterable<string>): Report {
-  // Longest first, so that a secret containing another is replaced whole.
-  const values = [...new Set(secrets)].filter((s) => s.length >= MIN_LENGTH).sort((a, b) => b.length - a.length);
-  if (values.length === 0) return report;
-  let text = JSON.stringify(report);
-  for (const v of values) {
-    // As the value appears inside a JSON string, and also base64-encoded (Secret data).
-    for (const form of [JSON.stringify(v).slice(1, -1), Buffer.from(v).toString('base64')]) {
-      if (form.length >= MIN_LENGTH) text = text.split(form).join('***');
-    }
+  const forms = formsOf(secrets);
+  if (forms.length === 0) return report;
+  // Inside the JSON text every form appears JSON-escaped (raw, a quote in a value could match JSON's own).
+  const escaped = [...new Set(forms.map((f) => JSON.stringify(f).slice(1, -1)))].sort((a, b) => b.length - a.length);
+  return JSON.parse(replaceAll(JSON.stringify(report), escaped)) as Report;
+}
+
+/** A line of text (a log line, an error message) with every form of every known secret replaced by `***`. */
+export function scrubText(text: string, secrets: Iterable<string>): string {
+  return replaceAll(text, formsOf(secrets));
+}
+
+/**
+ * The secrets of a run as they become known, for scrubbing many lines: each value's forms are worked
+ * out once (scrubText works them out on every call).
+ */
+export class Scrubber {
+  private readonly values = new Set<string>();
+  private sorted: string[] | undefined;
+
+  /**
+   * Adds a value; returns it and its forms where new (to be masked in the runner's log too: the value
+   * itself even when it is too short to be scrubbed from text).
+   */
+  add(value: string): string[] {
+    const fresh = [...new Set([value, ...secretForms(value)])].filter((f) => f !== '' && !this.values.has(f));
+    for (const f of fresh) this.values.add(f);
+    if (fresh.length > 0) this.sorted = undefined;
+    return fresh;
   }
-  return JSON.parse(text) as Report;
+
+  /** The known values and their forms. */
+  get known(): ReadonlySet<string> {
+    return this.values;
+  }
+
+  text(line: string): string {
+    this.sorted ??= [...this.values].filter((s) => s.length >= MIN_LENGTH).sort((a, b) => b.length - a.length);
+    return replaceAll(line, this.sorted);
+  }
 }

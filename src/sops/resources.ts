@@ -1,5 +1,6 @@
 import { parseAllDocuments } from 'yaml';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
+import { encryptedLeftovers } from '../ssa/mask.js';
 import { decryptText, decryptTree, isSopsEncrypted } from './decrypt.js';
 import type { DecryptOptions, SopsFormat } from './types.js';
 
@@ -32,6 +33,18 @@ export interface ResourceDecryptOptions extends DecryptOptions {
   /** The object's source file relative to the root, for error messages. */
   originOf?: (obj: KubeObject) => string | undefined;
   note?: (line: string) => void;
+  /** The fields (JSON pointers) that were ciphertext, of the object at `index`, for each object that has any. */
+  onSecretPaths?: (index: number, paths: string[]) => void;
+}
+
+/** The JSON pointers of the leaves of an encrypted document that hold SOPS ciphertext (`ENC[…]`). */
+export function cipherPaths(doc: unknown, path = ''): string[] {
+  if (typeof doc === 'string') return doc.startsWith('ENC[') ? [path] : [];
+  if (Array.isArray(doc)) return doc.flatMap((v, i) => cipherPaths(v, `${path}/${i}`));
+  if (typeof doc !== 'object' || doc === null) return [];
+  return Object.entries(doc).flatMap(([k, v]) =>
+    k === 'sops' && path === '' ? [] : cipherPaths(v, `${path}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`),
+  );
 }
 
 /**
@@ -44,19 +57,29 @@ export async function decryptResources(
   opts: ResourceDecryptOptions,
 ): Promise<KubeObject[]> {
   const out: KubeObject[] = [];
-  for (const obj of objects) {
+  for (const [index, obj] of objects.entries()) {
     if (decryptionDisabled(obj)) {
       out.push(obj);
       continue;
     }
     const subject = subjectOf(obj);
     let current = obj;
+    const paths: string[] = [];
     try {
       if (isEncryptedResource(obj)) {
         if (opts.verifyMac) await verifySourceMac(obj, subject, opts);
         current = (await decryptTree(obj, { ...opts, verifyMac: false })) as KubeObject;
+        paths.push(...cipherPaths(obj));
       }
-      if (current.kind === 'Secret' && current.apiVersion === 'v1') current = await decryptSecretValues(current, opts);
+      if (current.kind === 'Secret' && current.apiVersion === 'v1') {
+        const before = current;
+        current = await decryptSecretValues(current, opts);
+        const data = (current['data'] ?? {}) as Record<string, unknown>;
+        const old = (before['data'] ?? {}) as Record<string, unknown>;
+        for (const k of Object.keys(data))
+          if (data[k] !== old[k]) paths.push(`/data/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+      }
+      if (paths.length > 0) opts.onSecretPaths?.(index, paths);
     } catch (err) {
       const origin = opts.originOf?.(obj);
       throw new Error(`${subject}${origin ? ` (${origin})` : ''}: SOPS decryption failed: ${(err as Error).message}`, {
@@ -121,4 +144,26 @@ export function stillEncrypted(objects: readonly KubeObject[]): string[] {
       (o) =>
         `${subjectOf(o)} is SOPS encrypted, configuring decryption is required for this ${o.kind === 'Secret' ? 'secret' : 'resource'} to be reconciled (set spec.decryption, or give the sops-age-key / sops-pgp-key input)`,
     );
+}
+
+/**
+ * After decryption no value may still be SOPS ciphertext: a file whose `sops` metadata was removed
+ * (a dotenv without its `sops_*` lines) would otherwise be deployed as `ENC[AES256_GCM,…]` text.
+ * Throws naming each object, its source file and the fields. Objects that still carry SOPS metadata
+ * are left to {@link stillEncrypted}.
+ */
+export function refuseCiphertext(
+  objects: readonly KubeObject[],
+  originOf: (obj: KubeObject) => string | undefined,
+): void {
+  const problems = objects.flatMap((o) => {
+    if (isEncryptedResource(o) || decryptionDisabled(o)) return [];
+    const paths = encryptedLeftovers(o);
+    if (paths.length === 0) return [];
+    const origin = originOf(o);
+    return [
+      `${subjectOf(o)}${origin ? ` (${origin})` : ''}: ${paths.join(', ')} still hold${paths.length === 1 ? 's' : ''} SOPS ciphertext (ENC[AES256_GCM,…]) after decryption: either no decryption was configured for it (set spec.decryption, or give the sops-age-key / sops-pgp-key input) or its file lost its SOPS metadata (for a dotenv file, its sops_* lines: encrypt it again with sops)`,
+    ];
+  });
+  if (problems.length > 0) throw new Error(problems.join('\n'));
 }

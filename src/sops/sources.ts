@@ -92,8 +92,16 @@ async function decryptFile(
   const info = await stat(file).catch(() => undefined);
   if (!info?.isFile() || info.size > MAX_FILE_BYTES) return;
   const text = await readFile(file, 'utf8');
-  if (!isSopsEncrypted(text, format)) return;
   const shown = relative(r.root, file).split(sep).join('/');
+  if (!isSopsEncrypted(text, format)) {
+    // Ciphertext without its metadata (a dotenv file whose sops_* lines were dropped) cannot be
+    // decrypted, and would be deployed as ENC[…] text.
+    if (/ENC\[AES256_GCM,data:/.test(text))
+      throw new Error(
+        `${shown}: holds SOPS ciphertext (ENC[AES256_GCM,…]) but no SOPS metadata (for a dotenv file, its sops_* lines); encrypt the file again with sops`,
+      );
+    return;
+  }
   try {
     await writeFile(file, await decryptText(text, format, opts));
   } catch (err) {

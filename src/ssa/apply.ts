@@ -37,6 +37,8 @@ export interface ApplyOptions {
   log?: (line: string) => void;
   /** Called before each stage and each write; a rejection stops the apply there (a lost lock). */
   checkpoint?: () => Promise<void>;
+  /** The object's fields written from a secret source, this run or earlier: masked in its diff whatever its kind. */
+  secretPaths?: (obj: KubeObject) => readonly string[];
 }
 
 /** A failure during apply, with what was already done so that the report can show it. */
@@ -288,7 +290,7 @@ async function planAgainst(
   const apply = drifted || cleanup !== undefined;
   entry.action = !apply ? 'unchanged' : live ? 'configured' : 'created';
   if (entry.action === 'configured' && live) {
-    const changes = diffObjects(strip(live), strip(dryRun));
+    const changes = diffObjects(strip(live), strip(dryRun), opts.secretPaths?.(desired));
     if (changes.length > 0) entry.diff = changes;
   }
   return {

@@ -1,5 +1,6 @@
 import { deepEqual } from './drift.js';
 import { escapePointer, isMap } from './json.js';
+import { covered } from './mask.js';
 
 /** One field-level difference between the live object and the dry-run result. */
 export interface FieldChange {
@@ -44,13 +45,21 @@ export function normalizeForDiff(obj: Record<string, unknown>): Record<string, u
  * Field-level differences from `live` (absent: a creation) to `dryRun`, both normalised. Maps are
  * recursed (an added or removed map is reported leaf by leaf), lists are compared element-wise when
  * their lengths match and as one change otherwise. Sorted by path. For a v1 Secret, values under
- * `/data` and `/stringData` are masked as Flux does: `*** (before)`/`*** (after)` or `***`.
+ * `/data` and `/stringData` are masked as Flux does: `*** (before)`/`*** (after)` or `***`; so is,
+ * for any kind, every change that touches one of `secretPaths` (JSON pointers of fields written from
+ * a secret source: SOPS, a substituteFrom Secret, secret-vars, in this run or an earlier one).
  */
-export function diffObjects(live: Record<string, unknown> | undefined, dryRun: Record<string, unknown>): FieldChange[] {
+export function diffObjects(
+  live: Record<string, unknown> | undefined,
+  dryRun: Record<string, unknown>,
+  secretPaths: readonly string[] = [],
+): FieldChange[] {
   const changes: FieldChange[] = [];
   walk(normalizeForDiff(live ?? {}), normalizeForDiff(dryRun), [], changes);
   const secret = dryRun['apiVersion'] === 'v1' && dryRun['kind'] === 'Secret';
-  const out = secret ? changes.map(maskSecret) : changes;
+  const out = changes.map((c) =>
+    (secret && /^\/(?:data|stringData)(?:\/|$)/.test(c.path)) || covered(c.path, secretPaths) ? maskChange(c) : c,
+  );
   return out
     .map((c) => ({ c, segments: c.path.split('/').slice(1) }))
     .sort((a, b) => comparePaths(a.segments, b.segments))
@@ -110,8 +119,7 @@ function leaves(value: unknown, path: string[], kind: 'added' | 'removed', out: 
   );
 }
 
-function maskSecret(c: FieldChange): FieldChange {
-  if (!/^\/(?:data|stringData)(?:\/|$)/.test(c.path)) return c;
+function maskChange(c: FieldChange): FieldChange {
   switch (c.kind) {
     case 'added':
       return { path: c.path, kind: c.kind, after: MASK };

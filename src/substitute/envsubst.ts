@@ -79,6 +79,12 @@ import { Buffer, isUtf8 } from 'node:buffer';
 export interface EnvsubstOptions {
   /** Flux's `StrictPostBuildSubstitutions`: an unset variable read without a default is an error. */
   strict: boolean;
+  /**
+   * Called after each top-level `${...}` expression is evaluated, with the UTF-8 byte range of its
+   * output in the result; the lookups it made came just before (for provenance: which fields a
+   * variable went into).
+   */
+  onExpression?: (start: number, end: number) => void;
 }
 
 /** A parse or strict-mode error, with the texts of the Go library. */
@@ -110,7 +116,15 @@ export function envsubst(
 ): string {
   const nodes = new Parser(toBytes(template)).parseTemplate();
   const evaluator = new Evaluator(lookup, options.strict);
-  return fromBytes(nodes.map((n) => evaluator.evaluate(n)).join(''));
+  const parts: string[] = [];
+  let at = 0;
+  for (const n of nodes) {
+    const out = evaluator.evaluate(n);
+    if (n.kind !== 'text') options.onExpression?.(at, at + out.length);
+    parts.push(out);
+    at += out.length;
+  }
+  return fromBytes(parts.join(''));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

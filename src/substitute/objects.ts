@@ -1,4 +1,4 @@
-import { parse, stringify } from 'yaml';
+import { isAlias, isMap as isYamlMap, isPair, isScalar, isSeq, parse, parseDocument, stringify, type Node } from 'yaml';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import { envsubst } from './envsubst.js';
 import { escapePointer, isMap } from '../ssa/json.js';
@@ -10,6 +10,12 @@ export interface SubstituteOptions {
   strict: boolean;
   /** WithVariables: substitute only when at least one variable is known; Always: even with none. */
   strategy: 'WithVariables' | 'Always';
+  /** Variables from a secret layer: every field one of them goes into, through any function, is secret. */
+  secretNames?: ReadonlySet<string>;
+  /** The secret fields (JSON pointers) of the object at `index`, reported for each object that has any. */
+  onSecretPaths?: (index: number, paths: string[]) => void;
+  /** The text each expression that read a secret variable produced (e.g. `${v^^}`), to be masked. */
+  onSecret?: (value: string) => void;
 }
 
 /**
@@ -34,28 +40,53 @@ export function substituteObjects(
   opts: SubstituteOptions,
 ): KubeObject[] {
   if (vars.size === 0 && opts.strategy !== 'Always') return [...objects];
-  return objects.map((obj) => (substitutionDisabled(obj) ? obj : substituteObject(obj, vars, opts)));
+  return objects.map((obj, i) => (substitutionDisabled(obj) ? obj : substituteObject(obj, i, vars, opts)));
 }
 
-function substituteObject(obj: KubeObject, vars: ReadonlyMap<string, string>, opts: SubstituteOptions): KubeObject {
+function substituteObject(
+  obj: KubeObject,
+  index: number,
+  vars: ReadonlyMap<string, string>,
+  opts: SubstituteOptions,
+): KubeObject {
   const subject = subjectOf(obj);
   const text = stringify(obj, { lineWidth: 0 });
   if (!text.includes('${')) return obj;
   let expanded: string;
+  // Byte ranges of the result produced by expressions that read a secret variable.
+  const secretRanges: [number, number][] = [];
+  let readSecret = false;
+  const lookup = (name: string): string | undefined => {
+    if (opts.secretNames?.has(name)) readSecret = true;
+    return vars.get(name);
+  };
   try {
-    expanded = envsubst(text, (name) => vars.get(name), { strict: opts.strict });
+    expanded = envsubst(text, lookup, {
+      strict: opts.strict,
+      onExpression: (start, end) => {
+        if (readSecret) secretRanges.push([start, end]);
+        readSecret = false;
+      },
+    });
   } catch (err) {
     throw new Error(`${subject}: postBuild substitution failed: ${(err as Error).message}`, { cause: err });
   }
+  const ranges = charRanges(expanded, secretRanges);
+  for (const [start, end] of ranges) if (end > start) opts.onSecret?.(expanded.slice(start, end));
   let result: unknown;
   try {
     result = parse(expanded, { maxAliasCount: 100 });
   } catch (err) {
-    throw new Error(
-      `${subject}: postBuild substitution made invalid YAML (a value with ": " or a quote?): ${(err as Error).message.split('\n')[0] ?? ''}`,
-      { cause: err },
-    );
+    // The parser quotes the text around the error, which may be a secret value: then only the line.
+    const detail =
+      ranges.length > 0
+        ? `in a field a secret variable went into (${secretFields(expanded, ranges, err)}; its value is not shown)`
+        : ((err as Error).message.split('\n')[0] ?? '');
+    throw new Error(`${subject}: postBuild substitution made invalid YAML (a value with ": " or a quote?): ${detail}`, {
+      cause: err,
+    });
   }
+  if (ranges.length > 0) opts.onSecretPaths?.(index, pathsIn(expanded, ranges));
   const problem = structureChange(obj, result, '');
   if (problem) {
     throw new Error(
@@ -97,4 +128,51 @@ export function structureChange(before: unknown, after: unknown, path: string): 
   }
   // A scalar may become another scalar (text "3" → number 3 is the point of substitution).
   return isMap(after) || Array.isArray(after) ? here : undefined;
+}
+
+/** UTF-8 byte ranges of `text` as string (UTF-16) ranges. */
+function charRanges(text: string, byteRanges: readonly [number, number][]): [number, number][] {
+  if (byteRanges.length === 0) return [];
+  const bytes = Buffer.from(text, 'utf8');
+  const toChar = (b: number) => bytes.subarray(0, b).toString('utf8').length;
+  return byteRanges.map(([s, e]) => [toChar(s), toChar(e)]);
+}
+
+/** Where a secret went into text that no longer parses: its fields where the parser gets that far, else the line. */
+function secretFields(text: string, ranges: readonly [number, number][], err: unknown): string {
+  const paths = pathsIn(text, ranges);
+  if (paths.length > 0) return paths.join(', ');
+  const line = (err as { linePos?: [{ line: number }] }).linePos?.[0]?.line;
+  return line === undefined ? 'position unknown' : `line ${line}`;
+}
+
+/**
+ * The JSON pointers of the fields of the YAML `text` that overlap `ranges`: scalars (or, when the
+ * range is in a key, the whole value of that key). An empty range marks the scalar it sits in.
+ */
+function pathsIn(text: string, ranges: readonly [number, number][]): string[] {
+  const doc = parseDocument(text);
+  const out = new Set<string>();
+  const hits = (node: Node | null | undefined): boolean => {
+    const r = node?.range;
+    if (!r) return false;
+    return ranges.some(([s, e]) => (e > s ? s < r[1] && r[0] < e : r[0] <= s && s <= r[1]));
+  };
+  const visit = (node: unknown, path: string): void => {
+    if (isYamlMap(node)) {
+      for (const item of node.items) {
+        if (!isPair(item)) continue;
+        const key = isScalar(item.key) ? String(item.key.value) : String(item.key);
+        const p = `${path}/${escapePointer(key)}`;
+        if (isScalar(item.key) && hits(item.key)) out.add(p);
+        else visit(item.value, p);
+      }
+    } else if (isSeq(node)) {
+      node.items.forEach((item, i) => {
+        visit(item, `${path}/${i}`);
+      });
+    } else if ((isScalar(node) || isAlias(node)) && hits(node)) out.add(path || '/');
+  };
+  visit(doc.contents, '');
+  return [...out];
 }

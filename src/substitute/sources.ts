@@ -43,7 +43,7 @@ export async function readSubstituteFrom(
         vars[k] = v;
       }
     }
-    layers.push({ source, vars });
+    layers.push({ source, vars, ...(ref.kind === 'Secret' ? { secret: true } : {}) });
   }
   return layers;
 }

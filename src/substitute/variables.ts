@@ -7,6 +7,20 @@ const NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 export interface VariableLayer {
   source: string;
   vars: Readonly<Record<string, string>>;
+  /** Its values are secret (secret-vars, a substituteFrom Secret): the fields they go into are masked. */
+  secret?: boolean;
+}
+
+/** The names whose value comes from a secret layer once the layers are merged (the last layer setting a name wins). */
+export function secretNames(layers: readonly VariableLayer[]): Set<string> {
+  const out = new Set<string>();
+  for (const { vars, secret } of layers) {
+    for (const name of Object.keys(vars)) {
+      if (secret) out.add(name);
+      else out.delete(name);
+    }
+  }
+  return out;
 }
 
 /**
