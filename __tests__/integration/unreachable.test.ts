@@ -293,6 +293,49 @@ describe('a connection that breaks on every apply, through a fault proxy', () =>
     expect(report.error?.split(`PATCH ${path}`)).toHaveLength(2);
     expect(proxy.requests.filter((r) => r.method === 'PATCH' && r.status === 'reset')).toHaveLength(5);
   });
+
+  it('ends the health wait when the cluster goes away during it, instead of polling until the timeout', async () => {
+    const ns = await freshNamespace(client, 'gone');
+    // A Deployment no node can run: never ready, so only the lost cluster can end the 10-minute wait.
+    const root = await writeTree({
+      [`${ns}/web.yaml`]: `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ${ns}}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      nodeSelector: {kr-test/none: "true"}
+      containers: [{name: web, image: "nginx:1.27"}]
+`,
+    });
+    const settings = normalize({
+      kubeconfig: { kind: 'path', path: proxy.kubeconfig },
+      root,
+      path: ns,
+      wait: true,
+      timeout: '10m',
+      kustomizeBin: KUSTOMIZE,
+    });
+    const log: string[] = [];
+    const report = await reconcile(settings, {
+      log: (line) => {
+        log.push(line);
+        // The cluster goes away once the apply is done and the wait begins.
+        if (line.startsWith('Waiting up to')) proxy.setRules([{ match: () => true, fault: { reset: true } }]);
+      },
+      secret: () => {},
+    });
+    proxy.setRules([]);
+    expect(report.ok).toBe(false);
+    expect(report.changeset.map((e) => `${e.subject} ${e.action}`)).toEqual([`Deployment/${ns}/web created`]);
+    expect(report.error).toMatch(new RegExp(`to ${proxy.url}: `));
+    expect(report.error).not.toContain('health check failed');
+    // No poll after the first that could not reach the cluster (it would log the object as Unknown).
+    expect(log.filter((l) => l.startsWith(`Deployment/${ns}/web: Unknown`))).toEqual([]);
+    expect(report.error).not.toContain('lost the lock');
+  });
 });
 
 describe('credentials the cluster does not accept', () => {

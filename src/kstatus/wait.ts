@@ -1,3 +1,4 @@
+import { isUnreachable } from '../cluster/failure.js';
 import type { ClusterClient } from '../cluster/client.js';
 import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
 import { mapLimit } from '../ssa/apply.js';
@@ -91,6 +92,7 @@ async function readStatuses(
       try {
         return { t, mapping: await discovery.mapping(t.apiVersion, t.kind) };
       } catch (err) {
+        if (isUnreachable(err)) throw err;
         return { t, error: err as Error };
       }
     }),
@@ -111,6 +113,8 @@ async function readStatuses(
       if (live === undefined) return { subject: t.subject, ...computeStatus(undefined) };
       return { subject: t.subject, ...(opts.custom?.(live) ?? computeStatus(live)) };
     } catch (err) {
+      // A cluster that cannot be reached ends the wait at once: polling on would only wait out the timeout.
+      if (isUnreachable(err)) throw err;
       return { subject: t.subject, status: 'Unknown', message: (err as Error).message };
     }
   });
