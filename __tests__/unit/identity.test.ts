@@ -8,6 +8,8 @@ import {
   repositoryId,
   sameSource,
 } from '../../src/inventory/identity.js';
+import { specFromInputs } from '../../src/spec/from-inputs.js';
+import { unsupportedFields } from '../../src/spec/support.js';
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -148,5 +150,26 @@ describe('ownershipProblem', () => {
       expect(problem).toContain('acme/app2 (clusters/prod/apps.yaml)');
       expect(problem).toContain('nothing was applied or pruned');
     }
+  });
+});
+
+describe('a Kustomization file whose name cannot be an owner label', () => {
+  const spec = (name: string) => ({
+    ...specFromInputs({ path: 'apps', name: 'apps', source: 'acme/fleet' }),
+    name,
+    origin: { kind: 'file' as const, file: 'clusters/prod/apps.yaml', document: 1 },
+  });
+  it.each([
+    ['a'.repeat(63), []],
+    [
+      'a'.repeat(64),
+      [
+        'metadata.name is 64 characters: it becomes the value of the owner label kustomize.toolkit.fluxcd.io/name on every object, which allows at most 63; choose a shorter name',
+      ],
+    ],
+  ])('%s: %j', (name, problems) => {
+    expect(unsupportedFields(spec(name), 'apply')).toEqual(problems);
+    // build applies nothing: it is not refused there.
+    expect(unsupportedFields(spec(name), 'build')).toEqual([]);
   });
 });

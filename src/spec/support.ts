@@ -9,6 +9,13 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
   const out: string[] = [];
   const say = (field: string, what: string) => out.push(`${field}: ${what} is not supported by this version yet`);
   if (command === 'build') return out;
+  // The name is the value of the owner label on every object it applies (as in Flux).
+  if (spec.name.length > 63) {
+    out.push(
+      `metadata.name is ${spec.name.length} characters: it becomes the value of the owner label ` +
+        'kustomize.toolkit.fluxcd.io/name on every object, which allows at most 63; choose a shorter name',
+    );
+  }
   if (spec.kubeConfig?.configMapRef) say('spec.kubeConfig.configMapRef', 'workload identity for remote clusters');
   return out;
 }
