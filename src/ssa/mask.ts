@@ -1,3 +1,4 @@
+import { forEachString } from './json.js';
 import type { KubeObject } from '../kustomize/parse.js';
 
 /**
@@ -102,17 +103,9 @@ export function pathsHolding(obj: unknown, values: Iterable<string>): string[] {
   const wanted = [...new Set(values)].filter((v) => v.length >= MIN_SECRET);
   const out: string[] = [];
   if (wanted.length === 0) return out;
-  const visit = (v: unknown, path: string): void => {
-    if (typeof v === 'string') {
-      if (wanted.some((w) => v.includes(w))) out.push(path);
-    } else if (Array.isArray(v))
-      v.forEach((x, i) => {
-        visit(x, `${path}/${i}`);
-      });
-    else if (typeof v === 'object' && v !== null)
-      for (const [k, x] of Object.entries(v)) visit(x, `${path}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`);
-  };
-  visit(obj, '');
+  forEachString(obj, (v, path) => {
+    if (wanted.some((w) => v.includes(w))) out.push(path);
+  });
   return out;
 }
 
@@ -145,17 +138,9 @@ const SOPS_VALUE = /ENC\[AES256_GCM,data:[^\]]*\]/;
 export function encryptedLeftovers(obj: Record<string, unknown>): string[] {
   const out: string[] = [];
   const secret = obj['apiVersion'] === 'v1' && obj['kind'] === 'Secret';
-  const visit = (v: unknown, path: string): void => {
-    if (typeof v === 'string') {
-      const decoded = secret && path.startsWith('/data/') ? Buffer.from(v, 'base64').toString('utf8') : '';
-      if (SOPS_VALUE.test(v) || SOPS_VALUE.test(decoded)) out.push(path);
-    } else if (Array.isArray(v))
-      v.forEach((x, i) => {
-        visit(x, `${path}/${i}`);
-      });
-    else if (typeof v === 'object' && v !== null)
-      for (const [k, x] of Object.entries(v)) visit(x, `${path}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`);
-  };
-  visit(obj, '');
+  forEachString(obj, (v, path) => {
+    const decoded = secret && path.startsWith('/data/') ? Buffer.from(v, 'base64').toString('utf8') : '';
+    if (SOPS_VALUE.test(v) || SOPS_VALUE.test(decoded)) out.push(path);
+  });
   return out;
 }
