@@ -40,7 +40,7 @@ describe('live reads by list', () => {
       // The selector asserted below names the Kustomization: fix it rather than derive it.
       ...(path === 'app' ? { name: 'app' } : {}),
       // Each test's trees are one repository's commits.
-      run: { holder: 'live-reads test', source: 'acme/live-reads' },
+      run: { holder: 'live-reads test', source: 'local:/live-reads' },
       prune,
       // Three of five objects go in the prune test: more than the guard's default share.
       allowLargePrune: true,

@@ -149,7 +149,11 @@ describe('secret values never leave the cluster path', () => {
   async function cli(root: string, args: string[]): Promise<RunResult> {
     const keyFile = join(root, '..', `age-${Math.random().toString(36).slice(2)}.txt`);
     await writeFile(keyFile, key.identity);
-    return runNode(script.cli, [...args, '--kustomize-path', KUSTOMIZE, '--sops-age-key', keyFile], { cwd: root });
+    // The same repository as the action's runs (REPO_ENV), as a developer's clone is.
+    return runNode(script.cli, [...args, '--kustomize-path', KUSTOMIZE, '--sops-age-key', keyFile], {
+      cwd: root,
+      env: { ...process.env, GITHUB_REPOSITORY: 'org/repo', GITHUB_SERVER_URL: 'https://github.example' },
+    });
   }
 
   /** All bytes an action run left anywhere: log, outputs, summary, and the comments and check runs it posted. */
@@ -258,7 +262,7 @@ data:
     for (const mode of ['build', 'diff']) {
       for (const output of ['text', 'json']) {
         const res = await cli(root, [mode, ...kube, '--output', output]);
-        expect(res.code, res.stderr).toBeLessThan(2);
+        expect(res.code, res.stderr + res.stdout).toBeLessThan(2);
         surfaces[`cli ${mode} ${output}`] = res.stdout + res.stderr;
       }
     }
