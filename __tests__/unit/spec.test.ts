@@ -693,7 +693,7 @@ describe('parseKustomizations: documents', () => {
   it('reports duplicate keys', () => {
     const text = 'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nkind: Kustomization\n';
     expect(problemsOf(() => parseKustomizations(text, FILE))[0]).toMatch(
-      /^clusters\/prod\.yaml, document 1: invalid YAML: .*unique/,
+      /^clusters\/prod\.yaml, document 1: key "[a-z]+" appears twice in one mapping/,
     );
   });
 

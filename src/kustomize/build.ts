@@ -2,11 +2,12 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { copyTree } from './copy.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
 import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin, type BuildFields } from './merge.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
+import { parseYamlValue } from './yaml.js';
 
 export interface BuildOptions extends Omit<BuildFields, 'components'> {
   /** The source root (the workspace); `path` is relative to it and may not leave it. */
@@ -207,12 +208,7 @@ async function findKustomizationFile(dir: string): Promise<string | undefined> {
 }
 
 async function readKustomization(file: string, shown: string): Promise<Record<string, unknown>> {
-  let doc: unknown;
-  try {
-    doc = parse(await readFile(file, 'utf8'), { maxAliasCount: 100, prettyErrors: true });
-  } catch (err) {
-    throw new Error(`${shown}: invalid YAML: ${(err as Error).message}`, { cause: err });
-  }
+  const doc = parseYamlValue(await readFile(file, 'utf8'), shown);
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc))
     throw new Error(`${shown}: a kustomization must be a YAML mapping`);
