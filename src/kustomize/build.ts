@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
@@ -7,7 +6,8 @@ import { copyTree } from './copy.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
 import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin, type BuildFields } from './merge.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
-import { parseYamlValue } from './yaml.js';
+import { cutStderr, DEFAULT_LIMITS, formatBytes, runBounded, type ProcessLimits, type RunResult } from './run.js';
+import { manifestTextProblem, parseYamlValue } from './yaml.js';
 
 export interface BuildOptions extends Omit<BuildFields, 'components'> {
   /** The source root (the workspace); `path` is relative to it and may not leave it. */
@@ -23,6 +23,8 @@ export interface BuildOptions extends Omit<BuildFields, 'components'> {
   allowRemoteBases?: boolean;
   /** Runs on the temporary copy just before kustomize (SOPS decryption of generator files). */
   beforeBuild?: (copyRoot: string, kdir: string) => Promise<void>;
+  /** Time and memory kustomize (and what it starts) may use; DEFAULT_LIMITS when absent. */
+  limits?: ProcessLimits;
 }
 
 export interface BuildResult {
@@ -145,6 +147,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       kdir,
       copyRoot,
       kustomizeEnv(process.env, opts.allowRemoteBases ?? false),
+      opts.limits ?? DEFAULT_LIMITS,
     );
     const objects = parseManifests(text, `kustomize build ${relPath}`);
     const origins = new Map<string, string>();
@@ -254,12 +257,9 @@ async function checkReferences(
   const file = await findKustomizationFile(kdir);
   if (!file) return;
   const shown = toPosix(relative(copyRoot, join(kdir, file)));
-  let k: Record<string, unknown>;
-  try {
-    k = await readKustomization(join(kdir, file), shown);
-  } catch {
-    return; // kustomize reports it with its own words
-  }
+  // Read with the bounded parser: a nested kustomization with an alias bomb or deep nesting fails
+  // here, naming it, instead of in kustomize (where it cost gigabytes or a Go stack dump).
+  const k = await readKustomization(join(kdir, file), shown);
   for (const { field, entry, dir } of loadedEntries(k)) {
     const target = resolve(kdir, entry);
     const info = await stat(target).catch(() => undefined);
@@ -272,6 +272,11 @@ async function checkReferences(
         `${shown}: ${field} entry "${entry}" is ${dir ? 'a remote base' : 'a remote file'}; remote bases are refused so that the build uses only the checked-out source (allow them with the allow-remote-bases input or --allow-remote-bases)`,
       );
     }
+    if (info?.isFile() && YAML_FIELDS.has(field)) {
+      // kustomize drops content after a `...` document end and a List whose items is not a list without a word.
+      const problem = manifestTextProblem(await readFile(target, 'utf8'), toPosix(relative(copyRoot, target)));
+      if (problem !== undefined) throw new Error(problem);
+    }
     if (!dir || !info?.isDirectory()) continue;
     if (!isInside(realCopyRoot, await realpath(target))) {
       throw new Error(
@@ -281,6 +286,9 @@ async function checkReferences(
     await checkReferences(copyRoot, realCopyRoot, target, allowRemoteBases, seen);
   }
 }
+
+/** Fields whose files kustomize reads as Kubernetes YAML (resources and patches), checked before it runs. */
+const YAML_FIELDS = new Set(['resources', 'patchesStrategicMerge', 'patches[].path', 'patchesJson6902[].path']);
 
 /**
  * Every entry of a kustomization that kustomize reads through its loader, which takes a local path
@@ -335,30 +343,54 @@ async function scan(top: string, rel: string): Promise<Entry[]> {
   return out;
 }
 
-function runKustomize(bin: string, kdir: string, copyRoot: string, env: NodeJS.ProcessEnv): Promise<string> {
+async function runKustomize(
+  bin: string,
+  kdir: string,
+  copyRoot: string,
+  env: NodeJS.ProcessEnv,
+  limits: ProcessLimits,
+): Promise<string> {
   const args = ['build', kdir, '--load-restrictor=LoadRestrictionsRootOnly'];
   // Messages name files in the temporary copy; show them relative to the source root instead.
   const shorten = (text: string) =>
     text.replaceAll(`${copyRoot}${sep}`, '').replaceAll(copyRoot, '.').replaceAll(dirname(copyRoot), '<build>');
-  return new Promise((resolvePromise, reject) => {
-    execFile(bin, args, { env, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT') {
-          reject(
-            new Error(
-              `kustomize binary "${bin}" not found: install kustomize v5 or set the kustomize-path input / --kustomize-path flag`,
-            ),
-          );
-          return;
-        }
-        const detail = stderr.trim() || err.message;
-        reject(new Error(`kustomize build ${shorten(kdir)} failed: ${shorten(detail)}`));
-        return;
-      }
-      resolvePromise(stdout);
-    });
-  });
+  const what = `kustomize build ${shorten(kdir)}`;
+  let r: RunResult;
+  try {
+    r = await runBounded(bin, args, { env, limits, maxOutputBytes: MAX_OUTPUT_BYTES });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new Error(
+        `kustomize binary "${bin}" not found: install kustomize v5 or set the kustomize-path input / --kustomize-path flag`,
+        { cause: err },
+      );
+    }
+    throw new Error(`${what} could not start: ${(err as Error).message}`, { cause: err });
+  }
+  if (r.stopped === 'timeout') {
+    throw new Error(
+      `${what} did not finish within ${formatMs(limits.timeoutMs)} and was stopped; if the tree really needs longer, raise the build-timeout input / --build-timeout`,
+    );
+  }
+  if (r.stopped === 'memory') {
+    throw new Error(
+      `${what} used more than ${formatBytes(limits.memoryBytes)} of memory and was stopped (YAML aliases that expand without end, or a huge generator, do this); if the tree really needs more, raise the build-memory-limit input / --build-memory-limit`,
+    );
+  }
+  if (r.stopped === 'output') {
+    throw new Error(`${what} printed more than ${formatBytes(MAX_OUTPUT_BYTES)} and was stopped`);
+  }
+  if (r.code !== 0) {
+    const dropped = r.stderrDropped > 0 ? `\n(${r.stderrDropped} more bytes of output left out)` : '';
+    const detail = cutStderr(shorten(r.stderr)) || `exited with ${r.signal ? `signal ${r.signal}` : `code ${r.code}`}`;
+    throw new Error(`${what} failed: ${detail}${dropped}`);
+  }
+  return r.stdout;
+}
+
+function formatMs(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : ''}` : `${s}s`;
 }
 
 function toPosix(p: string): string {

@@ -43,7 +43,7 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
   const lines = new LineCounter();
   let docs: Document.Parsed[];
   try {
-    docs = parseAllDocuments(text, { prettyErrors: false, uniqueKeys: false, lineCounter: lines }) as Document.Parsed[];
+    docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false, lineCounter: lines }) as Document.Parsed[];
   } catch (err) {
     return [{ document: 1, error: `${source}: invalid YAML: ${describeError(err)}` }];
   }
@@ -157,4 +157,36 @@ function at(line: number | undefined, template = 'at line %'): string {
 function describeError(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
   return (text.split('\n')[0] ?? text).replace(/:$/, '').slice(0, 300);
+}
+
+/**
+ * The first problem of a file kustomize reads as Kubernetes YAML (a resource or a patch), as a
+ * sentence naming `source`: whatever parseYamlStream refuses, and a List (a kind ending in `List`)
+ * whose `items` is neither a list nor null, which kustomize drops without a word.
+ */
+export function manifestTextProblem(text: string, source: string): string | undefined {
+  for (const doc of parseYamlStream(text, source)) {
+    if (doc.error !== undefined) return doc.error;
+    const value = doc.value as Record<string, unknown> | null | undefined;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    const kind = value['kind'];
+    const items = value['items'];
+    if (
+      typeof kind === 'string' &&
+      kind.endsWith('List') &&
+      items !== undefined &&
+      items !== null &&
+      !Array.isArray(items)
+    ) {
+      return `${source}, document ${doc.document}: kind ${kind}: items must be a list of objects, got ${typeName(items)}`;
+    }
+  }
+  return undefined;
+}
+
+function typeName(value: unknown): string {
+  if (typeof value === 'object' && value !== null) return 'a map';
+  if (typeof value === 'string')
+    return `the text ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return `the ${typeof value} ${String(value)}`;
 }

@@ -1,0 +1,113 @@
+// Hostile trees against the real kustomize binary: the build ends with a clear error within its
+// bounds (no cluster needed).
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { build } from '../../src/kustomize/build.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
+
+async function tree(files: Record<string, string | undefined>): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'kr-hostile-'));
+  for (const [path, text] of Object.entries(files)) {
+    if (text === undefined) continue;
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await writeFile(join(root, path), text);
+  }
+  return root;
+}
+
+const CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n';
+const levels = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'];
+// A 600-byte "billion laughs" patch: kustomize expands it without bound (1.3 GB after 5 s).
+const ALIAS_BOMB_PATCH = [
+  'resources: [cm.yaml]',
+  'patches:',
+  '- patch: |',
+  '    apiVersion: v1',
+  '    kind: ConfigMap',
+  '    metadata: {name: a}',
+  '    a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  ...levels.slice(1).map((l, i) => `    ${l}: &${l} [${Array(9).fill(`*${levels[i]}`).join(',')}]`),
+  '',
+].join('\n');
+
+describe('build limits', () => {
+  it('stops kustomize when its memory passes the bound', async () => {
+    const root = await tree({ 'app/kustomization.yaml': ALIAS_BOMB_PATCH, 'app/cm.yaml': CM });
+    await expect(
+      build({
+        root,
+        path: 'app',
+        kustomizeBin: KUSTOMIZE,
+        limits: { timeoutMs: 100_000, memoryBytes: 256 * 1024 ** 2 },
+      }),
+    ).rejects.toThrow(/^kustomize build app used more than 256 MiB of memory and was stopped .*build-memory-limit/);
+  });
+
+  it('stops kustomize when it runs past the time bound', async () => {
+    const root = await tree({ 'app/kustomization.yaml': ALIAS_BOMB_PATCH, 'app/cm.yaml': CM });
+    await expect(
+      build({ root, path: 'app', kustomizeBin: KUSTOMIZE, limits: { timeoutMs: 1000, memoryBytes: 64 * 1024 ** 3 } }),
+    ).rejects.toThrow(/^kustomize build app did not finish within 1s and was stopped; .*build-timeout/);
+  });
+
+  it.each([
+    {
+      why: 'content after "..." in a resource',
+      files: { 'app/kustomization.yaml': 'resources: [cm.yaml]\n', 'app/cm.yaml': `${CM}...\ngarbage: here\n` },
+      error: 'app/cm.yaml, document 2: content after the document end marker "..." (line 5)',
+    },
+    {
+      why: 'a List whose items is not a list',
+      files: {
+        'app/kustomization.yaml': 'resources: [l.yaml, cm.yaml]\n',
+        'app/l.yaml': 'apiVersion: v1\nkind: List\nitems: "x"\n',
+        'app/cm.yaml': CM,
+      },
+      error: 'app/l.yaml, document 1: kind List: items must be a list of objects, got the text "x"',
+    },
+    {
+      why: 'a List whose items is not a list, in a generated kustomization',
+      files: { 'app/l.yaml': 'apiVersion: v1\nkind: ConfigMapList\nitems: 3\n', 'app/cm.yaml': CM },
+      error: 'app/l.yaml, document 1: kind ConfigMapList: items must be a list of objects, got the number 3',
+    },
+    {
+      why: 'an alias bomb in a nested kustomization',
+      files: {
+        'app/kustomization.yaml': 'resources: [base]\n',
+        'app/base/kustomization.yaml': `a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [${'*a, '.repeat(9)}*a]\nc: &c [${'*b, '.repeat(9)}*b]\nd: [${'*c, '.repeat(99)}*c]\n`,
+      },
+      error: 'app/base/kustomization.yaml, document 1: too many YAML aliases',
+    },
+    {
+      why: 'deep nesting in a resource',
+      files: {
+        'app/kustomization.yaml': 'resources: [cm.yaml]\n',
+        'app/cm.yaml': `${CM}data: ${'{a: '.repeat(3000)}1${'}'.repeat(3000)}\n`,
+      },
+      error: 'app/cm.yaml, document 1: nested more than 256 levels deep',
+    },
+    {
+      why: 'a duplicate key in a patch file',
+      files: {
+        'app/kustomization.yaml': 'resources: [cm.yaml]\npatches:\n- path: p.yaml\n',
+        'app/cm.yaml': CM,
+        'app/p.yaml': `${CM}data: {x: "1", x: "2"}\n`,
+      },
+      error: 'app/p.yaml, document 1: key "x" appears twice in one mapping (line 4)',
+    },
+  ])('refuses $why before kustomize runs, naming the file', async ({ files, error }) => {
+    const root = await tree(files);
+    await expect(build({ root, path: 'app', kustomizeBin: KUSTOMIZE })).rejects.toThrow(error);
+  });
+
+  it('cuts a long kustomize error to its first lines with a count', async () => {
+    const names = Array.from({ length: 400 }, (_, i) => `missing-${i}-${'x'.repeat(200)}.yaml`);
+    const root = await tree({ 'app/kustomization.yaml': `resources:\n${names.map((n) => `- ${n}\n`).join('')}` });
+    const err = await build({ root, path: 'app', kustomizeBin: KUSTOMIZE }).catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/^kustomize build app failed: /);
+    expect((err as Error).message.length).toBeLessThan(12_000);
+  });
+});
