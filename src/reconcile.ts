@@ -16,6 +16,7 @@ import { dependencyOrder, runInDependencyOrder } from './spec/graph.js';
 import { describeSpec, impersonatedUser, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
+import { prevalidate } from './ssa/prevalidate.js';
 import { ApiError } from './cluster/errors.js';
 import { deleteStale, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
@@ -469,6 +470,8 @@ async function reconcileOne(
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     await ready;
+    // Names, label keys and kinds the server would refuse fail the run before anything is written.
+    await prevalidate(objects, discovery);
     if (apply) await inventory.record(objects.map(entryOfObject));
     const actor = actingAs(client, spec, settings, note);
     changeset = await applyAll(actor, discovery, objects, {

@@ -12,6 +12,7 @@ import { scrub, secretValues } from './mask.js';
 import { provenUnchanged } from './noop.js';
 import { sortForApply, stageOf, type Stage } from './order.js';
 import { immutableFields, policyOf } from './policy.js';
+import { appliedSoFar } from './prevalidate.js';
 
 export interface ApplyOptions {
   fieldManager: string;
@@ -105,7 +106,7 @@ export async function applyAll(
           ? `${failures.length} objects of the ${stage} stage failed the dry-run; nothing of the stage was applied:\n`
           : '';
       throw new ApplyError(
-        head + failures.join('\n'),
+        head + failures.join('\n') + appliedSoFar(changeset),
         changeset,
         results.flatMap((r) => (r.ok ? [] : [{ object: r.obj, message: r.error }])),
       );
@@ -121,7 +122,8 @@ export async function applyAll(
         try {
           await write(client, p, opts);
         } catch (err) {
-          throw new ApplyError((err as Error).message, changeset, [{ object: p.obj, message: (err as Error).message }]);
+          const message = (err as Error).message;
+          throw new ApplyError(message + appliedSoFar(changeset), changeset, [{ object: p.obj, message }]);
         }
       }
       changeset.push(p.entry);
