@@ -53,6 +53,11 @@ describe('parseYamlStream', () => {
       error: `f.yaml, document 1: nested more than ${MAX_DEPTH} levels deep`,
     },
     {
+      why: 'deep block nesting under a flow list',
+      text: `a: 3\n${Array.from({ length: 2203 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n')} x\n---\nkind: List\n`,
+      error: `f.yaml: nested more than ${MAX_DEPTH} levels deep`,
+    },
+    {
       why: 'deep block nesting',
       text: Array.from({ length: 3000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n'),
       error: `f.yaml, document 1: nested more than ${MAX_DEPTH} levels deep`,

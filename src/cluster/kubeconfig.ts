@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parse } from 'yaml';
+import { parseYamlValue } from '../kustomize/yaml.js';
 
 /** Where the kubeconfig comes from: a file, the file's text (as an action input), or KUBECONFIG / ~/.kube/config. */
 export type KubeconfigSource =
@@ -27,16 +27,23 @@ export async function loadKubeConfig(source: KubeconfigSource, context?: string)
     const where = source.kind === 'path' ? source.path : 'the kubeconfig input';
     let doc: unknown;
     try {
-      doc = parse(text, { maxAliasCount: 100 });
+      doc = parseYamlValue(text, where);
     } catch (e) {
-      throw new Error(`kubeconfig: ${where} is not valid YAML: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+      const reason = (e as Error).message.slice(where.length).replace(/^(, document \d+)?: /, '');
+      throw new Error(`kubeconfig: ${where} is not valid YAML: ${reason}`, { cause: e });
     }
     if (typeof doc !== 'object' || doc === null || !Array.isArray((doc as { clusters?: unknown }).clusters)) {
       throw new Error(
         `kubeconfig: ${where} has no clusters list; expected a kubeconfig file (apiVersion: v1, kind: Config)`,
       );
     }
-    kc.loadFromString(JSON.stringify(doc));
+    try {
+      kc.loadFromString(JSON.stringify(doc));
+    } catch (e) {
+      // client-node's messages name the entry ("clusters[0].cluster is missing") but not the file.
+      const reason = ((e as Error).message.split('\n')[0] ?? '').slice(0, 300);
+      throw new Error(`kubeconfig: ${where} is not a valid kubeconfig: ${reason}`, { cause: e });
+    }
     if (source.kind === 'path') kc.makePathsAbsolute(dirname(resolve(source.path)));
   }
   if (context) {

@@ -45,7 +45,7 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
   try {
     docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false, lineCounter: lines }) as Document.Parsed[];
   } catch (err) {
-    return [{ document: 1, error: `${source}: invalid YAML: ${describeError(err)}` }];
+    return [{ document: 1, error: `${source}: ${yamlErrorText({ message: describeError(err) })}` }];
   }
   if (!Array.isArray(docs)) return [];
   const lineOf = (offset: number | undefined) => (offset === undefined ? undefined : lines.linePos(offset).line);
@@ -58,11 +58,7 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
     previousEnded = doc.directives.docEnd;
     const syntax = doc.errors[0];
     if (syntax !== undefined) {
-      if (/call stack/i.test(syntax.message)) {
-        fail(`nested more than ${MAX_DEPTH} levels deep${at(lineOf(syntax.pos[0]))}; flatten the structure`);
-      } else {
-        fail(`invalid YAML: ${describeError(syntax)}`);
-      }
+      fail(yamlErrorText(syntax, lineOf));
       return;
     }
     if (afterEnd && doc.contents !== null) {
@@ -71,13 +67,9 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
       );
       return;
     }
-    const problem = checkTree(doc.contents);
+    const problem = treeProblem(doc.contents, lineOf);
     if (problem !== undefined) {
-      fail(
-        problem.kind === 'depth'
-          ? `nested more than ${MAX_DEPTH} levels deep${at(lineOf(problem.offset))}; flatten the structure`
-          : `key ${JSON.stringify(problem.key)} appears twice in one mapping${at(lineOf(problem.offset), '(line %)')}; keep one`,
-      );
+      fail(problem);
       return;
     }
     try {
@@ -104,6 +96,32 @@ export function parseYamlValue(text: string, source: string): unknown {
     throw new Error(`${source}: holds ${values.length} YAML documents; it must hold one`);
   }
   return values[0]?.value ?? null;
+}
+
+type LineOf = (offset: number | undefined) => number | undefined;
+
+/**
+ * A yaml parse error as one line: `invalid YAML: …`, or for the parser's own stack overflow on deep
+ * nesting, a sentence saying so (instead of "Maximum call stack size exceeded").
+ */
+export function yamlErrorText(err: { message: string; pos?: [number, number] }, lineOf?: LineOf): string {
+  if (/call stack/i.test(err.message)) {
+    return `nested more than ${MAX_DEPTH} levels deep${at(lineOf?.(err.pos?.[0]))}; flatten the structure`;
+  }
+  return `invalid YAML: ${describeError(err)}`;
+}
+
+/**
+ * The first duplicate key or nesting past MAX_DEPTH in a parsed document's contents, as a sentence;
+ * for parsers that keep the yaml Document (parse with `uniqueKeys: false`, then check with this:
+ * linear, where yaml's own check is quadratic).
+ */
+export function treeProblem(contents: unknown, lineOf?: LineOf): string | undefined {
+  const problem = checkTree(contents);
+  if (problem === undefined) return undefined;
+  return problem.kind === 'depth'
+    ? `nested more than ${MAX_DEPTH} levels deep${at(lineOf?.(problem.offset))}; flatten the structure`
+    : `key ${JSON.stringify(problem.key)} appears twice in one mapping${at(lineOf?.(problem.offset), '(line %)')}; keep one`;
 }
 
 type Problem = { kind: 'depth'; offset?: number } | { kind: 'duplicate'; key: string; offset?: number };
@@ -155,7 +173,10 @@ function at(line: number | undefined, template = 'at line %'): string {
 
 /** The first line of an error, without the yaml package's source excerpt and trailing colon. */
 function describeError(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text =
+    typeof err === 'object' && err !== null && typeof (err as { message?: unknown }).message === 'string'
+      ? (err as { message: string }).message
+      : String(err);
   return (text.split('\n')[0] ?? text).replace(/:$/, '').slice(0, 300);
 }
 
