@@ -211,7 +211,12 @@ async function findKustomizationFile(dir: string): Promise<string | undefined> {
 }
 
 async function readKustomization(file: string, shown: string): Promise<Record<string, unknown>> {
-  const doc = parseYamlValue(await readFile(file, 'utf8'), shown);
+  return kustomizationFromText(await readFile(file, 'utf8'), shown);
+}
+
+/** A kustomization file's text as a map, read with the bounded parser; errors name `shown`. */
+export function kustomizationFromText(text: string, shown: string): Record<string, unknown> {
+  const doc = parseYamlValue(text, shown);
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc))
     throw new Error(`${shown}: a kustomization must be a YAML mapping`);
