@@ -54,6 +54,8 @@ flags:
                          a Kustomization file that is gone: report its objects as orphaned, or
                          apply its deletionPolicy (default report)
   --lock-timeout D       how long to wait for another run's lock (default 10m)
+  --build-timeout D      stop kustomize (and what it starts) after D (default 5m)
+  --build-memory-limit M stop kustomize when it and what it starts use more than M (default 2Gi)
   --output text|json     json prints the report value (default text)
   -h, --help             show this help`;
 
@@ -91,6 +93,8 @@ export async function main(argv: string[]): Promise<number> {
         'prune-max-share': { type: 'string' },
         'allow-large-prune': { type: 'boolean' },
         'lock-timeout': { type: 'string' },
+        'build-timeout': { type: 'string' },
+        'build-memory-limit': { type: 'string' },
         'removed-kustomizations': { type: 'string' },
         output: { type: 'string', default: 'text' },
         help: { type: 'boolean', short: 'h' },
@@ -144,6 +148,8 @@ export async function main(argv: string[]): Promise<number> {
       pruneMaxShare: values['prune-max-share'],
       allowLargePrune: values['allow-large-prune'] ?? false,
       lockTimeout: values['lock-timeout'],
+      buildTimeout: values['build-timeout'],
+      buildMemoryLimit: values['build-memory-limit'],
       removedKustomizations: values['removed-kustomizations'],
       run: runInfo(process.env),
     });

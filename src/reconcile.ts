@@ -109,6 +109,7 @@ export async function renderSpec(
     root: settings.root,
     path: spec.path,
     kustomizeBin: settings.kustomizeBin,
+    limits: settings.buildLimits,
     targetNamespace: spec.targetNamespace,
     namePrefix: spec.namePrefix,
     nameSuffix: spec.nameSuffix,

@@ -6,6 +6,7 @@ import type { KubeconfigSource } from './cluster/kubeconfig.js';
 import { splitPatterns } from './spec/load.js';
 import { maskLines } from './sops/keys.js';
 import { parseVarsInput } from './substitute/variables.js';
+import { parseBuildLimits, type ProcessLimits } from './kustomize/run.js';
 
 export type Mode = 'apply' | 'preview' | 'drift';
 export type RemovedPolicy = 'report' | 'delete';
@@ -80,6 +81,8 @@ export interface Settings {
   /** How long to wait for another run's lock on a Kustomization; and how long a lock lasts unrenewed. */
   lockTimeoutMs: number;
   lockLeaseMs: number;
+  /** Time and memory kustomize (and what it starts) may use per build. */
+  buildLimits: ProcessLimits;
   /** This run, as the inventory records it and a waiting run sees it. */
   run: RunInfo;
 }
@@ -179,6 +182,8 @@ export function readActionSettings(
     comment: input('comment'),
     checkRun: input('check-run'),
     lockTimeout: input('lock-timeout'),
+    buildTimeout: input('build-timeout'),
+    buildMemoryLimit: input('build-memory-limit'),
     run: runInfo(env),
   });
 }
@@ -252,6 +257,8 @@ export interface RawSettings {
   checkRun?: string | boolean;
   lockTimeout?: string;
   lockLeaseMs?: number;
+  buildTimeout?: string;
+  buildMemoryLimit?: string;
   run?: RunInfo;
 }
 
@@ -359,6 +366,7 @@ export function normalize(raw: RawSettings): Settings {
     },
     lockTimeoutMs: parseDurationInput(raw.lockTimeout, 'lock-timeout', DEFAULTS.lockTimeoutMs),
     lockLeaseMs: raw.lockLeaseMs ?? DEFAULTS.lockLeaseMs,
+    buildLimits: parseBuildLimits(raw.buildTimeout, raw.buildMemoryLimit),
     run: raw.run ?? runInfo({}),
   };
 }
