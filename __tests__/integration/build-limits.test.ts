@@ -32,23 +32,55 @@ const ALIAS_BOMB_PATCH = [
   '',
 ].join('\n');
 
+/**
+ * A stand-in for a kustomize that a tree drives into endless work: every way known to do that to
+ * the real one (alias bombs in resources, patches and nested kustomizations) is refused before it
+ * runs, so the bounds are proven with a process that behaves like it, started the same way.
+ */
+async function runaway(behaviour: 'memory' | 'time'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'kr-runaway-'));
+  const bin = join(dir, 'kustomize');
+  const js =
+    behaviour === 'memory'
+      ? 'const a = []; setInterval(() => a.push(Buffer.alloc(32 * 1024 * 1024, 1)), 20)'
+      : 'setInterval(() => {}, 1000)';
+  await writeFile(bin, `#!/bin/sh\nexec "${process.execPath}" -e '${js}'\n`, { mode: 0o755 });
+  return bin;
+}
+
 describe('build limits', () => {
-  it('stops kustomize when its memory passes the bound', async () => {
-    const root = await tree({ 'app/kustomization.yaml': ALIAS_BOMB_PATCH, 'app/cm.yaml': CM });
+  it('a normal build passes well within tight bounds', async () => {
+    const root = await tree({ 'app/kustomization.yaml': 'resources: [cm.yaml]\n', 'app/cm.yaml': CM });
+    const built = await build({
+      root,
+      path: 'app',
+      kustomizeBin: KUSTOMIZE,
+      limits: { timeoutMs: 60_000, memoryBytes: 256 * 1024 ** 2 },
+    });
+    expect(built.objects.map((o) => o.metadata.name)).toEqual(['a']);
+  });
+
+  it.runIf(process.platform === 'linux')('stops kustomize when its memory passes the bound', async () => {
+    const root = await tree({ 'app/kustomization.yaml': 'resources: [cm.yaml]\n', 'app/cm.yaml': CM });
     await expect(
       build({
         root,
         path: 'app',
-        kustomizeBin: KUSTOMIZE,
+        kustomizeBin: await runaway('memory'),
         limits: { timeoutMs: 100_000, memoryBytes: 256 * 1024 ** 2 },
       }),
     ).rejects.toThrow(/^kustomize build app used more than 256 MiB of memory and was stopped .*build-memory-limit/);
   });
 
   it('stops kustomize when it runs past the time bound', async () => {
-    const root = await tree({ 'app/kustomization.yaml': ALIAS_BOMB_PATCH, 'app/cm.yaml': CM });
+    const root = await tree({ 'app/kustomization.yaml': 'resources: [cm.yaml]\n', 'app/cm.yaml': CM });
     await expect(
-      build({ root, path: 'app', kustomizeBin: KUSTOMIZE, limits: { timeoutMs: 1000, memoryBytes: 64 * 1024 ** 3 } }),
+      build({
+        root,
+        path: 'app',
+        kustomizeBin: await runaway('time'),
+        limits: { timeoutMs: 1000, memoryBytes: 64 * 1024 ** 3 },
+      }),
     ).rejects.toThrow(/^kustomize build app did not finish within 1s and was stopped; .*build-timeout/);
   });
 
@@ -96,6 +128,38 @@ describe('build limits', () => {
         'app/p.yaml': `${CM}data: {x: "1", x: "2"}\n`,
       },
       error: 'app/p.yaml, document 1: key "x" appears twice in one mapping (line 4)',
+    },
+    {
+      why: 'a 600-byte alias bomb in an inline patch (kustomize: 1.3 GB after 5 s)',
+      files: { 'app/kustomization.yaml': ALIAS_BOMB_PATCH, 'app/cm.yaml': CM },
+      error: 'app/kustomization.yaml: patches[0].patch, document 1: too many YAML aliases',
+    },
+    {
+      why: 'an alias bomb in an inline strategic merge patch',
+      files: {
+        'app/kustomization.yaml': ALIAS_BOMB_PATCH.replace('patches:\n- patch: |', 'patchesStrategicMerge:\n- |'),
+        'app/cm.yaml': CM,
+      },
+      error: 'patchesStrategicMerge[0], document 1: too many YAML aliases',
+    },
+    {
+      why: 'a JSON patch with an unknown op, inline',
+      files: {
+        'app/kustomization.yaml':
+          'resources: [cm.yaml]\npatches:\n- patch: |\n    - op: explode\n      path: /data/x\n  target: {kind: ConfigMap}\n',
+        'app/cm.yaml': CM,
+      },
+      error:
+        'app/kustomization.yaml: patches[0].patch: operation 1: op "explode" is not one of add, remove, replace, move, copy, test',
+    },
+    {
+      why: 'a JSON patch file whose path lacks its "/"',
+      files: {
+        'app/kustomization.yaml': 'resources: [cm.yaml]\npatches:\n- path: p.yaml\n  target: {kind: ConfigMap}\n',
+        'app/cm.yaml': CM,
+        'app/p.yaml': '- op: add\n  path: data/x\n  value: "1"\n',
+      },
+      error: 'app/p.yaml: operation 1 (add): path "data/x" must start with "/"',
     },
   ])('refuses $why before kustomize runs, naming the file', async ({ files, error }) => {
     const root = await tree(files);

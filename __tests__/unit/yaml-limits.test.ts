@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseManifests } from '../../src/kustomize/parse.js';
+import { jsonPatchProblem } from '../../src/kustomize/jsonpatch.js';
 import { MAX_DEPTH, parseYamlStream } from '../../src/kustomize/yaml.js';
 
 const manyKeys = (n: number) =>
@@ -109,5 +110,35 @@ describe('parseManifests on hostile input', () => {
     },
   ])('refuses $why naming the file', ({ text, error }) => {
     expect(() => parseManifests(text, 'f.yaml')).toThrow(error);
+  });
+});
+
+describe('jsonPatchProblem', () => {
+  it.each([
+    {
+      patch: [{ op: 'explode', path: '/x' }],
+      want: 'operation 1: op "explode" is not one of add, remove, replace, move, copy, test',
+    },
+    { patch: [{ op: 'add', path: 'data/x', value: 1 }], want: 'operation 1 (add): path "data/x" must start with "/"' },
+    {
+      patch: [
+        { op: 'remove', path: '/a' },
+        { op: 'add', value: 1 },
+      ],
+      want: 'operation 2 (add): path is missing',
+    },
+    { patch: [{ op: 'move', path: '/a' }], want: 'operation 1 (move): from is missing' },
+    { patch: [{ op: 'replace', path: '/a' }], want: 'operation 1 (replace): value is missing' },
+    { patch: ['add'], want: 'operation 1 must be a map with op and path' },
+  ])('$want', ({ patch, want }) => {
+    expect(jsonPatchProblem(patch)).toContain(want);
+  });
+  it.each([
+    [[{ op: 'add', path: '/a', value: null }]],
+    [[{ op: 'remove', path: '' }]],
+    [[{ op: 'copy', from: '/a', path: '/b' }]],
+    [{ metadata: { name: 'x' } }],
+  ])('accepts %j', (patch) => {
+    expect(jsonPatchProblem(patch)).toBeUndefined();
   });
 });

@@ -7,7 +7,8 @@ import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './genera
 import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin, type BuildFields } from './merge.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
 import { cutStderr, DEFAULT_LIMITS, formatBytes, runBounded, type ProcessLimits, type RunResult } from './run.js';
-import { manifestTextProblem, parseYamlValue } from './yaml.js';
+import { jsonPatchProblem } from './jsonpatch.js';
+import { manifestTextProblem, parseYamlStream, parseYamlValue } from './yaml.js';
 
 export interface BuildOptions extends Omit<BuildFields, 'components'> {
   /** The source root (the workspace); `path` is relative to it and may not leave it. */
@@ -265,6 +266,8 @@ async function checkReferences(
   // Read with the bounded parser: a nested kustomization with an alias bomb or deep nesting fails
   // here, naming it, instead of in kustomize (where it cost gigabytes or a Go stack dump).
   const k = await readKustomization(join(kdir, file), shown);
+  const inline = inlinePatchProblem(k);
+  if (inline !== undefined) throw new Error(`${shown}: ${inline}`);
   for (const { field, entry, dir } of loadedEntries(k)) {
     const target = resolve(kdir, entry);
     const info = await stat(target).catch(() => undefined);
@@ -279,8 +282,12 @@ async function checkReferences(
     }
     if (info?.isFile() && YAML_FIELDS.has(field)) {
       // kustomize drops content after a `...` document end and a List whose items is not a list without a word.
-      const problem = manifestTextProblem(await readFile(target, 'utf8'), toPosix(relative(copyRoot, target)));
-      if (problem !== undefined) throw new Error(problem);
+      const text = await readFile(target, 'utf8');
+      const where = toPosix(relative(copyRoot, target));
+      const problem =
+        manifestTextProblem(text, where) ??
+        (field.startsWith('patches') ? jsonPatchProblem(parseYamlValue(text, where)) : undefined);
+      if (problem !== undefined) throw new Error(problem.startsWith(where) ? problem : `${where}: ${problem}`);
     }
     if (!dir || !info?.isDirectory()) continue;
     if (!isInside(realCopyRoot, await realpath(target))) {
@@ -290,6 +297,36 @@ async function checkReferences(
     }
     await checkReferences(copyRoot, realCopyRoot, target, allowRemoteBases, seen);
   }
+}
+
+/**
+ * The first problem of the patches written inline in a kustomization (bad YAML, an alias bomb, a
+ * bad JSON 6902 operation), naming the entry: kustomize parses them without such bounds.
+ */
+function inlinePatchProblem(k: Readonly<Record<string, unknown>>): string | undefined {
+  const strategic = k['patchesStrategicMerge'];
+  if (Array.isArray(strategic)) {
+    for (const [i, entry] of strategic.entries()) {
+      // An entry is a file name or, when it spans lines, the patch itself.
+      if (typeof entry !== 'string' || !entry.includes('\n')) continue;
+      const bad = parseYamlStream(entry, `patchesStrategicMerge[${i}]`).find((d) => d.error !== undefined);
+      if (bad?.error !== undefined) return bad.error;
+    }
+  }
+  for (const field of ['patches', 'patchesJson6902']) {
+    const list = k[field];
+    if (!Array.isArray(list)) continue;
+    for (const [i, entry] of list.entries()) {
+      const patch = (entry as { patch?: unknown } | null)?.patch;
+      if (typeof patch !== 'string') continue;
+      const at = `${field}[${i}].patch`;
+      const docs = parseYamlStream(patch, at);
+      const bad = docs.find((d) => d.error !== undefined);
+      const problem = bad?.error ?? jsonPatchProblem(docs[0]?.value);
+      if (problem !== undefined) return problem.startsWith(at) ? problem : `${at}: ${problem}`;
+    }
+  }
+  return undefined;
 }
 
 /** Fields whose files kustomize reads as Kubernetes YAML (resources and patches), checked before it runs. */

@@ -1,4 +1,5 @@
 import { celSyntaxProblem } from '../kstatus/cel.js';
+import { jsonPatchProblem } from '../kustomize/jsonpatch.js';
 import { parseYamlStream } from '../kustomize/yaml.js';
 import type {
   Dependency,
@@ -497,9 +498,15 @@ function readPatch(p: Problems, value: unknown, at: string): Patch | undefined {
   const target = readSelector(p, raw.target, child(at, 'target'));
   if (patch !== undefined) {
     // kustomize would fail on this later with less context; both patch forms are YAML.
-    const bad = parseYamlStream(patch, 'patch').find((d) => d.error !== undefined);
+    const docs = parseYamlStream(patch, 'patch');
+    const bad = docs.find((d) => d.error !== undefined);
     if (bad?.error !== undefined) {
       p.add(child(at, 'patch'), `is not valid YAML or JSON: ${bad.error.replace(/^patch(, document \d+)?: /, '')}`);
+      return undefined;
+    }
+    const problem = jsonPatchProblem(docs[0]?.value);
+    if (problem !== undefined) {
+      p.add(child(at, 'patch'), problem);
       return undefined;
     }
   }
