@@ -67,3 +67,12 @@ describe('hostile --var flags and vars inputs', () => {
     expect(() => parseVarsInput(text, 'vars')).toThrow(error);
   });
 });
+
+describe('substitution on hostile objects', () => {
+  it('substitutes into a 50,000-key ConfigMap without the quadratic unique-keys check', () => {
+    const data = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, i === 7 ? '${v}' : 'x']));
+    const obj: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'n' }, data };
+    const [out] = substituteObjects([obj], new Map([['v', 'done']]), { strict: true, strategy: 'WithVariables' });
+    expect((out!['data'] as Record<string, string>)['k7']).toBe('done');
+  }, 15_000);
+});

@@ -1,4 +1,5 @@
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
+import { parseYamlValue } from '../kustomize/yaml.js';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import { envsubst } from './envsubst.js';
 import { escapePointer, isMap } from '../ssa/json.js';
@@ -49,12 +50,13 @@ function substituteObject(obj: KubeObject, vars: ReadonlyMap<string, string>, op
   }
   let result: unknown;
   try {
-    result = parse(expanded, { maxAliasCount: 100 });
+    // The bounded parser: linear in the object's keys (yaml's uniqueKeys check is quadratic).
+    result = parseYamlValue(expanded, subject);
   } catch (err) {
-    throw new Error(
-      `${subject}: postBuild substitution made invalid YAML (a value with ": " or a quote?): ${(err as Error).message.split('\n')[0] ?? ''}`,
-      { cause: err },
-    );
+    const reason = (err as Error).message.slice(subject.length).replace(/^(, document \d+)?: /, '');
+    throw new Error(`${subject}: postBuild substitution made invalid YAML (a value with ": " or a quote?): ${reason}`, {
+      cause: err,
+    });
   }
   const problem = structureChange(obj, result, '');
   if (problem) {
