@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseManifests } from '../../src/kustomize/parse.js';
 import { jsonPatchProblem } from '../../src/kustomize/jsonpatch.js';
+import { locateObject } from '../../src/report/problems.js';
 import { MAX_DEPTH, parseYamlStream } from '../../src/kustomize/yaml.js';
 
 const manyKeys = (n: number) =>
@@ -141,4 +142,11 @@ describe('jsonPatchProblem', () => {
   ])('accepts %j', (patch) => {
     expect(jsonPatchProblem(patch)).toBeUndefined();
   });
+});
+
+describe('locating an object in a huge file', () => {
+  it('finds the line of an object after a 50,000-key ConfigMap without the quadratic check', () => {
+    const text = `${manyKeys(50_000)}---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n`;
+    expect(locateObject(text, 'Secret', 's')).toBe(50_009);
+  }, 15_000);
 });
