@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../src/kustomize/build.js';
+import { generateMalformed } from '../helpers/malformed.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 async function tree(files: Record<string, string | undefined>): Promise<string> {
@@ -173,5 +174,43 @@ describe('build limits', () => {
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toMatch(/^kustomize build app failed: /);
     expect((err as Error).message.length).toBeLessThan(12_000);
+  });
+});
+
+describe('generated malformed trees through the real kustomize', () => {
+  // A sample of the unit suite's generated inputs (see __tests__/helpers/malformed.ts), built for
+  // real: the kustomization family as app/kustomization.yaml, the manifest family as its resource.
+  const cases = generateMalformed()
+    .filter((c) => c.family === 'kustomization' || c.family === 'manifest')
+    .filter((c) => c.text.length < 200_000)
+    .filter((_, i) => i % 3 === 0);
+
+  it.each(cases.map((c) => [`${c.family}: ${c.name}`, c] as const))('%s', async (_, c) => {
+    const files: Record<string, string> =
+      c.family === 'kustomization'
+        ? {
+            'app/kustomization.yaml': c.text,
+            'app/deployment.yaml': CM,
+            'app/patch.yaml': CM,
+            'app/settings.env': 'a=b\n',
+          }
+        : { 'app/kustomization.yaml': 'resources: [all.yaml]\n', 'app/all.yaml': c.text };
+    const root = await tree(files);
+    const result = await build({
+      root,
+      path: 'app',
+      kustomizeBin: KUSTOMIZE,
+      limits: { timeoutMs: 30_000, memoryBytes: 1024 ** 3 },
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (result === undefined) return;
+    expect(result).toBeInstanceOf(Error);
+    expect((result as Error).constructor.name).toBe('Error');
+    const message = (result as Error).message;
+    expect(message).toMatch(/^(kustomize build app |app\/)/);
+    expect(message.length).toBeLessThanOrEqual(12_000);
+    expect(message).not.toMatch(/goroutine \d+ \[|\n\s+at .+:\d+:\d+|Maximum call stack/);
   });
 });
