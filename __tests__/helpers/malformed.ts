@@ -307,6 +307,30 @@ export function generateMalformed(seed = 17, perFamily = 80): Malformed[] {
     }
     out.push(hugeMap(family, 20_000));
   }
+  // Huge strings where errors quote: a message must not grow with them (one error was 4.2 MB).
+  const huge = 'x'.repeat(1_000_000);
+  out.push(
+    { family: 'manifest', name: 'a 1 MB duplicate key', text: `${huge}: 1\n${huge}: 2\n` },
+    { family: 'manifest', name: 'a 1 MB kind without a name', text: `apiVersion: v1\nkind: ${huge}\nmetadata: {}\n` },
+    { family: 'manifest', name: 'a 1 MB name', text: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${huge}}\n` },
+    {
+      family: 'manifest',
+      name: 'a 1 MB label value',
+      text: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: {a: ${huge}}}\n`,
+    },
+    { family: 'manifest', name: 'a 1 MB List items text', text: `apiVersion: v1\nkind: List\nitems: ${huge}\n` },
+    { family: 'flux', name: 'a 1 MB Kustomization name', text: BASES.flux.replace('name: app', `name: ${huge}`) },
+    { family: 'flux', name: 'a 1 MB spec.path', text: BASES.flux.replace('path: ./apps/web', `path: ./${huge}`) },
+    { family: 'flux', name: 'a 1 MB interval', text: BASES.flux.replace('interval: 10m', `interval: ${huge}`) },
+    {
+      family: 'kubeconfig',
+      name: 'a 1 MB context name',
+      text: BASES.kubeconfig.replace('current-context: ctx', `current-context: ${huge}`),
+    },
+    { family: 'vars', name: 'a 1 MB variable name', text: `${huge}-: x\n` },
+    { family: 'var-flags', name: 'a 1 MB variable name', text: JSON.stringify([`${huge}-=x`]) },
+    { family: 'var-flags', name: 'a 1 MB flag without =', text: JSON.stringify([huge]) },
+  );
   for (const flag of VAR_FLAGS) {
     out.push({ family: 'var-flags', name: JSON.stringify(flag).slice(0, 60), text: JSON.stringify([flag]) });
   }

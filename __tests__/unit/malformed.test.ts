@@ -10,7 +10,7 @@ import { parseManifests } from '../../src/kustomize/parse.js';
 import { manifestTextProblem } from '../../src/kustomize/yaml.js';
 import { decryptText } from '../../src/sops/decrypt.js';
 import { parseKustomizations } from '../../src/spec/parse.js';
-import { objectProblems } from '../../src/ssa/prevalidate.js';
+import { objectProblems, refusal } from '../../src/ssa/prevalidate.js';
 import { mergeVariables, parseVarFlags, parseVarsInput } from '../../src/substitute/variables.js';
 import { generateMalformed, type Family, type Malformed } from '../helpers/malformed.js';
 
@@ -21,11 +21,13 @@ const MAX_MESSAGE = 6000;
 /** What each family's error must name, and the stage it runs through. */
 const STAGES: Record<Family, { names: RegExp; run: (text: string) => unknown }> = {
   manifest: {
-    names: /app\/all\.yaml/,
+    // Metadata the server would refuse is named by object (the file is in the report's problems).
+    names: /app\/all\.yaml|would be refused by the API server/,
     run: (text) => {
       const problem = manifestTextProblem(text, 'app/all.yaml');
       if (problem !== undefined) throw new Error(problem);
-      return objectProblems(parseManifests(text, 'app/all.yaml'));
+      const refused = refusal(objectProblems(parseManifests(text, 'app/all.yaml')));
+      if (refused !== undefined) throw new Error(refused);
     },
   },
   flux: { names: /clusters\/app\.yaml/, run: (text) => parseKustomizations(text, 'clusters/app.yaml') },

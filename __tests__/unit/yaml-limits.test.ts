@@ -40,6 +40,11 @@ describe('parseYamlStream', () => {
       error: 'f.yaml, document 1: key "a" appears twice in one mapping (line 3)',
     },
     {
+      why: 'a long duplicate key, quoted short',
+      text: `? "${'k'.repeat(5000)}"\n: 1\n? "${'k'.repeat(5000)}"\n: 2\n`,
+      error: `f.yaml, document 1: key "${'k'.repeat(100)}…" appears twice in one mapping (line 3)`,
+    },
+    {
       why: 'a number key and the same text as a string',
       text: 'data:\n  1: a\n  "1": b\n',
       error: 'f.yaml, document 1: key "1" appears twice in one mapping (line 3)',

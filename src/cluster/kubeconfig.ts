@@ -60,7 +60,9 @@ export async function loadKubeConfig(source: KubeconfigSource, context?: string)
     kc.setCurrentContext(context);
   }
   if (!kc.getCurrentCluster()) {
-    throw new Error(`kubeconfig: current context "${kc.getCurrentContext()}" names no cluster`);
+    const current = (kc.getCurrentContext() as string | null | undefined) ?? '';
+    const shown = current.length > 100 ? `${current.slice(0, 100)}…` : current;
+    throw new Error(`kubeconfig: current context "${shown}" names no cluster`);
   }
   return kc;
 }

@@ -121,7 +121,7 @@ export function treeProblem(contents: unknown, lineOf?: LineOf): string | undefi
   if (problem === undefined) return undefined;
   return problem.kind === 'depth'
     ? `nested more than ${MAX_DEPTH} levels deep${at(lineOf?.(problem.offset))}; flatten the structure`
-    : `key ${JSON.stringify(problem.key)} appears twice in one mapping${at(lineOf?.(problem.offset), '(line %)')}; keep one`;
+    : `key ${JSON.stringify(problem.key.length > 100 ? `${problem.key.slice(0, 100)}…` : problem.key)} appears twice in one mapping${at(lineOf?.(problem.offset), '(line %)')}; keep one`;
 }
 
 type Problem = { kind: 'depth'; offset?: number } | { kind: 'duplicate'; key: string; offset?: number };

@@ -28,14 +28,22 @@ const MIN_TIMEOUT_MS = 30_000;
 /** The timeout of a Kustomization without an interval (the action's inputs). */
 const INPUTS_TIMEOUT_MS = 5 * 60_000;
 
+/** Longest problem line of a SpecError, and how many of them its message lists. */
+const MAX_PROBLEM = 500;
+const PROBLEMS_SHOWN = 30;
+
 /** A Kustomization file or action input that breaks Flux's rules; `problems` has one line per problem. */
 export class SpecError extends Error {
   readonly problems: string[];
 
   constructor(problems: string[]) {
-    super(problems.length === 1 ? problems[0] : `${problems.length} problems:\n- ${problems.join('\n- ')}`);
+    // Each line cut, and the list after PROBLEMS_SHOWN counted: a message must not grow with the input.
+    const lines = problems.map((p) => (p.length > MAX_PROBLEM ? `${p.slice(0, MAX_PROBLEM)}… (cut)` : p));
+    const shown = lines.slice(0, PROBLEMS_SHOWN);
+    const more = lines.length > PROBLEMS_SHOWN ? `\n- and ${lines.length - PROBLEMS_SHOWN} more problems` : '';
+    super(lines.length === 1 ? lines[0] : `${lines.length} problems:\n- ${shown.join('\n- ')}${more}`);
     this.name = 'SpecError';
-    this.problems = problems;
+    this.problems = lines;
   }
 }
 

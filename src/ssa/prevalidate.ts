@@ -83,7 +83,12 @@ function fits(rule: NameRule, name: string): boolean {
 }
 
 function quoted(text: string): string {
-  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+  return JSON.stringify(clip(text, 80));
+}
+
+/** Text shown in an error, cut so that the message does not grow with the input. */
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 function qualifiedNameProblem(key: string): boolean {
@@ -98,7 +103,7 @@ function qualifiedNameProblem(key: string): boolean {
 export function objectProblems(objects: readonly KubeObject[]): string[] {
   const problems: string[] = [];
   for (const obj of objects) {
-    const subject = subjectOf(obj);
+    const subject = clip(subjectOf(obj), 200);
     const gk = `${groupOf(obj.apiVersion)}/${obj.kind}`;
     const { name, namespace, labels, annotations } = obj.metadata;
     const known = KINDS.get(gk);
@@ -182,10 +187,13 @@ export async function unservedKinds(
   for (const group of byKind.values()) {
     const { apiVersion, kind } = group[0]!;
     if (await served(apiVersion, kind)) continue;
-    const subjects = group.slice(0, SUBJECTS_SHOWN).map(subjectOf).join(', ');
+    const subjects = group
+      .slice(0, SUBJECTS_SHOWN)
+      .map((o) => clip(subjectOf(o), 200))
+      .join(', ');
     const more = group.length > SUBJECTS_SHOWN ? ` and ${group.length - SUBJECTS_SHOWN} more` : '';
     out.push(
-      `${subjects}${more}: the server has no resource for kind ${kind} in ${apiVersion} (is the apiVersion right, or its CustomResourceDefinition installed?)`,
+      `${subjects}${more}: the server has no resource for kind ${clip(kind, 100)} in ${clip(apiVersion, 100)} (is the apiVersion right, or its CustomResourceDefinition installed?)`,
     );
   }
   return out.sort();
@@ -212,12 +220,16 @@ export async function prevalidate(objects: readonly KubeObject[], discovery: Dis
       ),
     )),
   );
-  if (problems.length === 0) return;
+  const message = refusal(problems);
+  if (message !== undefined) throw new Error(message);
+}
+
+/** The error for a list of problems (undefined for none): the first PROBLEMS_SHOWN, then a count. */
+export function refusal(problems: readonly string[]): string | undefined {
+  if (problems.length === 0) return undefined;
   const shown = problems.slice(0, PROBLEMS_SHOWN);
   const more = problems.length > PROBLEMS_SHOWN ? `\n  and ${problems.length - PROBLEMS_SHOWN} more problems` : '';
-  throw new Error(
-    `${problems.length === 1 ? 'an object' : `${problems.length} objects`} would be refused by the API server; nothing was applied:\n  ${shown.join('\n  ')}${more}`,
-  );
+  return `${problems.length === 1 ? 'an object' : `${problems.length} objects`} would be refused by the API server; nothing was applied:\n  ${shown.join('\n  ')}${more}`;
 }
 
 /**

@@ -11,7 +11,8 @@ export interface VariableLayer {
 
 /** A name as shown in an error: control characters escaped, so that the message stays one readable line. */
 function shown(name: string): string {
-  return JSON.stringify(name).slice(1, -1);
+  const text = JSON.stringify(name).slice(1, -1);
+  return text.length > 100 ? `${text.slice(0, 100)}… (${name.length} characters)` : text;
 }
 
 function checkName(name: string, source: string): void {
