@@ -20,8 +20,11 @@ describe('objectProblems: names the API server refuses', () => {
       want: 'Namespace/team.a: metadata.name "team.a" is not a valid name for a Namespace',
     },
     { o: obj('v1', 'Namespace', 'n'.repeat(64)), want: 'at most 63 characters' },
-    { o: obj('v1', 'Service', '1web'), want: 'Service/1web: metadata.name "1web" is not a valid name for a Service' },
-    { o: obj('v1', 'Service', 'web.x'), want: 'not a valid name for a Service' },
+    {
+      o: obj('v1', 'Service', 'web.x'),
+      want: 'Service/web.x: metadata.name "web.x" is not a valid name for a Service',
+    },
+    { o: obj('apps/v1', 'StatefulSet', 'db.x'), want: 'not a valid name for a StatefulSet' },
     { o: obj('apps/v1', 'Deployment', 'Web'), want: 'Deployment/Web: metadata.name "Web" is not a valid name' },
     { o: obj('batch/v1', 'CronJob', 'c'.repeat(53)), want: 'CronJob/' },
     {
@@ -63,6 +66,9 @@ describe('objectProblems: names the API server refuses', () => {
     obj('v1', 'ConfigMap', 'x'.repeat(253)),
     obj('v1', 'Namespace', 'team-a'),
     obj('v1', 'Service', 'web-1'),
+    // Servers since 1.34 take DNS-1123 labels for Services (RelaxedServiceNameValidation).
+    obj('v1', 'Service', '1web'),
+    obj('policy/v1', 'PodDisruptionBudget', 'Bad_Name', { metadata: { namespace: 'a' } }),
     // RBAC names are path segments: capitals, ":" and "_" are allowed (system:controller:x).
     obj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'system:Bad_Name'),
     obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'Read_All', { metadata: { namespace: 'a' } }),

@@ -13,16 +13,16 @@ import type { ChangeSetEntry } from './changeset.js';
 
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
-type NameRule = 'subdomain' | 'label' | 'dns1035';
+type NameRule = 'subdomain' | 'label';
 
 /** `group/Kind` → the name rule its API validation applies, and whether it is namespaced. */
 const KINDS = new Map<string, { rule: NameRule; namespaced: boolean; maxLength?: number }>([
   ['/Namespace', { rule: 'label', namespaced: false }],
-  ['/Service', { rule: 'dns1035', namespaced: true }],
+  // DNS-1035 before 1.34; a DNS-1123 label since RelaxedServiceNameValidation: the looser rule here.
+  ['/Service', { rule: 'label', namespaced: true }],
   ...[
     'ConfigMap',
     'Secret',
@@ -36,7 +36,9 @@ const KINDS = new Map<string, { rule: NameRule; namespaced: boolean; maxLength?:
     'ReplicationController',
   ].map((k) => [`/${k}`, { rule: 'subdomain' as const, namespaced: true }] as const),
   ...['PersistentVolume', 'Node'].map((k) => [`/${k}`, { rule: 'subdomain' as const, namespaced: false }] as const),
-  ...['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet'].map(
+  // A StatefulSet's name becomes its Pods' hostnames: a DNS-1123 label.
+  ['apps/StatefulSet', { rule: 'label', namespaced: true }],
+  ...['Deployment', 'DaemonSet', 'ReplicaSet'].map(
     (k) => [`apps/${k}`, { rule: 'subdomain' as const, namespaced: true }] as const,
   ),
   ['batch/Job', { rule: 'subdomain', namespaced: true }],
@@ -58,6 +60,8 @@ const KINDS = new Map<string, { rule: NameRule; namespaced: boolean; maxLength?:
   ['rbac.authorization.k8s.io/RoleBinding', { rule: 'subdomain', namespaced: true }],
 ]);
 const PATH_SEGMENT_KINDS = new Set([
+  // The API server checks no more than the path-segment rules of a PodDisruptionBudget's name.
+  'policy/PodDisruptionBudget',
   'rbac.authorization.k8s.io/Role',
   'rbac.authorization.k8s.io/RoleBinding',
   'rbac.authorization.k8s.io/ClusterRole',
@@ -72,14 +76,11 @@ const RULE_TEXT: Record<NameRule, string> = {
   subdomain:
     'lowercase letters, digits, "-" and ".", starting and ending with a letter or digit, at most 253 characters',
   label: 'lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63 characters',
-  dns1035:
-    'lowercase letters, digits and "-", starting with a letter and ending with a letter or digit, at most 63 characters',
 };
 
 function fits(rule: NameRule, name: string): boolean {
   if (rule === 'subdomain') return name.length <= 253 && SUBDOMAIN.test(name);
-  if (rule === 'label') return name.length <= 63 && LABEL.test(name);
-  return name.length <= 63 && DNS1035.test(name);
+  return name.length <= 63 && LABEL.test(name);
 }
 
 function quoted(text: string): string {
