@@ -1,6 +1,6 @@
-// prevalidate's name rules agree with the real API server: for each kind it knows, a name it
-// refuses is refused by the server's dry-run for metadata.name, and a name at the edge of what it
-// accepts is not.
+// prevalidate's rules agree with the real API server: for each kind it knows, a name it refuses is
+// refused by the server's dry-run for metadata.name, and a name at the edge of what it accepts is
+// not; the same for label keys and values and annotation keys.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { Discovery, objectPath } from '../../src/cluster/discovery.js';
@@ -28,7 +28,7 @@ const SUBDOMAIN_KINDS: Kind[] = [
   ['coordination.k8s.io/v1', 'Lease', true],
 ];
 
-const CASES: { kind: Kind; name: string }[] = [
+const CASES: { kind: Kind; name: string; meta?: Record<string, unknown> }[] = [
   ...SUBDOMAIN_KINDS.flatMap((kind) => [
     { kind, name: 'Bad_Name' },
     { kind, name: 'a.b-c' },
@@ -45,6 +45,12 @@ const CASES: { kind: Kind; name: string }[] = [
   { kind: ['batch/v1', 'CronJob', true], name: 'c'.repeat(52) },
   { kind: ['rbac.authorization.k8s.io/v1', 'ClusterRole', false], name: 'system:Bad_Name' },
   { kind: ['rbac.authorization.k8s.io/v1', 'Role', true], name: 'Read_All' },
+  { kind: ['v1', 'ConfigMap', true], name: 'label-key', meta: { labels: { 'app/x/y': 'v' } } },
+  { kind: ['v1', 'ConfigMap', true], name: 'label-value', meta: { labels: { app: 'has space' } } },
+  { kind: ['v1', 'ConfigMap', true], name: 'long-label', meta: { labels: { app: 'v'.repeat(64) } } },
+  { kind: ['v1', 'ConfigMap', true], name: 'fine-labels', meta: { labels: { 'example.com/app': 'A.b_c-1', e: '' } } },
+  { kind: ['v1', 'ConfigMap', true], name: 'annotation-key', meta: { annotations: { 'bad key!': 'x' } } },
+  { kind: ['v1', 'ConfigMap', true], name: 'fine-annotation', meta: { annotations: { 'a.io/b_c': 'any text' } } },
 ];
 
 describe('prevalidate agrees with the API server', () => {
