@@ -57,6 +57,10 @@ describe('refused before the first write', () => {
     expect(report.ok).toBe(false);
     expect(report.error).toContain('nothing was applied');
     expect(report.error).toContain(`ConfigMap/${name}/Bad_Name: metadata.name "Bad_Name" is not a valid name`);
+    // Located in its source file, for the check run's annotations and the comment.
+    expect(report.problems).toEqual([
+      expect.objectContaining({ subject: `ConfigMap/${name}/Bad_Name`, file: 'app/cm.yaml', line: 3 }),
+    ]);
     expect(await exists(name)).toBe(false);
   });
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/kustomize/parse.js';
 import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
-import { appliedSoFar, objectProblems, unservedKinds } from '../../src/ssa/prevalidate.js';
+import { appliedSoFar } from '../../src/ssa/applied.js';
+import { objectProblems, unservedKinds } from '../../src/ssa/prevalidate.js';
 
 const obj = (apiVersion: string, kind: string, name: string, extra: Record<string, unknown> = {}): KubeObject => ({
   apiVersion,

@@ -12,7 +12,7 @@ import { scrub, secretValues } from './mask.js';
 import { provenUnchanged } from './noop.js';
 import { sortForApply, stageOf, type Stage } from './order.js';
 import { immutableFields, policyOf } from './policy.js';
-import { appliedSoFar } from './prevalidate.js';
+import { appliedSoFar } from './applied.js';
 
 export interface ApplyOptions {
   fieldManager: string;

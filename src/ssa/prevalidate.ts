@@ -1,6 +1,11 @@
 import type { Discovery } from '../cluster/discovery.js';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
-import type { ChangeSetEntry } from './changeset.js';
+import { ApplyError } from './apply.js';
+
+interface Failure {
+  object: KubeObject;
+  message: string;
+}
 
 /**
  * Checks that need no dry-run, made before the first write of a run: names, namespaces, label and
@@ -102,23 +107,27 @@ function qualifiedNameProblem(key: string): boolean {
 
 /** What the API server would refuse in these objects' metadata, one sentence per problem naming the object and field. */
 export function objectProblems(objects: readonly KubeObject[]): string[] {
-  const problems: string[] = [];
+  return objectFailures(objects).map((f) => f.message);
+}
+
+/** objectProblems with the object each problem is about (for annotations on its source file). */
+export function objectFailures(objects: readonly KubeObject[]): Failure[] {
+  const problems: Failure[] = [];
   for (const obj of objects) {
+    const push = (message: string) => problems.push({ object: obj, message });
     const subject = clip(subjectOf(obj), 200);
     const gk = `${groupOf(obj.apiVersion)}/${obj.kind}`;
     const { name, namespace, labels, annotations } = obj.metadata;
     const known = KINDS.get(gk);
     if (name === '.' || name === '..') {
-      problems.push(`${subject}: metadata.name ${quoted(name)} may not be "." or ".."`);
+      push(`${subject}: metadata.name ${quoted(name)} may not be "." or ".."`);
     } else if (/[/%]/.test(name)) {
-      problems.push(`${subject}: metadata.name ${quoted(name)} may not contain "/" or "%"`);
+      push(`${subject}: metadata.name ${quoted(name)} may not contain "/" or "%"`);
     } else if (known && !PATH_SEGMENT_KINDS.has(gk) && !fits(known.rule, name)) {
       const forKind = known.rule === 'subdomain' ? '' : ` for a ${obj.kind}`;
-      problems.push(
-        `${subject}: metadata.name ${quoted(name)} is not a valid name${forKind}: use ${RULE_TEXT[known.rule]}`,
-      );
+      push(`${subject}: metadata.name ${quoted(name)} is not a valid name${forKind}: use ${RULE_TEXT[known.rule]}`);
     } else if (known?.maxLength !== undefined && name.length > known.maxLength) {
-      problems.push(
+      push(
         `${subject}: metadata.name is ${name.length} characters; a ${obj.kind}'s may have at most ${known.maxLength}`,
       );
     }
@@ -126,28 +135,26 @@ export function objectProblems(objects: readonly KubeObject[]): string[] {
       const spec = (obj as { spec?: { group?: unknown; names?: { plural?: unknown } } }).spec;
       const want = `${String(spec?.names?.plural)}.${String(spec?.group)}`;
       if (typeof spec?.group === 'string' && typeof spec.names?.plural === 'string' && name !== want) {
-        problems.push(`${subject}: metadata.name must be spec.names.plural "." spec.group: "${want}"`);
+        push(`${subject}: metadata.name must be spec.names.plural "." spec.group: "${want}"`);
       }
     }
     if (known?.namespaced && namespace !== undefined && namespace !== '' && !fits('label', namespace)) {
-      problems.push(
-        `${subject}: metadata.namespace ${quoted(namespace)} is not a valid namespace name: use ${RULE_TEXT.label}`,
-      );
+      push(`${subject}: metadata.namespace ${quoted(namespace)} is not a valid namespace name: use ${RULE_TEXT.label}`);
     }
     for (const [key, value] of Object.entries((labels ?? {}) as Record<string, unknown>)) {
       if (qualifiedNameProblem(key)) {
-        problems.push(
+        push(
           `${subject}: metadata.labels key ${quoted(key)} is not a valid label key: use an optional DNS subdomain prefix and "/", then at most 63 letters, digits, "-", "_" or "."`,
         );
       } else if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value)) {
-        problems.push(
+        push(
           `${subject}: metadata.labels[${JSON.stringify(key)}] value ${typeof value === 'string' ? quoted(value) : `${JSON.stringify(value)} (not a text)`} is not a valid label value: use at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`,
         );
       }
     }
     for (const key of Object.keys(annotations ?? {})) {
       if (qualifiedNameProblem(key)) {
-        problems.push(
+        push(
           `${subject}: metadata.annotations key ${quoted(key)} is not a valid annotation key: use an optional DNS subdomain prefix and "/", then at most 63 letters, digits, "-", "_" or "."`,
         );
       }
@@ -168,6 +175,13 @@ export async function unservedKinds(
   objects: readonly KubeObject[],
   served: (apiVersion: string, kind: string) => Promise<boolean>,
 ): Promise<string[]> {
+  return (await unservedFailures(objects, served)).map((u) => u.line).sort();
+}
+
+async function unservedFailures(
+  objects: readonly KubeObject[],
+  served: (apiVersion: string, kind: string) => Promise<boolean>,
+): Promise<{ line: string; failures: Failure[] }[]> {
   const defined = new Set<string>();
   for (const o of objects) {
     if (o.kind !== 'CustomResourceDefinition' || groupOf(o.apiVersion) !== 'apiextensions.k8s.io') continue;
@@ -184,7 +198,7 @@ export async function unservedKinds(
     if (defined.has(key)) continue;
     byKind.set(key, [...(byKind.get(key) ?? []), o]);
   }
-  const out: string[] = [];
+  const out: { line: string; failures: Failure[] }[] = [];
   for (const group of byKind.values()) {
     const { apiVersion, kind } = group[0]!;
     if (await served(apiVersion, kind)) continue;
@@ -193,11 +207,13 @@ export async function unservedKinds(
       .map((o) => clip(subjectOf(o), 200))
       .join(', ');
     const more = group.length > SUBJECTS_SHOWN ? ` and ${group.length - SUBJECTS_SHOWN} more` : '';
-    out.push(
-      `${subjects}${more}: the server has no resource for kind ${clip(kind, 100)} in ${clip(apiVersion, 100)} (is the apiVersion right, or its CustomResourceDefinition installed?)`,
-    );
+    const why = `the server has no resource for kind ${clip(kind, 100)} in ${clip(apiVersion, 100)} (is the apiVersion right, or its CustomResourceDefinition installed?)`;
+    out.push({
+      line: `${subjects}${more}: ${why}`,
+      failures: group.map((o) => ({ object: o, message: `${clip(subjectOf(o), 200)}: ${why}` })),
+    });
   }
-  return out.sort();
+  return out;
 }
 
 /** Problems listed in one error before the rest are counted. */
@@ -209,20 +225,19 @@ const PROBLEMS_SHOWN = 20;
  * an unknown kind (the server unreachable) are thrown as they are.
  */
 export async function prevalidate(objects: readonly KubeObject[], discovery: Discovery): Promise<void> {
-  const problems = objectProblems(objects);
-  problems.push(
-    ...(await unservedKinds(objects, (apiVersion, kind) =>
-      discovery.mapping(apiVersion, kind).then(
-        () => true,
-        (err: unknown) => {
-          if (/has no resource for kind/.test((err as Error).message)) return false;
-          throw err;
-        },
-      ),
-    )),
+  const failures = objectFailures(objects);
+  const unserved = await unservedFailures(objects, (apiVersion, kind) =>
+    discovery.mapping(apiVersion, kind).then(
+      () => true,
+      (err: unknown) => {
+        if (/has no resource for kind/.test((err as Error).message)) return false;
+        throw err;
+      },
+    ),
   );
-  const message = refusal(problems);
-  if (message !== undefined) throw new Error(message);
+  const message = refusal([...failures.map((f) => f.message), ...unserved.map((u) => u.line).sort()]);
+  // An ApplyError with nothing applied: the report locates each object in its source file.
+  if (message !== undefined) throw new ApplyError(message, [], [...failures, ...unserved.flatMap((u) => u.failures)]);
 }
 
 /** The error for a list of problems (undefined for none): the first PROBLEMS_SHOWN, then a count. */
@@ -231,16 +246,4 @@ export function refusal(problems: readonly string[]): string | undefined {
   const shown = problems.slice(0, PROBLEMS_SHOWN);
   const more = problems.length > PROBLEMS_SHOWN ? `\n  and ${problems.length - PROBLEMS_SHOWN} more problems` : '';
   return `${problems.length === 1 ? 'an object' : `${problems.length} objects`} would be refused by the API server; nothing was applied:\n  ${shown.join('\n  ')}${more}`;
-}
-
-/**
- * For a failure in a later stage: what earlier stages already wrote (created or configured), so
- * that the error says what the failed run left in the cluster. Empty when nothing was written.
- */
-export function appliedSoFar(changeset: readonly ChangeSetEntry[]): string {
-  const written = changeset.filter((e) => e.action === 'created' || e.action === 'configured');
-  if (written.length === 0) return '';
-  const shown = written.slice(0, PROBLEMS_SHOWN).map((e) => `${e.subject} (${e.action})`);
-  const more = written.length > PROBLEMS_SHOWN ? ` and ${written.length - PROBLEMS_SHOWN} more` : '';
-  return `\nAlready applied by this run: ${shown.join(', ')}${more}; they stay in the cluster and in the inventory.`;
 }
