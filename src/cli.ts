@@ -68,6 +68,8 @@ flags:
   --connect-timeout D    how long connecting to the cluster may take (default 10s)
   --request-timeout D    how long one request may take, retries included; also bounds an exec
                          credential plugin (default 60s)
+  --build-timeout D      stop kustomize (and what it starts) after D (default 5m)
+  --build-memory-limit M stop kustomize when it and what it starts use more than M (default 2Gi)
   --output text|json     json prints the report value (default text)
   -h, --help             show this help`;
 
@@ -110,6 +112,8 @@ export async function main(argv: string[]): Promise<number> {
         'lock-timeout': { type: 'string' },
         'connect-timeout': { type: 'string' },
         'request-timeout': { type: 'string' },
+        'build-timeout': { type: 'string' },
+        'build-memory-limit': { type: 'string' },
         'removed-kustomizations': { type: 'string' },
         output: { type: 'string', default: 'text' },
         help: { type: 'boolean', short: 'h' },
@@ -169,6 +173,8 @@ export async function main(argv: string[]): Promise<number> {
       lockTimeout: values['lock-timeout'],
       connectTimeout: values['connect-timeout'],
       requestTimeout: values['request-timeout'],
+      buildTimeout: values['build-timeout'],
+      buildMemoryLimit: values['build-memory-limit'],
       removedKustomizations: values['removed-kustomizations'],
       run: runInfo(process.env, { root, ...(await gitRemote(root)) }),
     });

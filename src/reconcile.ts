@@ -19,6 +19,7 @@ import { dependencyOrder, runInDependencyOrder } from './spec/graph.js';
 import { describeSpec, impersonatedUser, unsupportedFields } from './spec/support.js';
 import type { KustomizationSpec } from './spec/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
+import { prevalidate } from './ssa/prevalidate.js';
 import { ApiError } from './cluster/errors.js';
 import { namespacePruneRefusal } from './ssa/contents.js';
 import { deleteStale, PruneStopped, type PruneResult } from './ssa/delete.js';
@@ -164,6 +165,7 @@ export async function renderSpec(
     root: settings.root,
     path: spec.path,
     kustomizeBin: settings.kustomizeBin,
+    limits: settings.buildLimits,
     targetNamespace: spec.targetNamespace,
     namePrefix: spec.namePrefix,
     nameSuffix: spec.nameSuffix,
@@ -570,6 +572,8 @@ async function reconcileOne(
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     await ready;
+    // Names, label keys and kinds the server would refuse fail the run before anything is written.
+    await prevalidate(objects, discovery);
     const checkpoint = apply ? inventory.checkpoint : undefined;
     await checkpoint?.();
     if (apply) await inventory.record(objects.map(entryOfObject), note, built.secretPaths);

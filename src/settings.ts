@@ -9,6 +9,7 @@ import { maskLines } from './sops/keys.js';
 import { vaultAddresses } from './sops/kms/settings.js';
 import { parseVarsInput } from './substitute/variables.js';
 import { actionSource, repositoryId } from './inventory/identity.js';
+import { parseBuildLimits, type ProcessLimits } from './kustomize/run.js';
 
 export type Mode = 'apply' | 'preview' | 'drift';
 export type RemovedPolicy = 'report' | 'delete';
@@ -94,6 +95,8 @@ export interface Settings {
   lockLeaseMs: number;
   /** connect-timeout and request-timeout: how long connecting to the cluster and one request may take. */
   clusterTimeouts: ClusterTimeouts;
+  /** Time and memory kustomize (and what it starts) may use per build. */
+  buildLimits: ProcessLimits;
   /** This run, as the inventory records it and a waiting run sees it. */
   run: RunInfo;
   /** Credential values from the inputs, masked when read: reports are scrubbed of them too. */
@@ -211,6 +214,8 @@ export function readActionSettings(
     comment: input('comment'),
     checkRun: input('check-run'),
     lockTimeout: input('lock-timeout'),
+    buildTimeout: input('build-timeout'),
+    buildMemoryLimit: input('build-memory-limit'),
     run: runInfo(env, { root }),
     masked,
   });
@@ -318,6 +323,8 @@ export interface RawSettings {
   lockLeaseMs?: number;
   connectTimeout?: string;
   requestTimeout?: string;
+  buildTimeout?: string;
+  buildMemoryLimit?: string;
   run?: RunInfo;
   masked?: string[];
 }
@@ -449,6 +456,7 @@ export function normalize(raw: RawSettings): Settings {
     },
     lockTimeoutMs: parseDurationInput(raw.lockTimeout, 'lock-timeout', DEFAULTS.lockTimeoutMs),
     lockLeaseMs: raw.lockLeaseMs ?? DEFAULTS.lockLeaseMs,
+    buildLimits: parseBuildLimits(raw.buildTimeout, raw.buildMemoryLimit),
     run: raw.run ?? runInfo({}, { root: raw.root }),
     masked: raw.masked ?? [],
   };

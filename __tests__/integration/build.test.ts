@@ -206,7 +206,7 @@ describe('build over fixture trees', () => {
       why: 'invalid YAML names the file and line',
       path: 'broken',
       fields: {},
-      error: 'broken/bad.yaml: invalid YAML: ',
+      error: 'broken/bad.yaml, document 1: invalid YAML: ',
     },
   ])('refuses $why', async ({ path, fields, error }) => {
     await expect(run(path, fields)).rejects.toThrow(error);
@@ -214,7 +214,7 @@ describe('build over fixture trees', () => {
 
   it('names the line of invalid YAML', async () => {
     await expect(run('broken')).rejects.toThrow(
-      /broken\/bad.yaml: invalid YAML: Flow sequence .* at line 7, column 1$/,
+      /broken\/bad.yaml, document 1: invalid YAML: Flow sequence .* at line 7, column 1$/,
     );
   });
 

@@ -45,7 +45,7 @@ describe('dependsOn', () => {
       ].join('---\n'),
       'infra/cm.yaml': cm(ns, 'infra-settings'),
       'apps/cm.yaml': cm(ns, 'app-settings'),
-      'broken/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}, labels: {"bad key!": x}}\n`,
+      'broken/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}}\ndata: {"bad key!": x}\n`,
       'after-broken/cm.yaml': cm(ns, 'never'),
     });
     const log: string[] = [];
@@ -197,7 +197,7 @@ spec:
       'infra/cm.yaml': cm(ns, 'infra'),
       'apps/cm.yaml': cm(ns, 'apps'),
       'apps-old/cm.yaml': cm(ns, 'apps-old'),
-      'broken/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}, labels: {"bad key!": x}}\n`,
+      'broken/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}}\ndata: {"bad key!": x}\n`,
       'tolerant/cm.yaml': cm(ns, 'tolerant'),
     });
     const settings = normalize({

@@ -157,7 +157,8 @@ describe('inventory and prune', () => {
     // The Namespace (first stage) applies; the invalid ConfigMap fails the last stage.
     await tree(root, {
       'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${extra}}\n`,
-      'app/c.yaml': cm(ns, 'c', ', labels: {"bad key!": x}'),
+      // A data key only the server checks: the run gets past prevalidation to the last stage.
+      'app/c.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ${ns}}\ndata: {"bad key!": x}\n`,
     });
     const report = await run(root, ns);
     expect(report.ok).toBe(false);

@@ -158,7 +158,7 @@ describe('removed Kustomizations', () => {
     await writeFile(join(root, 'ks.yaml'), ks(ns, 'keep'));
     await writeFile(
       join(root, 'keep/cm.yaml'),
-      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}, labels: {"bad key!": x}}\n`,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}}\ndata: {"bad key!": x}\n`,
     );
     const failed = await run(root, ns, { removedKustomizations: 'delete' });
     expect(failed.ok).toBe(false);

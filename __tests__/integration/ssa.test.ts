@@ -156,7 +156,8 @@ data: {a: b}
 ---
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: bad-label, namespace: ${ns}, labels: {"bad key!": x}}
+metadata: {name: bad-key, namespace: ${ns}}
+data: {"bad key!": x}
 ---
 apiVersion: v1
 kind: Service
@@ -169,7 +170,7 @@ spec: {ports: [{port: 70000}]}
     expect(report.error).toContain(
       '2 objects of the resources stage failed the dry-run; nothing of the stage was applied:',
     );
-    expect(report.error).toContain(`ConfigMap/${ns}/bad-label dry-run failed (Invalid)`);
+    expect(report.error).toContain(`ConfigMap/${ns}/bad-key dry-run failed (Invalid)`);
     expect(report.error).toContain(`Service/${ns}/bad-port dry-run failed (Invalid)`);
     await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/fine`)).rejects.toSatisfy(isNotFound);
   });

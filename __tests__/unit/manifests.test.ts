@@ -31,7 +31,11 @@ describe('parseManifests', () => {
       error: 'f.yaml, document 1: expected a Kubernetes object (a YAML mapping), got a list',
     },
     { why: 'invalid YAML', text: 'a: [1, 2\n', error: 'f.yaml, document 1: invalid YAML' },
-    { why: 'duplicate keys', text: 'apiVersion: v1\napiVersion: v2\n', error: 'f.yaml, document 1: invalid YAML' },
+    {
+      why: 'duplicate keys',
+      text: 'apiVersion: v1\napiVersion: v2\n',
+      error: 'f.yaml, document 1: key "apiVersion" appears twice in one mapping (line 2)',
+    },
     {
       why: 'names the failing document',
       text: 'apiVersion: v1\nkind: A\nmetadata: {name: a}\n---\nkind: B\nmetadata: {name: b}\n',
@@ -106,6 +110,6 @@ describe('generateKustomization', () => {
   });
 
   it('names the file whose YAML is broken', () => {
-    expect(() => isManifestFile('a: [1\n', 'dir/broken.yaml')).toThrow('dir/broken.yaml: invalid YAML');
+    expect(() => isManifestFile('a: [1\n', 'dir/broken.yaml')).toThrow('dir/broken.yaml, document 1: invalid YAML');
   });
 });

@@ -94,6 +94,7 @@ describe('normalize', () => {
       noCrossNamespaceRefs: false,
       lockTimeoutMs: 600_000,
       lockLeaseMs: 30_000,
+      buildLimits: { timeoutMs: 300_000, memoryBytes: 2 * 1024 ** 3 },
       run: {
         holder: expect.stringMatching(/ pid \d+$/) as string,
         source: 'local:/ws',
@@ -128,8 +129,25 @@ describe('normalize', () => {
     [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
     [{ sopsVaultAddresses: 'vault.example.com:8200' }, 'sops-vault-addresses: "vault.example.com:8200" must start'],
     [{ sopsVaultAddresses: ['https://u:p@vault.example.com'] }, 'must not carry a user name or password'],
+    [{ buildTimeout: 'soon' }, 'build-timeout must be a duration such as 90s or 10m; got "soon"'],
+    [{ buildTimeout: '0s' }, 'build-timeout must be a duration such as 90s or 10m; got "0s"'],
+    [{ buildMemoryLimit: 'lots' }, 'build-memory-limit must be a size such as 512Mi or 2Gi; got "lots"'],
+    [{ buildMemoryLimit: '1Mi' }, 'build-memory-limit must be at least 64Mi; got "1Mi"'],
   ])('%j is refused', (raw, error) => {
     expect(() => normalize({ ...base, ...raw })).toThrow(error);
+  });
+});
+
+describe('build limits', () => {
+  it.each([
+    [{ buildTimeout: '90s' }, { timeoutMs: 90_000, memoryBytes: 2 * 1024 ** 3 }],
+    [{ buildMemoryLimit: '512Mi' }, { timeoutMs: 300_000, memoryBytes: 512 * 1024 ** 2 }],
+    [
+      { buildTimeout: '1h', buildMemoryLimit: '8Gi' },
+      { timeoutMs: 3_600_000, memoryBytes: 8 * 1024 ** 3 },
+    ],
+  ])('%j', (raw, want) => {
+    expect(normalize({ kubeconfig: { kind: 'default' }, root: '/ws', ...raw }).buildLimits).toEqual(want);
   });
 });
 

@@ -410,6 +410,10 @@ describe('parseKustomizations: invalid fields', () => {
     [{ patches: [{ patch: '' }] }, 'spec.patches[0].patch: must not be empty'],
     [{ patches: [{ patch: 'a: [' }] }, 'spec.patches[0].patch: is not valid YAML or JSON'],
     [
+      { patches: [{ patch: '[{"op": "explode", "path": "/x"}]' }] },
+      'spec.patches[0].patch: operation 1: op "explode" is not one of add, remove, replace, move, copy, test',
+    ],
+    [
       { patches: [{ patch: 'a: 1', target: { kinds: 'X' } }] },
       'unknown field spec.patches[0].target.kinds (did you mean kind?)',
     ],
@@ -694,7 +698,7 @@ describe('parseKustomizations: documents', () => {
   it('reports duplicate keys', () => {
     const text = 'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nkind: Kustomization\n';
     expect(problemsOf(() => parseKustomizations(text, FILE))[0]).toMatch(
-      /^clusters\/prod\.yaml, document 1: invalid YAML: .*unique/,
+      /^clusters\/prod\.yaml, document 1: key "[a-z]+" appears twice in one mapping/,
     );
   });
 

@@ -230,8 +230,10 @@ function given(v: unknown): boolean {
   return v !== undefined && v !== null && v !== '';
 }
 
+/** A name quoted for a message; a name of a hostile length is cut (it is a kubeconfig's text). */
 function q(name: unknown): string {
-  return JSON.stringify(String(name));
+  const text = String(name);
+  return JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
 }
 
 /** The entries' names, quoted, for a message (cut when there are many). */

@@ -2,10 +2,10 @@ import { KubeConfig, type ConfigOptions } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parse } from 'yaml';
 import { installExecCredentials } from './exec-credential.js';
 import { kubeconfigProblem } from './kubeconfig-check.js';
 import { DEFAULT_TIMEOUTS } from './timeouts.js';
+import { parseYamlValue } from '../kustomize/yaml.js';
 
 /** Where the kubeconfig comes from: a file, the file's text (as an action input), or KUBECONFIG / ~/.kube/config. */
 export type KubeconfigSource =
@@ -43,9 +43,10 @@ export async function loadKubeConfig(
     const where = source.kind === 'path' ? source.path : 'the kubeconfig input';
     let doc: unknown;
     try {
-      doc = parse(text, { maxAliasCount: 100 });
+      doc = parseYamlValue(text, where);
     } catch (e) {
-      throw new Error(`kubeconfig: ${where} is not valid YAML: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+      const reason = (e as Error).message.slice(where.length).replace(/^(, document \d+)?: /, '');
+      throw new Error(`kubeconfig: ${where} is not valid YAML: ${reason}`, { cause: e });
     }
     if (typeof doc !== 'object' || doc === null || !Array.isArray((doc as { clusters?: unknown }).clusters)) {
       throw new Error(
@@ -59,7 +60,13 @@ export async function loadKubeConfig(
     const dir = baseDir;
     const problem = kubeconfigProblem(doc, where, context, (p) => readFileSync(dir ? resolve(dir, p) : p));
     if (problem) throw new Error(problem);
-    kc.loadFromString(JSON.stringify(doc), FILTER);
+    try {
+      kc.loadFromString(JSON.stringify(doc), FILTER);
+    } catch (e) {
+      // client-node's messages name the entry ("clusters[0].cluster is missing") but not the file.
+      const reason = ((e as Error).message.split('\n')[0] ?? '').slice(0, 300);
+      throw new Error(`kubeconfig: ${where} is not a valid kubeconfig: ${reason}`, { cause: e });
+    }
     if (baseDir) kc.makePathsAbsolute(baseDir);
   }
   if (context) kc.setCurrentContext(context);

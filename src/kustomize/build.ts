@@ -1,12 +1,14 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { copyTree } from './copy.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
 import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin, type BuildFields } from './merge.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
+import { cutStderr, DEFAULT_LIMITS, formatBytes, runBounded, type ProcessLimits, type RunResult } from './run.js';
+import { jsonPatchProblem } from './jsonpatch.js';
+import { manifestTextProblem, parseYamlStream, parseYamlValue } from './yaml.js';
 
 export interface BuildOptions extends Omit<BuildFields, 'components'> {
   /** The source root (the workspace); `path` is relative to it and may not leave it. */
@@ -22,6 +24,8 @@ export interface BuildOptions extends Omit<BuildFields, 'components'> {
   allowRemoteBases?: boolean;
   /** Runs on the temporary copy just before kustomize (SOPS decryption of generator files). */
   beforeBuild?: (copyRoot: string, kdir: string) => Promise<void>;
+  /** Time and memory kustomize (and what it starts) may use; DEFAULT_LIMITS when absent. */
+  limits?: ProcessLimits;
 }
 
 export interface BuildResult {
@@ -144,6 +148,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       kdir,
       copyRoot,
       kustomizeEnv(process.env, opts.allowRemoteBases ?? false),
+      opts.limits ?? DEFAULT_LIMITS,
     );
     const objects = parseManifests(text, `kustomize build ${relPath}`);
     const origins = new Map<string, string>();
@@ -207,12 +212,12 @@ async function findKustomizationFile(dir: string): Promise<string | undefined> {
 }
 
 async function readKustomization(file: string, shown: string): Promise<Record<string, unknown>> {
-  let doc: unknown;
-  try {
-    doc = parse(await readFile(file, 'utf8'), { maxAliasCount: 100, prettyErrors: true });
-  } catch (err) {
-    throw new Error(`${shown}: invalid YAML: ${(err as Error).message}`, { cause: err });
-  }
+  return kustomizationFromText(await readFile(file, 'utf8'), shown);
+}
+
+/** A kustomization file's text as a map, read with the bounded parser; errors name `shown`. */
+export function kustomizationFromText(text: string, shown: string): Record<string, unknown> {
+  const doc = parseYamlValue(text, shown);
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc))
     throw new Error(`${shown}: a kustomization must be a YAML mapping`);
@@ -258,12 +263,11 @@ async function checkReferences(
   const file = await findKustomizationFile(kdir);
   if (!file) return;
   const shown = toPosix(relative(copyRoot, join(kdir, file)));
-  let k: Record<string, unknown>;
-  try {
-    k = await readKustomization(join(kdir, file), shown);
-  } catch {
-    return; // kustomize reports it with its own words
-  }
+  // Read with the bounded parser: a nested kustomization with an alias bomb or deep nesting fails
+  // here, naming it, instead of in kustomize (where it cost gigabytes or a Go stack dump).
+  const k = await readKustomization(join(kdir, file), shown);
+  const inline = inlinePatchProblem(k);
+  if (inline !== undefined) throw new Error(`${shown}: ${inline}`);
   for (const { field, entry, dir } of loadedEntries(k)) {
     const target = resolve(kdir, entry);
     const info = await stat(target).catch(() => undefined);
@@ -276,6 +280,15 @@ async function checkReferences(
         `${shown}: ${field} entry "${entry}" is ${dir ? 'a remote base' : 'a remote file'}; remote bases are refused so that the build uses only the checked-out source (allow them with the allow-remote-bases input or --allow-remote-bases)`,
       );
     }
+    if (info?.isFile() && YAML_FIELDS.has(field)) {
+      // kustomize drops content after a `...` document end and a List whose items is not a list without a word.
+      const text = await readFile(target, 'utf8');
+      const where = toPosix(relative(copyRoot, target));
+      const problem =
+        manifestTextProblem(text, where) ??
+        (field.startsWith('patches') ? jsonPatchProblem(parseYamlValue(text, where)) : undefined);
+      if (problem !== undefined) throw new Error(problem.startsWith(where) ? problem : `${where}: ${problem}`);
+    }
     if (!dir || !info?.isDirectory()) continue;
     if (!isInside(realCopyRoot, await realpath(target))) {
       throw new Error(
@@ -285,6 +298,39 @@ async function checkReferences(
     await checkReferences(copyRoot, realCopyRoot, target, allowRemoteBases, seen);
   }
 }
+
+/**
+ * The first problem of the patches written inline in a kustomization (bad YAML, an alias bomb, a
+ * bad JSON 6902 operation), naming the entry: kustomize parses them without such bounds.
+ */
+function inlinePatchProblem(k: Readonly<Record<string, unknown>>): string | undefined {
+  const strategic = k['patchesStrategicMerge'];
+  if (Array.isArray(strategic)) {
+    for (const [i, entry] of strategic.entries()) {
+      // An entry is a file name or, when it spans lines, the patch itself.
+      if (typeof entry !== 'string' || !entry.includes('\n')) continue;
+      const bad = parseYamlStream(entry, `patchesStrategicMerge[${i}]`).find((d) => d.error !== undefined);
+      if (bad?.error !== undefined) return bad.error;
+    }
+  }
+  for (const field of ['patches', 'patchesJson6902']) {
+    const list = k[field];
+    if (!Array.isArray(list)) continue;
+    for (const [i, entry] of list.entries()) {
+      const patch = (entry as { patch?: unknown } | null)?.patch;
+      if (typeof patch !== 'string') continue;
+      const at = `${field}[${i}].patch`;
+      const docs = parseYamlStream(patch, at);
+      const bad = docs.find((d) => d.error !== undefined);
+      const problem = bad?.error ?? jsonPatchProblem(docs[0]?.value);
+      if (problem !== undefined) return problem.startsWith(at) ? problem : `${at}: ${problem}`;
+    }
+  }
+  return undefined;
+}
+
+/** Fields whose files kustomize reads as Kubernetes YAML (resources and patches), checked before it runs. */
+const YAML_FIELDS = new Set(['resources', 'patchesStrategicMerge', 'patches[].path', 'patchesJson6902[].path']);
 
 /**
  * Every entry of a kustomization that kustomize reads through its loader, which takes a local path
@@ -339,30 +385,54 @@ async function scan(top: string, rel: string): Promise<Entry[]> {
   return out;
 }
 
-function runKustomize(bin: string, kdir: string, copyRoot: string, env: NodeJS.ProcessEnv): Promise<string> {
+async function runKustomize(
+  bin: string,
+  kdir: string,
+  copyRoot: string,
+  env: NodeJS.ProcessEnv,
+  limits: ProcessLimits,
+): Promise<string> {
   const args = ['build', kdir, '--load-restrictor=LoadRestrictionsRootOnly'];
   // Messages name files in the temporary copy; show them relative to the source root instead.
   const shorten = (text: string) =>
     text.replaceAll(`${copyRoot}${sep}`, '').replaceAll(copyRoot, '.').replaceAll(dirname(copyRoot), '<build>');
-  return new Promise((resolvePromise, reject) => {
-    execFile(bin, args, { env, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT') {
-          reject(
-            new Error(
-              `kustomize binary "${bin}" not found: install kustomize v5 or set the kustomize-path input / --kustomize-path flag`,
-            ),
-          );
-          return;
-        }
-        const detail = stderr.trim() || err.message;
-        reject(new Error(`kustomize build ${shorten(kdir)} failed: ${shorten(detail)}`));
-        return;
-      }
-      resolvePromise(stdout);
-    });
-  });
+  const what = `kustomize build ${shorten(kdir)}`;
+  let r: RunResult;
+  try {
+    r = await runBounded(bin, args, { env, limits, maxOutputBytes: MAX_OUTPUT_BYTES });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new Error(
+        `kustomize binary "${bin}" not found: install kustomize v5 or set the kustomize-path input / --kustomize-path flag`,
+        { cause: err },
+      );
+    }
+    throw new Error(`${what} could not start: ${(err as Error).message}`, { cause: err });
+  }
+  if (r.stopped === 'timeout') {
+    throw new Error(
+      `${what} did not finish within ${formatMs(limits.timeoutMs)} and was stopped; if the tree really needs longer, raise the build-timeout input / --build-timeout`,
+    );
+  }
+  if (r.stopped === 'memory') {
+    throw new Error(
+      `${what} used more than ${formatBytes(limits.memoryBytes)} of memory and was stopped (YAML aliases that expand without end, or a huge generator, do this); if the tree really needs more, raise the build-memory-limit input / --build-memory-limit`,
+    );
+  }
+  if (r.stopped === 'output') {
+    throw new Error(`${what} printed more than ${formatBytes(MAX_OUTPUT_BYTES)} and was stopped`);
+  }
+  if (r.code !== 0) {
+    const dropped = r.stderrDropped > 0 ? `\n(${r.stderrDropped} more bytes of output left out)` : '';
+    const detail = cutStderr(shorten(r.stderr)) || `exited with ${r.signal ? `signal ${r.signal}` : `code ${r.code}`}`;
+    throw new Error(`${what} failed: ${detail}${dropped}`);
+  }
+  return r.stdout;
+}
+
+function formatMs(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : ''}` : `${s}s`;
 }
 
 function toPosix(p: string): string {

@@ -1,5 +1,5 @@
-import { parseAllDocuments } from 'yaml';
 import { looksLikeManifest } from './parse.js';
+import { parseYamlStream } from './yaml.js';
 
 /** The file names kustomize recognises as a kustomization, in its order of preference. */
 export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
@@ -59,16 +59,10 @@ export function generateKustomization(
  * A file with invalid YAML is an error naming the file, as in Flux.
  */
 export function isManifestFile(text: string, path: string): boolean {
-  const docs = parseAllDocuments(text, { prettyErrors: true });
-  const list = Array.isArray(docs) ? docs : [];
   let found = false;
-  for (const doc of list) {
-    if (doc.errors.length > 0) {
-      throw new Error(
-        `${path}: invalid YAML: ${doc.errors[0]?.message.split('\n')[0]?.replace(/:$/, '') ?? 'unknown error'}`,
-      );
-    }
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  for (const doc of parseYamlStream(text, path)) {
+    if (doc.error !== undefined) throw new Error(doc.error);
+    const value = doc.value;
     if (value === null || value === undefined) continue;
     if (!looksLikeManifest(value)) return false;
     found = true;

@@ -1,4 +1,4 @@
-import { parseAllDocuments } from 'yaml';
+import { parseYamlStream } from './yaml.js';
 
 /** A Kubernetes object as plain JSON; unknown fields are kept as they are. */
 export interface KubeObject {
@@ -14,9 +14,6 @@ export interface KubeObject {
   [k: string]: unknown;
 }
 
-/** YAML aliases beyond this count are refused, so a "billion laughs" document cannot exhaust memory. */
-const MAX_ALIAS_COUNT = 100;
-
 /**
  * Parses a multi-document YAML stream into objects. Empty documents are skipped;
  * a document that is not a Kubernetes object (no apiVersion, kind or metadata.name) is an
@@ -24,23 +21,11 @@ const MAX_ALIAS_COUNT = 100;
  */
 export function parseManifests(text: string, source: string): KubeObject[] {
   const objects: KubeObject[] = [];
-  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
-  if (!Array.isArray(docs)) {
-    return objects;
+  for (const doc of parseYamlStream(text, source)) {
+    if (doc.error !== undefined) throw new Error(doc.error);
+    if (doc.value === null || doc.value === undefined) continue;
+    objects.push(asKubeObject(doc.value, `${source}, document ${doc.document}`));
   }
-  docs.forEach((doc, i) => {
-    const where = `${source}, document ${i + 1}`;
-    if (doc.errors.length > 0) {
-      throw new Error(
-        `${where}: invalid YAML: ${doc.errors[0]?.message.split('\n')[0]?.replace(/:$/, '') ?? 'unknown error'}`,
-      );
-    }
-    const value: unknown = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-    if (value === null || value === undefined) {
-      return;
-    }
-    objects.push(asKubeObject(value, where));
-  });
   return objects;
 }
 
@@ -60,10 +45,15 @@ export function asKubeObject(value: unknown, where: string): KubeObject {
     typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['name'] : undefined;
   if (typeof name !== 'string' || name === '') missing.push('metadata.name');
   if (missing.length > 0) {
-    const kind = typeof obj['kind'] === 'string' ? ` (kind ${obj['kind']})` : '';
+    const kind = typeof obj['kind'] === 'string' ? ` (kind ${clip(obj['kind'])})` : '';
     throw new Error(`${where}${kind}: missing ${missing.join(', ')}`);
   }
   return obj as KubeObject;
+}
+
+/** A value quoted in an error, cut so that the message does not grow with the input. */
+function clip(text: string, max = 100): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 }
 
 /** `Kind/namespace/name`, or `Kind/name` for cluster-scoped objects, as Flux prints subjects. */

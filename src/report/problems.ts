@@ -22,7 +22,8 @@ export function locateObject(text: string, kind: string, name: string): number |
   const counter = new LineCounter();
   let docs;
   try {
-    docs = parseAllDocuments(text, { lineCounter: counter });
+    // Without yaml's unique-keys check, which is quadratic in a map's keys (duplicates do not matter here).
+    docs = parseAllDocuments(text, { lineCounter: counter, uniqueKeys: false });
   } catch {
     return undefined;
   }

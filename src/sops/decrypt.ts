@@ -8,6 +8,7 @@
  * `stores/metadata.go` (metadata fields, flattening), `stores/flatten.go`, and the stores in
  * `stores/{yaml,json,dotenv,ini}/store.go`. Errors never contain a decrypted value or the data key.
  */
+import { treeProblem, yamlErrorText } from '../kustomize/yaml.js';
 import { createDecipheriv, createHash, type Hash } from 'node:crypto';
 import {
   isAlias,
@@ -897,12 +898,9 @@ function detectIndent(text: string): number {
   return Number.isFinite(min) ? Math.min(Math.max(min, 1), 8) : 2;
 }
 
-function firstLine(message: string): string {
-  return (message.split('\n')[0] ?? '').replace(/:$/, '');
-}
-
 async function decryptYaml(text: string, opts: DecryptOptions): Promise<string> {
-  const parsed = parseAllDocuments(text, { intAsBigInt: true, uniqueKeys: true });
+  // Duplicate keys and nesting are checked by treeProblem: yaml's uniqueKeys is quadratic in a map's keys.
+  const parsed = parseAllDocuments(text, { intAsBigInt: true, uniqueKeys: false });
   const docs: Document[] = Array.isArray(parsed) ? parsed : [];
   const builder = new YamlTreeBuilder();
   const branches: MapNode[] = [];
@@ -910,7 +908,9 @@ async function decryptYaml(text: string, opts: DecryptOptions): Promise<string> 
   let rawMeta: unknown;
   docs.forEach((doc, i) => {
     const error = doc.errors[0];
-    if (error) throw new SopsError(`invalid YAML in document ${i + 1}: ${firstLine(error.message)}`);
+    if (error) throw new SopsError(`document ${i + 1}: ${yamlErrorText(error)}`);
+    const problem = treeProblem(doc.contents);
+    if (problem !== undefined) throw new SopsError(`document ${i + 1}: ${problem}`);
     const contents = doc.contents;
     const docComments = yamlComments(doc, 'commentBefore');
     if (isMap(contents)) {

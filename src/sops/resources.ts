@@ -99,7 +99,7 @@ async function verifySourceMac(obj: KubeObject, subject: string, opts: ResourceD
   const doc =
     text === undefined
       ? undefined
-      : parseAllDocuments(text).find((d) => {
+      : parseAllDocuments(text, { uniqueKeys: false }).find((d) => {
           const js = d.toJS({ maxAliasCount: 100 }) as { sops?: { mac?: unknown } } | null;
           return js?.sops?.mac === mac;
         });

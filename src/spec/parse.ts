@@ -1,5 +1,6 @@
-import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { celSyntaxProblem } from '../kstatus/cel.js';
+import { jsonPatchProblem } from '../kustomize/jsonpatch.js';
+import { parseYamlStream } from '../kustomize/yaml.js';
 import type {
   Dependency,
   HealthCheckExpr,
@@ -26,17 +27,23 @@ export const DEFAULT_NAMESPACE = 'flux-system';
 const MIN_TIMEOUT_MS = 30_000;
 /** The timeout of a Kustomization without an interval (the action's inputs). */
 const INPUTS_TIMEOUT_MS = 5 * 60_000;
-/** YAML aliases beyond this count are refused, so a "billion laughs" document cannot exhaust memory. */
-const MAX_ALIAS_COUNT = 100;
+
+/** Longest problem line of a SpecError, and how many of them its message lists. */
+const MAX_PROBLEM = 500;
+const PROBLEMS_SHOWN = 30;
 
 /** A Kustomization file or action input that breaks Flux's rules; `problems` has one line per problem. */
 export class SpecError extends Error {
   readonly problems: string[];
 
   constructor(problems: string[]) {
-    super(problems.length === 1 ? problems[0] : `${problems.length} problems:\n- ${problems.join('\n- ')}`);
+    // Each line cut, and the list after PROBLEMS_SHOWN counted: a message must not grow with the input.
+    const lines = problems.map((p) => (p.length > MAX_PROBLEM ? `${p.slice(0, MAX_PROBLEM)}… (cut)` : p));
+    const shown = lines.slice(0, PROBLEMS_SHOWN);
+    const more = lines.length > PROBLEMS_SHOWN ? `\n- and ${lines.length - PROBLEMS_SHOWN} more problems` : '';
+    super(lines.length === 1 ? lines[0] : `${lines.length} problems:\n- ${shown.join('\n- ')}${more}`);
     this.name = 'SpecError';
-    this.problems = problems;
+    this.problems = lines;
   }
 }
 
@@ -499,10 +506,15 @@ function readPatch(p: Problems, value: unknown, at: string): Patch | undefined {
   const target = readSelector(p, raw.target, child(at, 'target'));
   if (patch !== undefined) {
     // kustomize would fail on this later with less context; both patch forms are YAML.
-    try {
-      parseYaml(patch, { maxAliasCount: MAX_ALIAS_COUNT });
-    } catch (error) {
-      p.add(child(at, 'patch'), `is not valid YAML or JSON: ${firstLine(error)}`);
+    const docs = parseYamlStream(patch, 'patch');
+    const bad = docs.find((d) => d.error !== undefined);
+    if (bad?.error !== undefined) {
+      p.add(child(at, 'patch'), `is not valid YAML or JSON: ${bad.error.replace(/^patch(, document \d+)?: /, '')}`);
+      return undefined;
+    }
+    const problem = jsonPatchProblem(docs[0]?.value);
+    if (problem !== undefined) {
+      p.add(child(at, 'patch'), problem);
       return undefined;
     }
   }
@@ -889,28 +901,19 @@ export function sourceDocument(spec: KustomizationSpec): Record<string, unknown>
 export function parseKustomizations(text: string, file: string): KustomizationSpec[] {
   const specs: KustomizationSpec[] = [];
   const problems: string[] = [];
-  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
-  if (!Array.isArray(docs)) return specs;
-  docs.forEach((doc, i) => {
-    const where = `${file}, document ${i + 1}`;
-    const yamlError = doc.errors[0];
-    if (yamlError !== undefined) {
-      problems.push(`${where}: invalid YAML: ${yamlError.message}`);
-      return;
+  for (const doc of parseYamlStream(text, file)) {
+    if (doc.error !== undefined) {
+      problems.push(doc.error);
+      continue;
     }
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-    } catch (error) {
-      problems.push(`${where}: ${firstLine(error)}`);
-      return;
-    }
+    const value = doc.value;
+    const i = doc.document - 1;
     const kind = classify(value);
-    if (kind === 'other' || !isMapping(value)) return;
+    if (kind === 'other' || !isMapping(value)) continue;
     const result = readDocument(value, file, i + 1);
     problems.push(...result.problems);
     if (result.spec !== undefined) specs.push(result.spec);
-  });
+  }
   if (problems.length > 0) throw new SpecError(problems);
   return specs;
 }
@@ -918,11 +921,6 @@ export function parseKustomizations(text: string, file: string): KustomizationSp
 // ---------------------------------------------------------------------------------------------
 // Small utilities
 // ---------------------------------------------------------------------------------------------
-
-function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split('\n')[0] ?? text;
-}
 
 /** Drops keys whose value is undefined, so parsed specs print and compare without empty keys. */
 function withoutUndefined<T extends object>(value: T): T {

@@ -12,6 +12,7 @@ import { scrub, secretValues } from './mask.js';
 import { provenUnchanged } from './noop.js';
 import { sortForApply, stageOf, type Stage } from './order.js';
 import { immutableFields, namedFields, policyOf } from './policy.js';
+import { appliedSoFar } from './applied.js';
 
 export interface ApplyOptions {
   fieldManager: string;
@@ -110,7 +111,7 @@ export async function applyAll(
           ? `${failures.length} objects of the ${stage} stage failed the dry-run; nothing of the stage was applied:\n`
           : '';
       throw new ApplyError(
-        head + failures.join('\n'),
+        head + failures.join('\n') + appliedSoFar(changeset),
         changeset,
         results.flatMap((r) => (r.ok ? [] : [{ object: r.obj, message: r.error }])),
       );
@@ -127,7 +128,8 @@ export async function applyAll(
         try {
           await write(client, p, opts);
         } catch (err) {
-          throw new ApplyError((err as Error).message, changeset, [{ object: p.obj, message: (err as Error).message }]);
+          const message = (err as Error).message;
+          throw new ApplyError(message + appliedSoFar(changeset), changeset, [{ object: p.obj, message }]);
         }
       }
       changeset.push(p.entry);

@@ -1,4 +1,5 @@
-import { isAlias, isMap as isYamlMap, isPair, isScalar, isSeq, parse, parseDocument, stringify, type Node } from 'yaml';
+import { isAlias, isMap as isYamlMap, isPair, isScalar, isSeq, parseDocument, stringify, type Node } from 'yaml';
+import { parseYamlValue } from '../kustomize/yaml.js';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import { envsubst } from './envsubst.js';
 import { escapePointer, isMap } from '../ssa/json.js';
@@ -75,13 +76,14 @@ function substituteObject(
   for (const [start, end] of ranges) if (end > start) opts.onSecret?.(expanded.slice(start, end));
   let result: unknown;
   try {
-    result = parse(expanded, { maxAliasCount: 100 });
+    // The bounded parser: linear in the object's keys (yaml's uniqueKeys check is quadratic).
+    result = parseYamlValue(expanded, subject);
   } catch (err) {
     // The parser quotes the text around the error, which may be a secret value: then only the line.
     const detail =
       ranges.length > 0
         ? `in a field a secret variable went into (${secretFields(expanded, ranges, err)}; its value is not shown)`
-        : ((err as Error).message.split('\n')[0] ?? '');
+        : (err as Error).message.slice(subject.length).replace(/^(, document \d+)?: /, '');
     throw new Error(`${subject}: postBuild substitution made invalid YAML (a value with ": " or a quote?): ${detail}`, {
       cause: err,
     });

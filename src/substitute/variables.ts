@@ -1,4 +1,4 @@
-import { parse } from 'yaml';
+import { parseYamlValue } from '../kustomize/yaml.js';
 
 /** Flux's rule for variable names given to postBuild (`^[_[:alpha:]][_[:alpha:][:digit:]]*$`, ASCII). */
 const NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
@@ -23,6 +23,28 @@ export function secretNames(layers: readonly VariableLayer[]): Set<string> {
   return out;
 }
 
+/** A name as shown in an error: control characters escaped, so that the message stays one readable line. */
+function shown(name: string): string {
+  const text = JSON.stringify(name).slice(1, -1);
+  return text.length > 100 ? `${text.slice(0, 100)}… (${name.length} characters)` : text;
+}
+
+function checkName(name: string, source: string): void {
+  if (!NAME.test(name)) {
+    throw new Error(
+      `${source}: '${shown(name)}' var name is invalid (letters, digits and "_", not starting with a digit)`,
+    );
+  }
+}
+
+/**
+ * Sets `name` as an own property even when it is `__proto__`, which an assignment would take as a
+ * change of the object's prototype (dropping the variable): Flux accepts it as an ordinary name.
+ */
+function setOwn(target: Record<string, string>, name: string, value: string): void {
+  Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /**
  * Merges variable sources, later layers overwriting earlier ones, the way Flux builds its map:
  * every name must be valid (`'<name>' var name is invalid`, plus the source), and every newline is
@@ -32,11 +54,7 @@ export function mergeVariables(layers: readonly VariableLayer[]): Map<string, st
   const out = new Map<string, string>();
   for (const { source, vars } of layers) {
     for (const [name, value] of Object.entries(vars)) {
-      if (!NAME.test(name)) {
-        throw new Error(
-          `${source}: '${name}' var name is invalid (letters, digits and "_", not starting with a digit)`,
-        );
-      }
+      checkName(name, source);
       out.set(name, value.replaceAll('\n', ''));
     }
   }
@@ -51,36 +69,37 @@ export function parseVarsInput(text: string, input: string): Record<string, stri
   if (text.trim() === '') return {};
   let doc: unknown;
   try {
-    doc = parse(text, { maxAliasCount: 100 });
+    doc = parseYamlValue(text, `input "${input}"`);
   } catch (err) {
-    throw new Error(`input "${input}": not valid YAML or JSON: ${(err as Error).message.split('\n')[0] ?? ''}`, {
-      cause: err,
-    });
+    const message = (err as Error).message.replace(/^input "[^"]*"(, document \d+)?: /, '');
+    throw new Error(`input "${input}": not valid YAML or JSON: ${message}`, { cause: err });
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw new Error(`input "${input}": expected a map of variable names to values, e.g. "cluster_env: production"`);
   }
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(doc as Record<string, unknown>)) {
-    if (typeof value === 'string') out[name] = value;
-    else if (typeof value === 'number' || typeof value === 'boolean') out[name] = String(value);
-    else if (value === null) out[name] = '';
+    if (typeof value === 'string') setOwn(out, name, value);
+    else if (typeof value === 'number' || typeof value === 'boolean') setOwn(out, name, String(value));
+    else if (value === null) setOwn(out, name, '');
     else {
       throw new Error(
-        `input "${input}": ${name}: expected a text, number or boolean value, got a ${Array.isArray(value) ? 'list' : 'map'}`,
+        `input "${input}": ${shown(name)}: expected a text, number or boolean value, got a ${Array.isArray(value) ? 'list' : 'map'}`,
       );
     }
   }
   return out;
 }
 
-/** Reads repeated `--var name=value` flags (the value may contain `=`). */
+/** Reads repeated `--var name=value` flags (the value may contain `=`; a repeated name: the last wins). */
 export function parseVarFlags(flags: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const flag of flags) {
     const eq = flag.indexOf('=');
-    if (eq <= 0) throw new Error(`--var ${flag}: expected name=value`);
-    out[flag.slice(0, eq)] = flag.slice(eq + 1);
+    if (eq <= 0) throw new Error(`--var ${shown(flag)}: expected name=value`);
+    const name = flag.slice(0, eq);
+    checkName(name, `--var ${shown(flag)}`);
+    setOwn(out, name, flag.slice(eq + 1));
   }
   return out;
 }
