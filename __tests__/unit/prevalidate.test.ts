@@ -38,7 +38,7 @@ describe('objectProblems: names the API server refuses', () => {
     },
     {
       o: obj('v1', 'ConfigMap', 'ok', { metadata: { labels: { app: 'has space' } } }),
-      want: 'ConfigMap/ok: metadata.labels["app"] value "has space" is not a valid label value',
+      want: 'ConfigMap/ok: metadata.labels["app"] value (9 characters) is not a valid label value',
     },
     {
       o: obj('v1', 'ConfigMap', 'ok', { metadata: { labels: { app: 'v'.repeat(64) } } }),

@@ -148,7 +148,8 @@ export function objectFailures(objects: readonly KubeObject[]): Failure[] {
         );
       } else if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value)) {
         push(
-          `${subject}: metadata.labels[${JSON.stringify(key)}] value ${typeof value === 'string' ? quoted(value) : `${JSON.stringify(value)} (not a text)`} is not a valid label value: use at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`,
+          // The value is not quoted: it may have come out of SOPS or a secret variable.
+          `${subject}: metadata.labels[${JSON.stringify(key)}] value (${typeof value === 'string' ? `${value.length} characters` : `${value === null ? 'null' : typeof value}, not a text`}) is not a valid label value: use at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`,
         );
       }
     }
