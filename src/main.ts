@@ -11,7 +11,8 @@ import { readActionSettings, type Settings } from './settings.js';
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
   try {
-    const settings = readActionSettings();
+    const ctx = githubContext(process.env, await readEvent());
+    const settings = { ...readActionSettings(), fork: ctx?.fork === true };
     // Each secret in every form it can take (newline-stripped, line by line, JSON-escaped, base64).
     const scrubber = new Scrubber();
     const secret = (s: string) => {
@@ -31,7 +32,6 @@ export async function run(): Promise<void> {
     const report = scrubReport(raw, scrubber.known);
     // Each applied and pruned object had its line in the group above.
     for (const line of closingLines(report)) core.info(line);
-    const ctx = githubContext(process.env, await readEvent());
     const published = await publishReport(report, settings, ctx);
     setOutputs(report, settings, published);
     await writeSummary(report, published);

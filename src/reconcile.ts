@@ -50,7 +50,7 @@ import { selectorFor } from './ssa/live.js';
 import { decryptResources, refuseCiphertext, stillEncrypted } from './sops/resources.js';
 import { keyServices, readDecryptionSecret, type SecretKeys } from './sops/keys.js';
 import { decryptSources } from './sops/sources.js';
-import type { DecryptOptions } from './sops/types.js';
+import { SopsError, type DecryptOptions } from './sops/types.js';
 import { substituteObjects } from './substitute/objects.js';
 import { readSubstituteFrom } from './substitute/sources.js';
 import { mergeVariables, secretNames, type VariableLayer } from './substitute/variables.js';
@@ -566,7 +566,7 @@ async function reconcileOne(
       }),
     );
     const encrypted = stillEncrypted(built.objects);
-    if (encrypted.length > 0) throw new Error(encrypted.join('\n'));
+    if (encrypted.length > 0) throw new SopsError(encrypted.join('\n'));
     const objects = setOwnerLabels(built.objects, spec.name, spec.namespace);
     if (built.skipped.length > 0)
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
@@ -680,7 +680,7 @@ async function reconcileOne(
             .filter((h) => h.status !== 'Current')
             .map((h) => ({ subject: h.subject, message: `${h.status}: ${h.message}` })),
     );
-    const message = err instanceof Error ? err.message : String(err);
+    const message = (err instanceof Error ? err.message : String(err)) + forkHint(settings, err);
     if (apply && inventory.begun) {
       const applied = changeset.filter((e) => e.action !== 'skipped').map(entryOf);
       try {
@@ -736,6 +736,19 @@ async function locateProblems(
       const line = text === undefined ? undefined : locateObject(text, kind, rest[rest.length - 1] ?? '');
       return { ...p, file, ...(line !== undefined ? { line } : {}) };
     }),
+  );
+}
+
+/**
+ * Why a SOPS file could not be decrypted when the run is for a pull request from a fork: said once,
+ * after the error that names the file and the key.
+ */
+export function forkHint(settings: Pick<Settings, 'fork'>, err: unknown): string {
+  if (!settings.fork || !(err instanceof SopsError)) return '';
+  return (
+    '\nNot decrypted because this pull request comes from a fork: GitHub gives its workflows no secrets ' +
+    '(no SOPS key inputs, no cluster credentials to read a decryption Secret with). Its encrypted files are ' +
+    'previewed once the change is on a branch of this repository, or from a workflow_run workflow that has them.'
   );
 }
 

@@ -101,6 +101,11 @@ export interface Settings {
   run: RunInfo;
   /** Credential values from the inputs, masked when read: reports are scrubbed of them too. */
   masked: string[];
+  /**
+   * The run is for a pull request from a fork (set by the action's edge from the event): GitHub
+   * gives its workflows no secrets, so a SOPS file that cannot be decrypted is explained as such.
+   */
+  fork?: boolean;
 }
 
 export interface RunInfo {

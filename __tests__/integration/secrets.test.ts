@@ -367,6 +367,52 @@ data:
     expect(leaks(await inventoryBytes(ns, false), [`${MARK} label value!`])).toEqual([]);
   }, 120_000);
 
+  it('a preview of a fork pull request says its SOPS files were not decrypted, and why', async () => {
+    const ns = await freshNamespace(client);
+    const encrypted = await sopsEncrypt(
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ${ns}\nstringData:\n  password: ${MARK}-fork\n`,
+      key.recipient,
+      'yaml',
+      '^stringData$',
+    );
+    const root = await writeTree({
+      'clusters/app.yaml': ksFile(ns, ''),
+      'deploy/kustomization.yaml': 'resources: [secret.yaml]\n',
+      'deploy/secret.yaml': encrypted,
+    });
+    const fork = {
+      ...PR_EVENT,
+      payload: {
+        ...PR_EVENT.payload,
+        pull_request: {
+          ...PR_EVENT.payload.pull_request,
+          head: { ...PR_EVENT.payload.pull_request.head, repo: { full_name: 'someone/repo' } },
+        },
+      },
+    };
+    const run = (event: typeof PR_EVENT) =>
+      runAction(
+        root,
+        {
+          kubeconfig: kubeconfigPath(),
+          kustomizations: 'clusters/app.yaml',
+          mode: 'preview',
+          'github-token': 'tok-rw',
+        },
+        { script: script.index, env: REPO_ENV(fake), event },
+      );
+    // No sops-age-key: a fork's workflow gets no secrets.
+    const fromFork = await run(fork);
+    expect(fromFork.code).toBe(2);
+    expect(fromFork.outputs['report']).toContain(`Secret/${ns}/db (deploy/secret.yaml): SOPS decryption failed`);
+    expect(fromFork.outputs['report']).toContain('Not decrypted because this pull request comes from a fork');
+    // The same pull request from a branch of the repository: only the error itself.
+    const fromBranch = await run(PR_EVENT);
+    expect(fromBranch.code).toBe(2);
+    expect(fromBranch.outputs['report']).toContain(`Secret/${ns}/db (deploy/secret.yaml): SOPS decryption failed`);
+    expect(fromBranch.outputs['report']).not.toContain('comes from a fork');
+  }, 120_000);
+
   it('a secret-vars value starting with * is not quoted in the YAML error', async () => {
     const ns = await freshNamespace(client);
     const root = await writeTree({

@@ -2,7 +2,7 @@ import { parseAllDocuments } from 'yaml';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import { encryptedLeftovers } from '../ssa/mask.js';
 import { decryptText, decryptTree, isSopsEncrypted } from './decrypt.js';
-import type { DecryptOptions, SopsFormat } from './types.js';
+import { SopsError, type DecryptOptions, type SopsFormat } from './types.js';
 
 export const DECRYPT_KEY = 'kustomize.toolkit.fluxcd.io/decrypt';
 
@@ -82,9 +82,12 @@ export async function decryptResources(
       if (paths.length > 0) opts.onSecretPaths?.(index, paths);
     } catch (err) {
       const origin = opts.originOf?.(obj);
-      throw new Error(`${subject}${origin ? ` (${origin})` : ''}: SOPS decryption failed: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new SopsError(
+        `${subject}${origin ? ` (${origin})` : ''}: SOPS decryption failed: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
     out.push(current);
   }
@@ -165,5 +168,5 @@ export function refuseCiphertext(
       `${subjectOf(o)}${origin ? ` (${origin})` : ''}: ${paths.join(', ')} still hold${paths.length === 1 ? 's' : ''} SOPS ciphertext (ENC[AES256_GCM,…]) after decryption: either no decryption was configured for it (set spec.decryption, or give the sops-age-key / sops-pgp-key input) or its file lost its SOPS metadata (for a dotenv file, its sops_* lines: encrypt it again with sops)`,
     ];
   });
-  if (problems.length > 0) throw new Error(problems.join('\n'));
+  if (problems.length > 0) throw new SopsError(problems.join('\n'));
 }

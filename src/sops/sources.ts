@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import { KUSTOMIZATION_FILES } from '../kustomize/generate.js';
 import { isRemoteRef } from '../kustomize/merge.js';
 import { decryptText, formatForPath, isSopsEncrypted } from './decrypt.js';
-import type { DecryptOptions, SopsFormat } from './types.js';
+import { SopsError, type DecryptOptions, type SopsFormat } from './types.js';
 
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
@@ -105,7 +105,7 @@ async function decryptFile(
   try {
     await writeFile(file, await decryptText(text, format, opts));
   } catch (err) {
-    throw new Error(`${shown}: SOPS decryption failed: ${(err as Error).message}`, { cause: err });
+    throw new SopsError(`${shown}: SOPS decryption failed: ${(err as Error).message}`, { cause: err });
   }
   done.push(shown);
 }
