@@ -69,8 +69,8 @@ export async function handleRemoved(
     const why = !wanted
       ? 'set removed-kustomizations: delete to apply its deletionPolicy'
       : 'not deleted because this run failed';
+    // Nothing is done to them: the report's closing lines say so, once each.
     for (const f of gone) out.removed.push(orphaned(f, why));
-    for (const r of out.removed) log(`Kustomization ${r.kustomization} was removed from the repository: ${r.reason}`);
     return out;
   }
 

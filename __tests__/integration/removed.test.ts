@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { reconcile } from '../../src/reconcile.js';
+import { closingLines } from '../../src/report/render.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
 import {
   adminClient,
@@ -86,7 +87,11 @@ describe('removed Kustomizations', () => {
           'its file is gone from the repository; its 2 object(s) stay in the cluster (set removed-kustomizations: delete to apply its deletionPolicy)',
       },
     ]);
-    expect(log.some((l) => l.startsWith(`Kustomization ${ns}/gone was removed from the repository`))).toBe(true);
+    // Said once, in the closing lines, not also in the progress log.
+    expect(closingLines(reported).filter((l) => l.startsWith(`Kustomization ${ns}/gone (removed from`))).toHaveLength(
+      1,
+    );
+    expect(log.filter((l) => l.includes(`${ns}/gone`))).toEqual([]);
     expect(await exists(cmPath(ns, 'gone-1'))).toBe(true);
     expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(true);
 
