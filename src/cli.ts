@@ -176,7 +176,7 @@ export async function main(argv: string[]): Promise<number> {
       buildTimeout: values['build-timeout'],
       buildMemoryLimit: values['build-memory-limit'],
       removedKustomizations: values['removed-kustomizations'],
-      run: runInfo(process.env, { root, ...(await gitRemote(root)) }),
+      run: runInfo(process.env, { root, ...(await gitCheckout(root)) }),
     });
   } catch (err) {
     process.stderr.write(`kustomize-reconcile: ${(err as Error).message}\n`);
@@ -277,19 +277,24 @@ function indent(text: string): string {
 }
 
 /**
- * The URL of the checkout's `origin` remote (the repository a CLI run records in inventories), or
- * nothing when the root is not a git checkout, has no origin, or git is not installed.
+ * The URL of the checkout's `origin` remote (the repository a CLI run records in inventories) and
+ * the branch checked out; each left out when the root is not a git checkout, has no origin, is
+ * detached, or git is not installed.
  */
-async function gitRemote(root: string): Promise<{ remote?: string }> {
-  try {
-    const { stdout } = await promisify(execFile)('git', ['-C', root, 'remote', 'get-url', 'origin'], {
-      timeout: 5_000,
-    });
-    const remote = stdout.trim();
-    return remote === '' ? {} : { remote };
-  } catch {
-    return {};
-  }
+async function gitCheckout(root: string): Promise<{ remote?: string; branch?: string }> {
+  const git = async (...args: string[]) => {
+    try {
+      const { stdout } = await promisify(execFile)('git', ['-C', root, ...args], { timeout: 5_000 });
+      return stdout.trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const [remote, branch] = await Promise.all([
+    git('remote', 'get-url', 'origin'),
+    git('symbolic-ref', '--short', '-q', 'HEAD'),
+  ]);
+  return { ...(remote ? { remote } : {}), ...(branch ? { branch } : {}) };
 }
 
 async function readKeyFile(path: string, flag: string): Promise<string> {

@@ -102,6 +102,7 @@ async function checkSources(
   if (!specs.some((s) => s.sourceRef !== undefined)) return verdicts;
   const facts = {
     source: settings.run.source,
+    ...(settings.run.branch ? { branch: settings.run.branch } : {}),
     ...(settings.source ? { explicit: settings.source } : {}),
     definitions: settings.source ? [] : await findGitRepositories(settings.root),
   };

@@ -120,6 +120,11 @@ export interface RunInfo {
   source: string;
   /** Where `source` came from, for the log. */
   sourceFrom?: string;
+  /**
+   * The branch checked out: a pull request's base branch (what its preview is for), else the pushed
+   * branch (GITHUB_REF); for the CLI, git's current branch. Unknown when detached or a tag.
+   */
+  branch?: string;
   /** Link to the workflow run. */
   url?: string;
   /** Lock holder identity: the run URL and job, or host and process for a local run. */
@@ -232,8 +237,12 @@ export function readActionSettings(
  */
 export function runInfo(
   env: NodeJS.ProcessEnv,
-  local: { root: string; remote?: string } = { root: process.cwd() },
+  local: { root: string; remote?: string; branch?: string } = { root: process.cwd() },
 ): RunInfo {
+  const pushed = env['GITHUB_REF']?.startsWith('refs/heads/')
+    ? env['GITHUB_REF'].slice('refs/heads/'.length)
+    : undefined;
+  const branch = baseBranch(env) ?? pushed ?? (env['GITHUB_REPOSITORY'] ? undefined : local.branch);
   const server = env['GITHUB_SERVER_URL'] || 'https://github.com';
   const repo = env['GITHUB_REPOSITORY'];
   const source = repo
@@ -248,9 +257,15 @@ export function runInfo(
   return {
     ...(env['GITHUB_SHA'] ? { revision: env['GITHUB_SHA'] } : {}),
     ...source,
+    ...(branch ? { branch } : {}),
     ...(url ? { url } : {}),
     holder: url ? `${url}${attempt}${job}` : `${hostname()} pid ${process.pid}`,
   };
+}
+
+/** A pull request's base branch (GITHUB_BASE_REF is set only for pull request events). */
+function baseBranch(env: NodeJS.ProcessEnv): string | undefined {
+  return env['GITHUB_BASE_REF'] || undefined;
 }
 
 /**

@@ -8,12 +8,14 @@ const spec = (ref?: { name: string; namespace?: string }): KustomizationSpec => 
   ...(ref ? { sourceRef: { kind: 'GitRepository' as const, ...ref } } : {}),
 });
 
-const def = (name: string, url: string, namespace = 'flux-system') => ({
+const def = (name: string, url: string, namespace = 'flux-system', ref?: Record<string, string>) => ({
   namespace,
   name,
   url,
   file: 'gotk-sync.yaml',
+  ...(ref ? { ref } : {}),
 });
+const FLEET = 'https://github.com/acme/fleet';
 
 describe('sourceVerdict', () => {
   it.each<[string, KustomizationSpec, CheckoutFacts, 'checkout' | 'other', RegExp?]>([
@@ -62,6 +64,42 @@ describe('sourceVerdict', () => {
       { source: 'acme/fleet', explicit: 'flux-system/mirror', definitions: [] },
       'other',
       /is not this checkout \(input source names flux-system\/mirror\)/,
+    ],
+    [
+      'this repository at the branch checked out',
+      spec({ name: 'flux-system' }),
+      {
+        source: 'acme/fleet',
+        branch: 'main',
+        definitions: [def('flux-system', FLEET, 'flux-system', { branch: 'main' })],
+      },
+      'checkout',
+    ],
+    [
+      // flux2-multi-tenancy: a tenant's GitRepository is this repository's dev-team branch.
+      'this repository at another branch',
+      spec({ name: 'dev-team', namespace: 'apps' }),
+      { source: 'acme/fleet', branch: 'main', definitions: [def('dev-team', FLEET, 'apps', { branch: 'dev-team' })] },
+      'other',
+      /^spec\.sourceRef GitRepository apps\/dev-team \(gotk-sync\.yaml\) follows branch "dev-team" of this repository, not this checkout \(branch main\)/,
+    ],
+    [
+      'this repository at a tag',
+      spec({ name: 'flux-system' }),
+      {
+        source: 'acme/fleet',
+        branch: 'main',
+        definitions: [def('flux-system', FLEET, 'flux-system', { tag: 'v1.2.0' })],
+      },
+      'other',
+      /follows tag "v1\.2\.0" of this repository, not this checkout \(branch main\)/,
+    ],
+    [
+      'this repository at a branch, the checkout branch unknown',
+      spec({ name: 'flux-system' }),
+      { source: 'acme/fleet', definitions: [def('flux-system', FLEET, 'flux-system', { branch: 'main' })] },
+      'checkout',
+      /\(branch main\) taken to be this checkout: the branch checked out is not known/,
     ],
     [
       'no remote to compare with',

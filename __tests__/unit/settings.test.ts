@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kubeconfigSource, normalize, readActionSettings } from '../../src/settings.js';
+import { kubeconfigSource, normalize, readActionSettings, runInfo } from '../../src/settings.js';
 
 const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:6443}\n';
 
@@ -39,6 +39,22 @@ describe('kubeconfigSource', () => {
     }
     expect(message).toMatch(/^input kubeconfig (looks base64-encoded|is neither)/);
     expect(message).not.toContain(value.slice(0, 16));
+  });
+});
+
+describe('runInfo: the branch checked out', () => {
+  it.each([
+    ['a push', { GITHUB_REPOSITORY: 'acme/fleet', GITHUB_REF: 'refs/heads/main' }, {}, 'main'],
+    [
+      'a pull request: its base branch',
+      { GITHUB_REPOSITORY: 'acme/fleet', GITHUB_REF: 'refs/pull/7/merge', GITHUB_BASE_REF: 'main' },
+      {},
+      'main',
+    ],
+    ['a tag', { GITHUB_REPOSITORY: 'acme/fleet', GITHUB_REF: 'refs/tags/v1' }, {}, undefined],
+    ['the CLI in a clone', {}, { branch: 'staging' }, 'staging'],
+  ])('%s', (_, env, local, want) => {
+    expect(runInfo(env, { root: '/ws', ...local }).branch).toBe(want);
   });
 });
 

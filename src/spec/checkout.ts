@@ -16,6 +16,8 @@ export interface GitRepositoryDef {
   namespace: string;
   name: string;
   url: string;
+  /** spec.ref: which revision of the repository it follows. */
+  ref?: { branch?: string; tag?: string; semver?: string; name?: string; commit?: string };
   /** The file it is defined in, relative to the root. */
   file: string;
 }
@@ -27,6 +29,8 @@ export interface CheckoutFacts {
   source: string;
   /** `namespace/name` of the checkout's GitRepository, from the `source` input. */
   explicit?: string;
+  /** The branch checked out (a pull request's base branch, which a preview is for), when known. */
+  branch?: string;
   definitions: readonly GitRepositoryDef[];
 }
 
@@ -58,14 +62,43 @@ export function sourceVerdict(spec: KustomizationSpec, facts: CheckoutFacts): So
     };
   }
   const mismatched = defs.filter((d) => !sameSource(repositoryId(d.url), facts.source));
-  if (mismatched.length === 0) return { kind: 'checkout' };
-  const d = mismatched[0]!;
-  return {
-    kind: 'other',
-    problem:
-      `${named} (${d.file}) points at ${d.url}, not at this repository (${facts.source}): ${unsupported}. ` +
-      `If it is this repository under another URL, set input source to ${key}`,
-  };
+  if (mismatched.length > 0) {
+    const d = mismatched[0]!;
+    return {
+      kind: 'other',
+      problem:
+        `${named} (${d.file}) points at ${d.url}, not at this repository (${facts.source}): ${unsupported}. ` +
+        `If it is this repository under another URL, set input source to ${key}`,
+    };
+  }
+  // This repository, but perhaps another revision of it: a tenant's branch, a tag, a commit.
+  const d = defs[0]!;
+  const revision = d.ref ?? {};
+  const pinned = (['commit', 'name', 'semver', 'tag'] as const).find((k) => revision[k] !== undefined);
+  const checkedOut = facts.branch === undefined ? 'this checkout' : `this checkout (branch ${facts.branch})`;
+  if (pinned !== undefined) {
+    return {
+      kind: 'other',
+      problem:
+        `${named} (${d.file}) follows ${pinned} ${JSON.stringify(revision[pinned])} of this repository, not ${checkedOut}: ` +
+        `${unsupported}. If this checkout is that revision, set input source to ${key}`,
+    };
+  }
+  if (revision.branch !== undefined && facts.branch !== undefined && revision.branch !== facts.branch) {
+    return {
+      kind: 'other',
+      problem:
+        `${named} (${d.file}) follows branch ${JSON.stringify(revision.branch)} of this repository, not ${checkedOut}: ` +
+        `${unsupported}. If this checkout is that branch, set input source to ${key}`,
+    };
+  }
+  if (revision.branch !== undefined && facts.branch === undefined) {
+    return {
+      kind: 'checkout',
+      note: `${named} (branch ${revision.branch}) taken to be this checkout: the branch checked out is not known`,
+    };
+  }
+  return { kind: 'checkout' };
 }
 
 /** The GitRepositories a YAML text defines (any source.toolkit.fluxcd.io version), pure. */
@@ -89,7 +122,7 @@ export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[
       apiVersion?: unknown;
       kind?: unknown;
       metadata?: { name?: unknown; namespace?: unknown };
-      spec?: { url?: unknown };
+      spec?: { url?: unknown; ref?: unknown };
     } | null;
     if (o === null || typeof o !== 'object' || o.kind !== 'GitRepository') continue;
     if (typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith('source.toolkit.fluxcd.io/')) continue;
@@ -97,9 +130,21 @@ export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[
     const url = o.spec?.url;
     if (typeof name !== 'string' || typeof url !== 'string') continue;
     const namespace = typeof o.metadata?.namespace === 'string' ? o.metadata.namespace : 'flux-system';
-    found.push({ namespace, name, url, file });
+    const ref = refOf(o.spec?.ref);
+    found.push({ namespace, name, url, file, ...(ref ? { ref } : {}) });
   }
   return found;
+}
+
+/** The string fields of a GitRepository's spec.ref that choose a revision. */
+function refOf(value: unknown): GitRepositoryDef['ref'] {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const out: NonNullable<GitRepositoryDef['ref']> = {};
+  for (const k of ['branch', 'tag', 'semver', 'name', 'commit'] as const) {
+    const v = (value as Record<string, unknown>)[k];
+    if (typeof v === 'string' && v !== '') out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 const SKIP = new Set(['.git', 'node_modules', '.github']);
