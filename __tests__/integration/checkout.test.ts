@@ -17,10 +17,10 @@ spec:
   sourceRef: {kind: GitRepository, name: ${source}}
 ${extra}`;
 
-const gitRepository = (name: string, url: string) => `apiVersion: source.toolkit.fluxcd.io/v1
+const gitRepository = (name: string, url: string, branch = 'main') => `apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {name: ${name}, namespace: flux-system}
-spec: {interval: 1m, url: ${url}, ref: {branch: main}}
+spec: {interval: 1m, url: ${url}, ref: {branch: ${branch}}}
 `;
 
 const cm = (ns: string, name: string) =>
@@ -47,7 +47,7 @@ describe('the source of a Kustomization', () => {
     });
   }
 
-  function run(root: string, ns: string, source: string, explicit?: string) {
+  function run(root: string, ns: string, source: string, explicit?: string, branch = 'main') {
     return reconcile(
       normalize({
         kubeconfig: { kind: 'path', path: kubeconfigPath() },
@@ -56,7 +56,7 @@ describe('the source of a Kustomization', () => {
         kustomizeBin: KUSTOMIZE,
         inventoryNamespace: ns,
         ...(explicit ? { source: explicit } : {}),
-        run: { holder: 'checkout test', source },
+        run: { holder: 'checkout test', source, branch },
       }),
       { log: () => {}, secret: () => {} },
     );
@@ -77,6 +77,29 @@ describe('the source of a Kustomization', () => {
     expect(await applied(ns, 'infra')).toBe(true);
     expect(await applied(ns, 'tenant')).toBe(false);
     expect(await applied(ns, 'apps')).toBe(false);
+  });
+
+  it('fails a tenant Kustomization that follows another branch of this repository (flux2-multi-tenancy)', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'clusters/dev/infra.yaml': `${gitRepository('flux-system', 'https://github.com/acme/fleet')}---\n${ks('infra', 'flux-system')}`,
+      'clusters/dev/tenant.yaml': `${gitRepository('dev-team', 'https://github.com/acme/fleet', 'dev-team')}---\n${ks('tenant', 'dev-team')}`,
+      'infra/cm.yaml': cm(ns, 'infra'),
+      'tenant/cm.yaml': cm(ns, 'tenant'),
+    });
+    const onMain = await run(root, ns, 'acme/fleet');
+    const byName = new Map((onMain.kustomizations ?? []).map((r) => [r.kustomization, r]));
+    expect(byName.get('flux-system/infra')?.ok).toBe(true);
+    expect(byName.get('flux-system/tenant')?.error).toContain(
+      'follows branch "dev-team" of this repository, not this checkout (branch main)',
+    );
+    expect(await applied(ns, 'tenant')).toBe(false);
+    // A checkout of the dev-team branch builds the tenant, and not the main branch's infra.
+    const onDevTeam = await run(root, ns, 'acme/fleet', undefined, 'dev-team');
+    const byName2 = new Map((onDevTeam.kustomizations ?? []).map((r) => [r.kustomization, r]));
+    expect(byName2.get('flux-system/tenant')?.ok).toBe(true);
+    expect(byName2.get('flux-system/infra')?.error).toContain('follows branch "main"');
+    expect(await applied(ns, 'tenant')).toBe(true);
   });
 
   it('with the source input, only that GitRepository is this checkout', async () => {
