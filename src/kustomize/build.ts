@@ -1,3 +1,4 @@
+import { mapLimit } from '../ssa/apply.js';
 import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
@@ -268,35 +269,58 @@ async function checkReferences(
   const k = await readKustomization(join(kdir, file), shown);
   const inline = inlinePatchProblem(k);
   if (inline !== undefined) throw new Error(`${shown}: ${inline}`);
-  for (const { field, entry, dir } of loadedEntries(k)) {
-    const target = resolve(kdir, entry);
-    const info = await stat(target).catch(() => undefined);
-    // An existing file is loaded as a file; otherwise a git or https reference (in the fields that
-    // take directories) or an https URL (in any field) is fetched.
-    const remote = dir ? isRemoteRef(entry) && !info?.isFile() : /^https?:\/\//i.test(entry.trim());
-    if (remote) {
-      if (allowRemoteBases) continue;
-      throw new Error(
-        `${shown}: ${field} entry "${entry}" is ${dir ? 'a remote base' : 'a remote file'}; remote bases are refused so that the build uses only the checked-out source (allow them with the allow-remote-bases input or --allow-remote-bases)`,
-      );
-    }
-    if (info?.isFile() && YAML_FIELDS.has(field)) {
-      // kustomize drops content after a `...` document end and a List whose items is not a list without a word.
-      const text = await readFile(target, 'utf8');
-      const where = toPosix(relative(copyRoot, target));
-      const problem =
-        manifestTextProblem(text, where) ??
-        (field.startsWith('patches') ? jsonPatchProblem(parseYamlValue(text, where)) : undefined);
-      if (problem !== undefined) throw new Error(problem.startsWith(where) ? problem : `${where}: ${problem}`);
-    }
-    if (!dir || !info?.isDirectory()) continue;
-    if (!isInside(realCopyRoot, await realpath(target))) {
-      throw new Error(
-        `${shown}: ${field} entry "${entry}" leaves the source root; only directories inside it can be used`,
-      );
-    }
-    await checkReferences(copyRoot, realCopyRoot, target, allowRemoteBases, seen);
+  // The entries are checked concurrently (a plain directory lists every file as a resource: read one
+  // by one, a thousand files cost more than the build); the first problem in entry order is thrown.
+  const problems = await mapLimit(loadedEntries(k), REFERENCE_CONCURRENCY, (e) =>
+    checkEntry(copyRoot, realCopyRoot, kdir, shown, e, allowRemoteBases, seen).then(
+      () => undefined,
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+    ),
+  );
+  const first = problems.find((p) => p !== undefined);
+  if (first !== undefined) throw first;
+}
+
+/** Files read at once while checking a kustomization's entries. */
+const REFERENCE_CONCURRENCY = 16;
+
+/** One entry of the kustomization `shown` in `kdir`; see {@link checkReferences}. */
+async function checkEntry(
+  copyRoot: string,
+  realCopyRoot: string,
+  kdir: string,
+  shown: string,
+  { field, entry, dir }: { field: string; entry: string; dir: boolean },
+  allowRemoteBases: boolean,
+  seen: Set<string>,
+): Promise<void> {
+  const target = resolve(kdir, entry);
+  const info = await stat(target).catch(() => undefined);
+  // An existing file is loaded as a file; otherwise a git or https reference (in the fields that
+  // take directories) or an https URL (in any field) is fetched.
+  const remote = dir ? isRemoteRef(entry) && !info?.isFile() : /^https?:\/\//i.test(entry.trim());
+  if (remote) {
+    if (allowRemoteBases) return;
+    throw new Error(
+      `${shown}: ${field} entry "${entry}" is ${dir ? 'a remote base' : 'a remote file'}; remote bases are refused so that the build uses only the checked-out source (allow them with the allow-remote-bases input or --allow-remote-bases)`,
+    );
   }
+  if (info?.isFile() && YAML_FIELDS.has(field)) {
+    // kustomize drops content after a `...` document end and a List whose items is not a list without a word.
+    const text = await readFile(target, 'utf8');
+    const where = toPosix(relative(copyRoot, target));
+    const problem =
+      manifestTextProblem(text, where) ??
+      (field.startsWith('patches') ? jsonPatchProblem(parseYamlValue(text, where)) : undefined);
+    if (problem !== undefined) throw new Error(problem.startsWith(where) ? problem : `${where}: ${problem}`);
+  }
+  if (!dir || !info?.isDirectory()) return;
+  if (!isInside(realCopyRoot, await realpath(target))) {
+    throw new Error(
+      `${shown}: ${field} entry "${entry}" leaves the source root; only directories inside it can be used`,
+    );
+  }
+  await checkReferences(copyRoot, realCopyRoot, target, allowRemoteBases, seen);
 }
 
 /**
@@ -368,21 +392,22 @@ function loadedEntries(k: Readonly<Record<string, unknown>>): { field: string; e
 
 /** Lists YAML files and kustomization sub-directories below `dir`, paths relative to the top. */
 async function scan(top: string, rel: string): Promise<Entry[]> {
-  const out: Entry[] = [];
   const dirents = await readdir(join(top, rel), { withFileTypes: true });
-  for (const d of dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+  const sorted = dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Read concurrently, kept in name order.
+  const parts = await mapLimit(sorted, REFERENCE_CONCURRENCY, async (d): Promise<Entry[]> => {
     const childRel = rel === '' ? d.name : `${rel}/${d.name}`;
     if (d.isDirectory()) {
-      if (await findKustomizationFile(join(top, childRel))) {
-        out.push({ kind: 'dir', path: childRel, hasKustomization: true });
-      } else {
-        out.push(...(await scan(top, childRel)));
-      }
-    } else if (d.isFile() && /\.ya?ml$/.test(d.name)) {
-      out.push({ kind: 'file', path: childRel, text: await readFile(join(top, childRel), 'utf8') });
+      if (await findKustomizationFile(join(top, childRel)))
+        return [{ kind: 'dir', path: childRel, hasKustomization: true }];
+      return scan(top, childRel);
     }
-  }
-  return out;
+    if (d.isFile() && /\.ya?ml$/.test(d.name)) {
+      return [{ kind: 'file', path: childRel, text: await readFile(join(top, childRel), 'utf8') }];
+    }
+    return [];
+  });
+  return parts.flat();
 }
 
 async function runKustomize(
