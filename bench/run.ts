@@ -779,14 +779,15 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
     const tiny = join(workDir, 'tree-tiny');
     await mkdir(tiny, { recursive: true });
     await writeFile(join(tiny, 'cm.yaml'), stringify(objectFor('ConfigMap', 'tiny', 'kr-inventory', 1, '')));
-    const startAction = async (dir: string, name: string) => {
+    // No name input: the Kustomization's name is derived from the directory (no git remote) and the
+    // path, as the CLI runs above derive it, so the preview reads the inventory they wrote.
+    const startAction = async (dir: string) => {
       const action = await runMeasured(p, workDir, NODE, [ACTION], {
         GITHUB_WORKSPACE: dir,
         GITHUB_STEP_SUMMARY: summary,
         GITHUB_OUTPUT: outputFile,
         INPUT_KUBECONFIG: kubeconfig,
         INPUT_PATH: '.',
-        INPUT_NAME: name,
         INPUT_MODE: 'preview',
         'INPUT_KUSTOMIZE-PATH': KUSTOMIZE,
         'INPUT_INVENTORY-NAMESPACE': 'kr-inventory',
@@ -801,8 +802,8 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
         requests: p.total(),
       };
     };
-    const startup = await startAction(oursTree!.dir, 'root');
-    const startupTiny = await startAction(tiny, 'tiny');
+    const startup = await startAction(oursTree!.dir);
+    const startupTiny = await startAction(tiny);
     process.stderr.write(
       `action start-up: first API request after ${fmt(startup.firstRequestMs)} ms (exit ${startup.exitCode}, ${startup.wallMs} ms); one-object tree: ${fmt(startupTiny.firstRequestMs)} ms\n`,
     );
