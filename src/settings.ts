@@ -249,7 +249,7 @@ export function runInfo(
     ? { source: actionSource(server, repo), sourceFrom: 'GITHUB_REPOSITORY' }
     : local.remote
       ? { source: repositoryId(local.remote), sourceFrom: 'the git remote origin' }
-      : { source: `local:${resolve(local.root)}`, sourceFrom: 'the source root (no git remote origin)' };
+      : { source: `local:${resolve(local.root)}`, sourceFrom: 'the source root, which has no git remote origin' };
   const runId = env['GITHUB_RUN_ID'];
   const url = repo && runId ? `${server}/${repo}/actions/runs/${runId}` : undefined;
   const attempt = env['GITHUB_RUN_ATTEMPT'] ? ` attempt ${env['GITHUB_RUN_ATTEMPT']}` : '';

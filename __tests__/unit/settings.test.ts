@@ -114,7 +114,7 @@ describe('normalize', () => {
       run: {
         holder: expect.stringMatching(/ pid \d+$/) as string,
         source: 'local:/ws',
-        sourceFrom: 'the source root (no git remote origin)',
+        sourceFrom: 'the source root, which has no git remote origin',
       },
       masked: [],
     });
