@@ -25,7 +25,7 @@ import { namespacePruneRefusal } from './ssa/contents.js';
 import { deleteStale, PruneStopped, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
 import type { InventoryRecord, InventoryStatus } from './inventory/codec.js';
-import { legacyName, ownershipProblem, sameSource, type Claim } from './inventory/identity.js';
+import { legacyName, ownershipProblem, recordedBy, type Claim } from './inventory/identity.js';
 import { Lock } from './inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './inventory/plan.js';
 import { lostRunPending, pendingAfter } from './inventory/lease.js';
@@ -844,7 +844,7 @@ class InventoryRun {
     const where = `${legacy.namespace}/${legacy.name}`;
     const expected = `${this.spec.namespace}/${legacyName(this.spec.path)}`;
     if (status.set !== undefined || status.kustomization !== expected) return undefined;
-    if (status.source === undefined || !sameSource(status.source, this.settings.run.source)) {
+    if (status.source === undefined || !recordedBy({ ...status, source: status.source }, this.settings.run.source)) {
       note(
         `Inventory ${where} has this path's former name but ${status.source ? `records repository ${status.source}` : 'records no repository'}, ` +
           `not ${this.settings.run.source}: it was not adopted, and its objects are left alone`,

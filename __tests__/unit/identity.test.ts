@@ -5,6 +5,7 @@ import {
   labelValue,
   legacyName,
   ownershipProblem,
+  recordedBy,
   repositoryId,
   sameSource,
 } from '../../src/inventory/identity.js';
@@ -121,6 +122,29 @@ describe('repositoryId', () => {
     ['ghe.example.com/acme/app1', 'acme/app1', false],
   ])('sameSource(%s, %s) is %s', (a, b, want) => {
     expect(sameSource(a, b)).toBe(want);
+  });
+});
+
+describe('recordedBy', () => {
+  it.each([
+    ['the same repository', { source: 'acme/app1', origin: 'path: deploy' }, 'acme/app1', true],
+    ['a GHES repository, recorded before hosts were', { source: 'acme/app1' }, 'ghe.example.com/acme/app1', true],
+    [
+      'a GHES repository, recorded with its host',
+      { source: 'ghe.example.com/acme/app1', origin: 'x' },
+      'ghe.example.com/acme/app1',
+      true,
+    ],
+    [
+      'the same name on GHES, recorded by this version',
+      { source: 'acme/app1', origin: 'path: deploy' },
+      'ghe.example.com/acme/app1',
+      false,
+    ],
+    ['another repository of the old form', { source: 'acme/app2' }, 'ghe.example.com/acme/app1', false],
+    ['a local directory never matches the old form', { source: 'acme/app1' }, 'local:/x/acme/app1', false],
+  ])('%s: %s', (_, recorded, source, want) => {
+    expect(recordedBy(recorded, source)).toBe(want);
   });
 });
 

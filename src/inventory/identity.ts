@@ -93,6 +93,18 @@ export function sameSource(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/**
+ * Whether an inventory's recorded source is this run's repository. Inventories written before this
+ * version recorded GITHUB_REPOSITORY as it was (`owner/repo`, no host, and no `origin` beside it):
+ * on GitHub Enterprise Server, where this version records `host/owner/repo`, such a record is
+ * the same repository when the owner and name match.
+ */
+export function recordedBy(recorded: { source: string; origin?: string | undefined }, source: string): boolean {
+  if (sameSource(recorded.source, source)) return true;
+  const legacy = recorded.origin === undefined && /^[^/:.]+\/[^/]+$/.test(recorded.source);
+  return legacy && !source.startsWith('local:') && source.toLowerCase().endsWith(`/${recorded.source.toLowerCase()}`);
+}
+
 /** What this run is, as an inventory records it. */
 export interface Claim {
   /** `namespace/name` of the Kustomization. */
@@ -115,7 +127,8 @@ export function ownershipProblem(
   inventory: string,
   claim: Claim,
 ): string | undefined {
-  if (recorded?.source === undefined || sameSource(recorded.source, claim.source)) return undefined;
+  if (recorded?.source === undefined || recordedBy({ ...recorded, source: recorded.source }, claim.source))
+    return undefined;
   if (recorded.source.startsWith('local:') && claim.source.startsWith('local:')) return undefined;
   const theirs = recorded.origin ? `${recorded.source} (${recorded.origin})` : recorded.source;
   return (
