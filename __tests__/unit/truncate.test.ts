@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, truncate } from '../../src/report/truncate.js';
+import { clip, DEFAULT_LIMITS, truncate } from '../../src/report/truncate.js';
 
 describe('truncate', () => {
   it.each([
@@ -30,5 +30,16 @@ describe('truncate', () => {
     const cut = truncate(tall);
     expect(cut.split('\n')).toHaveLength(DEFAULT_LIMITS.lines);
     expect(cut).toMatch(/\[… 3 more lines \(\d+ characters\) left out\]$/);
+  });
+});
+
+describe('clip', () => {
+  it.each([
+    ['short', 10, false, 'short'],
+    ['exactly10!', 10, false, 'exactly10!'],
+    ['a longer value', 8, false, 'a longer…'],
+    ['a longer value', 8, true, 'a longer… (14 characters)'],
+  ])('%j cut to %i (counted: %s) is %j', (text, max, counted, want) => {
+    expect(clip(text, max, counted)).toBe(want);
   });
 });

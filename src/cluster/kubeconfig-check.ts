@@ -6,7 +6,7 @@
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { truncate } from '../report/truncate.js';
+import { clip, truncate } from '../report/truncate.js';
 
 /** Reads a file a kubeconfig refers to (an absolute path); throws an error with a `code` when it cannot. */
 export type FileReader = (path: string) => Buffer;
@@ -232,8 +232,7 @@ function given(v: unknown): boolean {
 
 /** A name quoted for a message; a name of a hostile length is cut (it is a kubeconfig's text). */
 function q(name: unknown): string {
-  const text = String(name);
-  return JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
+  return JSON.stringify(clip(String(name), 100));
 }
 
 /** The entries' names, quoted, for a message (cut when there are many). */

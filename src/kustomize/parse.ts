@@ -1,4 +1,5 @@
 import { parseYamlStream } from './yaml.js';
+import { clip } from '../report/truncate.js';
 
 /** A Kubernetes object as plain JSON; unknown fields are kept as they are. */
 export interface KubeObject {
@@ -45,15 +46,10 @@ export function asKubeObject(value: unknown, where: string): KubeObject {
     typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['name'] : undefined;
   if (typeof name !== 'string' || name === '') missing.push('metadata.name');
   if (missing.length > 0) {
-    const kind = typeof obj['kind'] === 'string' ? ` (kind ${clip(obj['kind'])})` : '';
+    const kind = typeof obj['kind'] === 'string' ? ` (kind ${clip(obj['kind'], 100, true)})` : '';
     throw new Error(`${where}${kind}: missing ${missing.join(', ')}`);
   }
   return obj as KubeObject;
-}
-
-/** A value quoted in an error, cut so that the message does not grow with the input. */
-function clip(text: string, max = 100): string {
-  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 }
 
 /** `Kind/namespace/name`, or `Kind/name` for cluster-scoped objects, as Flux prints subjects. */

@@ -1,4 +1,5 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document } from 'yaml';
+import { clip } from '../report/truncate.js';
 
 /**
  * How deep a YAML value may nest. Real manifests stay far below it (a CRD's OpenAPI schema, the
@@ -121,7 +122,7 @@ export function treeProblem(contents: unknown, lineOf?: LineOf): string | undefi
   if (problem === undefined) return undefined;
   return problem.kind === 'depth'
     ? `nested more than ${MAX_DEPTH} levels deep${at(lineOf?.(problem.offset))}; flatten the structure`
-    : `key ${JSON.stringify(problem.key.length > 100 ? `${problem.key.slice(0, 100)}…` : problem.key)} appears twice in one mapping${at(lineOf?.(problem.offset), '(line %)')}; keep one`;
+    : `key ${JSON.stringify(clip(problem.key, 100))} appears twice in one mapping${at(lineOf?.(problem.offset), '(line %)')}; keep one`;
 }
 
 type Problem = { kind: 'depth'; offset?: number } | { kind: 'duplicate'; key: string; offset?: number };
@@ -207,7 +208,6 @@ export function manifestTextProblem(text: string, source: string): string | unde
 
 function typeName(value: unknown): string {
   if (typeof value === 'object' && value !== null) return 'a map';
-  if (typeof value === 'string')
-    return `the text ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string') return `the text ${JSON.stringify(clip(value, 40))}`;
   return `the ${typeof value} ${String(value)}`;
 }

@@ -45,6 +45,16 @@ export function truncate(text: string, limits: TruncateLimits = {}): string {
   return kept === '' ? marker : `${kept} ${marker}`;
 }
 
+/**
+ * A value quoted in a one-line message: `text` when it is at most `max` characters, else its first
+ * `max` characters and `…`, with its whole length when `counted`; so that a message does not grow
+ * with a hostile input.
+ */
+export function clip(text: string, max: number, counted = false): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}…${counted ? ` (${text.length} characters)` : ''}`;
+}
+
 /** The number of lines of a text: its line breaks plus one, not counting a final line break. */
 function countLines(text: string): number {
   if (text === '') return 0;

@@ -1,3 +1,4 @@
+import { clip } from '../report/truncate.js';
 import type { Discovery } from '../cluster/discovery.js';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import { ApplyError } from './apply.js';
@@ -90,11 +91,6 @@ function fits(rule: NameRule, name: string): boolean {
 
 function quoted(text: string): string {
   return JSON.stringify(clip(text, 80));
-}
-
-/** Text shown in an error, cut so that the message does not grow with the input. */
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 function qualifiedNameProblem(key: string): boolean {
