@@ -897,7 +897,8 @@ class InventoryRun {
   async record(planned: Entry[], note: (line: string) => void, secretPaths: SecretPaths): Promise<void> {
     this.newSecretPaths = secretPaths;
     await this.explained(async () => {
-      const current = (await this.store.read()).record;
+      const snapshot = await this.store.read();
+      const current = snapshot.record;
       this.checkOwner(current);
       const adopted = current === undefined ? await this.adoptLegacy(note) : undefined;
       this.begun = true;
@@ -915,7 +916,7 @@ class InventoryRun {
           status: this.status('InProgress'),
           ...recordSecretPaths(from?.secretPaths, this.newSecretPaths, [...this.base, ...this.recorded]),
         };
-      });
+      }, snapshot);
     });
   }
 

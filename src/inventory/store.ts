@@ -94,9 +94,13 @@ export class InventoryStore {
    * Read-modify-write: `change` gets the latest record (undefined when there is none) and returns the
    * new one. On a conflict the latest is read again and `change` runs again, up to five times.
    */
-  async update(change: (latest: InventoryRecord | undefined) => InventoryRecord): Promise<InventoryRecord> {
+  async update(
+    change: (latest: InventoryRecord | undefined) => InventoryRecord,
+    /** A snapshot the caller has just read: the first attempt starts from it instead of reading again. */
+    first?: Snapshot,
+  ): Promise<InventoryRecord> {
     for (let attempt = 1; ; attempt++) {
-      const snap = await this.read();
+      const snap = attempt === 1 && first ? first : await this.read();
       const next = change(snap.record);
       try {
         await this.write(next, snap);
