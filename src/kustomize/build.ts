@@ -1,4 +1,4 @@
-import { mapLimit } from '../ssa/apply.js';
+import { mapLimit } from '../concurrency.js';
 import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';

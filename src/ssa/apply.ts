@@ -1,3 +1,4 @@
+import { mapLimit } from '../concurrency.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
 import { objectPath } from '../cluster/discovery.js';
@@ -421,24 +422,4 @@ function fieldList(fields: readonly string[]): string {
 function messageOf(err: unknown, obj: KubeObject): string {
   const msg = err instanceof ApiError || err instanceof Error ? err.message : String(err);
   return scrub(msg, secretValues(obj));
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight; results keep the input order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  let failed: unknown;
-  const worker = async (): Promise<void> => {
-    while (failed === undefined && next < items.length) {
-      const i = next++;
-      try {
-        results[i] = await fn(items[i]!);
-      } catch (err) {
-        failed ??= err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  if (failed !== undefined) throw failed instanceof Error ? failed : new Error('a worker failed', { cause: failed });
-  return results;
 }
