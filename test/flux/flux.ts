@@ -259,10 +259,10 @@ export interface Artifact {
  * `publish` packs a directory (a `.tar.gz` of its files, `exclude`d names left out) under a new name.
  */
 export class ArtifactServer {
-  private readonly server: Server;
+  private readonly server: Server | undefined;
   readonly dir: string;
   readonly base: string;
-  private constructor(server: Server, dir: string, base: string) {
+  private constructor(server: Server | undefined, dir: string, base: string) {
     this.server = server;
     this.dir = dir;
     this.base = base;
@@ -288,6 +288,11 @@ export class ArtifactServer {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     return new ArtifactServer(server, dir, `http://127.0.0.1:${port}`);
+  }
+
+  /** Publishes into the directory of a server running in another process (a test worker's view). */
+  static attach(dir: string, base: string): ArtifactServer {
+    return new ArtifactServer(undefined, dir, base);
   }
 
   async publish(name: string, tree: string, exclude: readonly string[] = []): Promise<Artifact> {
@@ -318,7 +323,9 @@ export class ArtifactServer {
   }
 
   async close(): Promise<void> {
-    await new Promise((r) => this.server.close(r));
+    const server = this.server;
+    if (!server) return;
+    await new Promise((r) => server.close(r));
     await rm(this.dir, { recursive: true, force: true });
   }
 }
