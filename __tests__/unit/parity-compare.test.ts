@@ -188,6 +188,32 @@ describe('compareStep', () => {
     expect(compareStep(step(), step(over)).map(keyOf)).toEqual([key]);
   });
 
+  it('counts an object being deleted as gone', () => {
+    const terminating = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a', deletionTimestamp: 't' } };
+    expect(
+      compareStep(step({ objects: { 'Namespace/a': terminating } }), step({ objects: { 'Namespace/a': null } })),
+    ).toEqual([]);
+  });
+
+  it("ignores the uid in a Job controller's selector labels", () => {
+    const job = (uid: string) => ({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'j', namespace: 'ns' },
+      spec: {
+        selector: { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } },
+        template: {
+          metadata: { labels: { 'controller-uid': uid, 'batch.kubernetes.io/controller-uid': uid, app: uid } },
+        },
+      },
+    });
+    const keys = compareStep(
+      step({ objects: { 'Job/ns/j': job('u1') } }),
+      step({ objects: { 'Job/ns/j': job('u2') } }),
+    ).map(keyOf);
+    expect(keys).toEqual(['object Job/ns/j spec.template.metadata.labels.app']);
+  });
+
   it('never shows a Secret value, only that it differs', () => {
     const secret = (v: string) => ({
       apiVersion: 'v1',

@@ -446,20 +446,27 @@ export async function waitForReconcile(
   });
 }
 
-/** Whether a Kustomization's status says the reconcile asked for is over; pure. */
+/**
+ * Whether a Kustomization's status says the reconcile asked for is over; pure. A success sets Ready=True,
+ * observedGeneration and drops Reconciling; a failure sets Ready=False for the generation and leaves
+ * Reconciling=True with reason ProgressingWithRetry (and observedGeneration where it was). Waiting on
+ * dependencies or on the source is not an end.
+ */
 export function finished(k: FluxKustomization, want: { revision?: string; token?: string }): boolean {
   const s = k.status;
-  if (!s || s.observedGeneration !== k.metadata.generation) return false;
+  if (!s) return false;
   const ready = s.conditions?.find((c) => c.type === 'Ready');
   if (!ready || ready.status === 'Unknown') return false;
   if (ready.observedGeneration !== undefined && ready.observedGeneration !== k.metadata.generation) return false;
   if (ready.reason === 'DependencyNotReady' || ready.reason === 'ArtifactFailed') return false;
-  if (s.conditions?.some((c) => c.type === 'Reconciling' && c.status === 'True')) return false;
-  if (want.token !== undefined && s.lastHandledReconcileAt !== want.token) return false;
-  if (want.revision !== undefined) {
-    const rev = ready.status === 'True' ? s.lastAppliedRevision : s.lastAttemptedRevision;
-    if (rev !== want.revision) return false;
+  const reconciling = s.conditions?.find((c) => c.type === 'Reconciling' && c.status === 'True');
+  if (ready.status === 'True') {
+    if (s.observedGeneration !== k.metadata.generation || reconciling) return false;
+  } else if (reconciling && reconciling.reason !== 'ProgressingWithRetry') {
+    return false;
   }
+  if (want.token !== undefined && s.lastHandledReconcileAt !== want.token) return false;
+  if (want.revision !== undefined && s.lastAttemptedRevision !== want.revision) return false;
   return true;
 }
 

@@ -62,8 +62,10 @@ export function compareStep(flux: SideStep, ours: SideStep): Difference[] {
     }
   }
   for (const subject of union(Object.keys(flux.objects), Object.keys(ours.objects))) {
-    const f = flux.objects[subject] ?? null;
-    const o = ours.objects[subject] ?? null;
+    // An object being deleted (a Namespace finishing its contents) counts as gone: both tools have
+    // asked for its deletion; when the API server ends it is not theirs.
+    const f = live(flux.objects[subject]);
+    const o = live(ours.objects[subject]);
     if ((f === null) !== (o === null)) {
       out.push(diff('exists', subject, `flux=${f ? 'present' : 'absent'} ours=${o ? 'present' : 'absent'}`));
       continue;
@@ -90,6 +92,12 @@ export function compareStep(flux: SideStep, ours: SideStep): Difference[] {
     }
   }
   return out;
+}
+
+function live(o: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
+  if (!o) return null;
+  const meta = o['metadata'] as { deletionTimestamp?: string } | undefined;
+  return meta?.deletionTimestamp ? null : o;
 }
 
 function diff(aspect: string, subject: string, detail: string, message?: string): Difference {
@@ -127,6 +135,18 @@ export function normalise(obj: Record<string, unknown>): {
     managed[owner] = [...(managed[owner] ?? []), ...fieldPaths(m.fieldsV1 ?? {})].sort();
   }
   delete copy['status'];
+  if (copy['kind'] === 'Job') {
+    // The Job controller's selector labels carry the Job's uid.
+    const spec = (copy['spec'] ?? {}) as {
+      selector?: { matchLabels?: Record<string, string> };
+      template?: { metadata?: { labels?: Record<string, string> } };
+    };
+    for (const labels of [spec.selector?.matchLabels, spec.template?.metadata?.labels]) {
+      if (!labels) continue;
+      for (const k of Object.keys(labels))
+        if (k === 'controller-uid' || k === 'batch.kubernetes.io/controller-uid') labels[k] = '(uid)';
+    }
+  }
   if (copy['kind'] === 'Service') {
     const spec = (copy['spec'] ?? {}) as Record<string, unknown>;
     delete spec['clusterIP'];
