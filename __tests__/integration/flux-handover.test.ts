@@ -188,7 +188,7 @@ describe('hand-over from Flux', () => {
       `Flux Kustomization ${ns}/app exists in the cluster and is not suspended: Flux's kustomize-controller reconciles ` +
         "the same objects, and two owners undo each other's changes. Nothing was applied or pruned. Suspend it first " +
         `(flux suspend kustomization app -n ${ns}, or kubectl -n ${ns} patch kustomizations.kustomize.toolkit.fluxcd.io app ` +
-        `--type=merge -p '{"spec":{"suspend":true}}'), then run again; see docs/handover.md`,
+        `--field-manager=flux-client-side-apply --type=merge -p '{"spec":{"suspend":true}}'), then run again; see docs/handover.md`,
     );
     expect(refused.changeset).toEqual([]);
     expect(await exists(client, cmPath(ns, 'added'))).toBe(false);

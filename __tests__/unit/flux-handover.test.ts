@@ -153,7 +153,7 @@ describe('fluxConflict: who else reconciles these objects', () => {
     [
       'not suspended',
       flux({ spec: { suspend: false } }),
-      /^Flux Kustomization apps\/web exists in the cluster and is not suspended: .* Nothing was applied or pruned\. Suspend it first \(flux suspend kustomization web -n apps, or kubectl -n apps patch kustomizations\.kustomize\.toolkit\.fluxcd\.io web --type=merge -p '\{"spec":\{"suspend":true\}\}'\), then run again; see docs\/handover\.md$/,
+      /^Flux Kustomization apps\/web exists in the cluster and is not suspended: .* Nothing was applied or pruned\. Suspend it first \(flux suspend kustomization web -n apps, or kubectl -n apps patch kustomizations\.kustomize\.toolkit\.fluxcd\.io web --field-manager=flux-client-side-apply --type=merge -p '\{"spec":\{"suspend":true\}\}'\), then run again; see docs\/handover\.md$/,
     ],
     ['no spec.suspend at all', flux({ spec: {} }), /is not suspended/],
     [

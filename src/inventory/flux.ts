@@ -132,7 +132,7 @@ export function fluxConflict(flux: FluxKustomization): string | undefined {
     "reconciles the same objects, and two owners undo each other's changes." +
     deleting +
     ` Nothing was applied or pruned. Suspend it first (flux suspend kustomization ${name} -n ${ns}, or ` +
-    `kubectl -n ${ns} patch kustomizations.kustomize.toolkit.fluxcd.io ${name} --type=merge -p '{"spec":{"suspend":true}}'), ` +
+    `kubectl -n ${ns} patch kustomizations.kustomize.toolkit.fluxcd.io ${name} --field-manager=flux-client-side-apply --type=merge -p '{"spec":{"suspend":true}}'), ` +
     'then run again; see docs/handover.md'
   );
 }
