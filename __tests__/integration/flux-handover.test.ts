@@ -1,6 +1,8 @@
 // Taking a Kustomization over from Flux on the real cluster: Flux's status.inventory is the previous
 // inventory, so what Git removed at the switch is pruned (within the usual safety rules), and a Flux
 // Kustomization that is not suspended refuses a run that writes.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { FLUX_GROUP_VERSION } from '../../src/inventory/flux.js';
@@ -212,6 +214,44 @@ describe('hand-over from Flux', () => {
     expect(prunedOf(taken)).toEqual([`ConfigMap/${ns}/gone deleted`]);
     expect(await exists(client, cmPath(ns, 'added'))).toBe(true);
     expect(await inventoryIds(ns)).toEqual([cmEntry(ns, 'added').id, cmEntry(ns, 'keep').id]);
+  });
+
+  it('keeps the objects of a Kustomization removed from the set once Flux reconciles them again, whatever its deletionPolicy', async () => {
+    const ns = await freshNamespace(client, 'flux-back');
+    await createFluxKustomization(client, { namespace: ns, name: 'app', suspend: true, entries: [] });
+    const other = ksFile(ns).replace('name: app,', 'name: other,').replace('./app', './other');
+    const root = await writeTree({
+      'ks.yaml': `${ksFile(ns)}---\n${other}`,
+      'app/kustomization.yaml': 'resources: [keep.yaml]\n',
+      'app/keep.yaml': cmYaml(ns, 'keep'),
+      'other/kustomization.yaml': 'resources: [o.yaml]\n',
+      'other/o.yaml': cmYaml(ns, 'o'),
+    });
+    const source = { run: { source: `test/${ns}`, holder: `test ${ns}` } };
+    expect((await run(root, source)).error).toBeUndefined();
+    expect(await inventoryIds(ns)).toEqual([cmEntry(ns, 'keep').id]);
+
+    // Handed back: Flux resumed, and the Kustomization left this tool's set.
+    await client.request('PATCH', `/apis/${FLUX_GROUP_VERSION}/namespaces/${ns}/kustomizations/app`, {
+      body: { spec: { suspend: false } },
+      contentType: 'application/merge-patch+json',
+    });
+    await writeFile(join(root, 'ks.yaml'), other);
+    const report = await run(root, { ...source, removedKustomizations: 'delete' });
+
+    expect(report.error).toBeUndefined();
+    expect(report.removed).toEqual([
+      expect.objectContaining({
+        kustomization: `${ns}/app`,
+        action: 'released',
+        reason:
+          `Flux Kustomization ${ns}/app is not suspended and reconciles these objects now (handed back to Flux): ` +
+          'its objects stay in the cluster',
+      }),
+    ]);
+    expect(report.pruned ?? []).toEqual([]);
+    expect(await exists(client, cmPath(ns, 'keep'))).toBe(true);
+    expect(await inventoryIds(ns)).toEqual([]);
   });
 
   it('reads no Flux where its API is not served or there is no such Kustomization, and says when it may not read one', async () => {

@@ -4,6 +4,7 @@ import {
   fluxConflict,
   fluxConflictNote,
   fluxEntry,
+  fluxHolds,
   fluxImport,
   type FluxKustomization,
   type Target,
@@ -176,5 +177,24 @@ describe('fluxConflict: who else reconciles these objects', () => {
         /an apply of this Kustomization is refused until it is \(flux suspend kustomization web -n apps\)/,
       );
     }
+  });
+});
+
+describe('fluxHolds: a removed Kustomization handed back to Flux', () => {
+  it.each<[string, FluxKustomization | undefined, string | undefined]>([
+    ['no Flux Kustomization', undefined, undefined],
+    ['a suspended one', flux(), undefined],
+    [
+      'one Flux reconciles',
+      flux({ spec: { suspend: false } }),
+      'Flux Kustomization apps/web is not suspended and reconciles these objects now (handed back to Flux)',
+    ],
+    [
+      'one without spec.suspend',
+      flux({ spec: {} }),
+      'Flux Kustomization apps/web is not suspended and reconciles these objects now (handed back to Flux)',
+    ],
+  ])('%s', (_, object, expected) => {
+    expect(fluxHolds(object)).toBe(expected);
   });
 });

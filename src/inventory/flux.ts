@@ -148,3 +148,16 @@ export function fluxConflictNote(flux: FluxKustomization): string | undefined {
     `is refused until it is (flux suspend kustomization ${name} -n ${ns}); see docs/handover.md`
   );
 }
+
+/**
+ * Why a Kustomization removed from this tool's set keeps its objects whatever its deletionPolicy, or
+ * undefined: a Flux Kustomization of the same name that is not suspended owns them now (they were
+ * handed back to Flux), and deleting them would delete Flux's objects.
+ */
+export function fluxHolds(flux: FluxKustomization | undefined): string | undefined {
+  if (flux === undefined || flux.spec?.suspend === true) return undefined;
+  return (
+    `Flux Kustomization ${flux.metadata?.namespace ?? '?'}/${flux.metadata?.name ?? '?'} is not suspended ` +
+    'and reconciles these objects now (handed back to Flux)'
+  );
+}
