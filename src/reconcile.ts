@@ -819,10 +819,10 @@ class InventoryRun {
     const found = this.flux.object;
     if (found === undefined) return;
     if (writes) {
-      const conflict = fluxConflict(found);
+      const conflict = fluxConflict(found, this.spec.kubeConfig);
       if (conflict !== undefined) throw new Error(conflict);
     } else {
-      const warning = fluxConflictNote(found);
+      const warning = fluxConflictNote(found, this.spec.kubeConfig);
       if (warning !== undefined) note(warning);
     }
   }

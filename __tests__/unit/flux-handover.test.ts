@@ -144,30 +144,50 @@ describe('fluxImport', () => {
 });
 
 describe('fluxConflict: who else reconciles these objects', () => {
-  it.each<[string, FluxKustomization, RegExp | undefined]>([
-    ['suspended: ours to take', flux(), undefined],
+  const deleting = { name: 'web', namespace: 'apps', deletionTimestamp: '2026-01-01T00:00:00Z' };
+  const remote = { kubeConfig: { secretRef: { name: 'prod' } } };
+  it.each<[string, FluxKustomization, Target, RegExp | undefined]>([
+    ['suspended: ours to take', flux(), undefined, undefined],
     [
       'suspended and being deleted: its finalizer leaves the objects',
-      flux({ metadata: { name: 'web', namespace: 'apps', deletionTimestamp: '2026-01-01T00:00:00Z' } }),
+      flux({ metadata: deleting }),
+      undefined,
       undefined,
     ],
     [
       'not suspended',
       flux({ spec: { suspend: false } }),
+      undefined,
       /^Flux Kustomization apps\/web exists in the cluster and is not suspended: .* Nothing was applied or pruned\. Suspend it first \(flux suspend kustomization web -n apps, or kubectl -n apps patch kustomizations\.kustomize\.toolkit\.fluxcd\.io web --field-manager=flux-client-side-apply --type=merge -p '\{"spec":\{"suspend":true\}\}'\), then run again; see docs\/handover\.md$/,
     ],
-    ['no spec.suspend at all', flux({ spec: {} }), /is not suspended/],
+    ['no spec.suspend at all', flux({ spec: {} }), undefined, /is not suspended/],
     [
       'not suspended and being deleted',
-      flux({
-        spec: { suspend: false },
-        metadata: { name: 'web', namespace: 'apps', deletionTimestamp: '2026-01-01T00:00:00Z' },
-      }),
+      flux({ spec: { suspend: false }, metadata: deleting }),
+      undefined,
       /It is being deleted, and unless it is suspended Flux deletes every object of its inventory when it goes\./,
     ],
-  ])('%s', (_, object, expected) => {
-    const conflict = fluxConflict(object);
-    const note = fluxConflictNote(object);
+    [
+      'not suspended, into the same remote cluster',
+      flux({ spec: { suspend: false, ...remote } }),
+      remote.kubeConfig,
+      /is not suspended/,
+    ],
+    [
+      'not suspended, but into a remote cluster this run does not touch',
+      flux({ spec: { suspend: false, ...remote } }),
+      undefined,
+      undefined,
+    ],
+    [
+      'not suspended, into its own cluster while this run goes to a remote one',
+      flux({ spec: { suspend: false } }),
+      remote.kubeConfig,
+      undefined,
+    ],
+  ])('%s', (_, object, target, expected) => {
+    const conflict = fluxConflict(object, target);
+    const note = fluxConflictNote(object, target);
     if (expected === undefined) {
       expect(conflict).toBeUndefined();
       expect(note).toBeUndefined();
@@ -188,6 +208,11 @@ describe('fluxHolds: a removed Kustomization handed back to Flux', () => {
       'one Flux reconciles',
       flux({ spec: { suspend: false } }),
       'Flux Kustomization apps/web is not suspended and reconciles these objects now (handed back to Flux)',
+    ],
+    [
+      "one that reconciles into a remote cluster (removed Kustomizations are those of the action's cluster)",
+      flux({ spec: { suspend: false, kubeConfig: { secretRef: { name: 'prod' } } } }),
+      undefined,
     ],
     [
       'one without spec.suspend',

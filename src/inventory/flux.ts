@@ -64,6 +64,10 @@ const describeTarget = (t: Target): string =>
       ? `the cluster of kubeConfig ConfigMap ${t.configMapRef.name}`
       : 'its own cluster';
 
+/** Whether `flux` reconciles into the cluster `target` (this run's spec.kubeConfig) names. */
+const sameTarget = (flux: FluxKustomization, target: Target): boolean =>
+  describeTarget(flux.spec?.kubeConfig) === describeTarget(target);
+
 /** What a first run takes from a Flux Kustomization: entries to start from, and what to say. */
 export interface FluxImport {
   entries: Entry[];
@@ -80,7 +84,7 @@ export interface FluxImport {
 export function fluxImport(flux: FluxKustomization, target: Target, preview: boolean): FluxImport {
   const where = `Flux Kustomization ${flux.metadata?.namespace ?? '?'}/${flux.metadata?.name ?? '?'}`;
   const theirs = flux.spec?.kubeConfig;
-  if (describeTarget(theirs) !== describeTarget(target)) {
+  if (!sameTarget(flux, target)) {
     return {
       entries: [],
       note:
@@ -118,10 +122,11 @@ export function fluxImport(flux: FluxKustomization, target: Target, preview: boo
 
 /**
  * Why a run that writes must not run while `flux` exists, or undefined: a Flux Kustomization that
- * is not suspended is (or will be, once its controller runs) reconciled by Flux too.
+ * is not suspended is (or will be, once its controller runs) reconciled by Flux too. One that
+ * reconciles into another cluster than `target` does not touch this run's objects.
  */
-export function fluxConflict(flux: FluxKustomization): string | undefined {
-  if (flux.spec?.suspend === true) return undefined;
+export function fluxConflict(flux: FluxKustomization, target?: Target): string | undefined {
+  if (flux.spec?.suspend === true || !sameTarget(flux, target)) return undefined;
   const ns = flux.metadata?.namespace ?? '?';
   const name = flux.metadata?.name ?? '?';
   const deleting = flux.metadata?.deletionTimestamp
@@ -138,8 +143,8 @@ export function fluxConflict(flux: FluxKustomization): string | undefined {
 }
 
 /** What a preview says of an unsuspended Flux Kustomization of the same name: an apply would be refused. */
-export function fluxConflictNote(flux: FluxKustomization): string | undefined {
-  const conflict = fluxConflict(flux);
+export function fluxConflictNote(flux: FluxKustomization, target?: Target): string | undefined {
+  const conflict = fluxConflict(flux, target);
   if (conflict === undefined) return undefined;
   const ns = flux.metadata?.namespace ?? '?';
   const name = flux.metadata?.name ?? '?';
@@ -155,7 +160,8 @@ export function fluxConflictNote(flux: FluxKustomization): string | undefined {
  * handed back to Flux), and deleting them would delete Flux's objects.
  */
 export function fluxHolds(flux: FluxKustomization | undefined): string | undefined {
-  if (flux === undefined || flux.spec?.suspend === true) return undefined;
+  // Removed Kustomizations are found in the action's own cluster only (src/removed.ts).
+  if (flux === undefined || flux.spec?.suspend === true || !sameTarget(flux, undefined)) return undefined;
   return (
     `Flux Kustomization ${flux.metadata?.namespace ?? '?'}/${flux.metadata?.name ?? '?'} is not suspended ` +
     'and reconciles these objects now (handed back to Flux)'
