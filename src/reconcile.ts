@@ -911,9 +911,11 @@ class InventoryRun {
     this.leftover = record?.pending ?? [];
   }
 
-  /** Takes the Kustomization's lock (creating the inventory's namespace if needed). */
+  /**
+   * Takes the Kustomization's lock (creating the inventory's namespace if needed); then refuses
+   * (throws) while a Flux Kustomization of the same name is not suspended.
+   */
   async lock(log: (line: string) => void, note: (line: string) => void): Promise<void> {
-    await this.lookForFlux(true, note);
     await this.explained(async () => {
       if (await this.store.ensureNamespace()) note(`Created namespace ${this.store.namespace} for the inventory`);
       this.held = await Lock.acquire(this.client, this.store.namespace, this.store.name, {
@@ -923,6 +925,8 @@ class InventoryRun {
         log,
       });
     });
+    // Read once the lock is held (it may have been waited for): Flux's state as it is now.
+    await this.lookForFlux(true, note);
   }
 
   /**
