@@ -9,7 +9,7 @@ import { FLUX_GROUP_VERSION } from '../../src/inventory/flux.js';
 import { readFluxKustomization } from '../../src/inventory/flux-object.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { reconcile } from '../../src/reconcile.js';
-import type { Report } from '../../src/report/model.js';
+import { exitCode, type Report } from '../../src/report/model.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
 import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { createFluxKustomization, fluxOwnerLabels, installFluxKustomizationCrd } from '../helpers/flux-crd.js';
@@ -168,6 +168,8 @@ describe('hand-over from Flux', () => {
       ),
     );
     expect(prunedOf(report)).toEqual([`ConfigMap/${ns}/gone deleted`]);
+    // As `kustomize-reconcile diff` answers: the import's prune is a change (exit code 1).
+    expect(exitCode(report, true)).toBe(1);
     expect(await exists(client, cmPath(ns, 'gone'))).toBe(true);
     expect(await inventoryIds(ns)).toEqual([]);
   });
