@@ -90,20 +90,21 @@ describe('hand-over from Flux', () => {
   it('prunes what Git removed at the switch, within the owner-label and prune: disabled rules, and says what it imported', async () => {
     const ns = await freshNamespace(client, 'flux-take');
     const role = `handover:${ns}`;
+    const stays = `handover:stays:${ns}`;
+    const clusterRole = (name: string) => ({
+      apiVersion: `${RBAC}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name, labels: fluxOwnerLabels(ns, 'app') },
+      rules: [],
+    });
     await fluxConfigMap(ns, 'keep');
     await fluxConfigMap(ns, 'gone');
     // Listed in Flux's inventory, but no longer Flux's object for ns/app: never deleted.
     await fluxConfigMap(ns, 'unlabelled', {});
     await fluxConfigMap(ns, 'other', fluxOwnerLabels(ns, 'other'));
     await fluxConfigMap(ns, 'held', fluxOwnerLabels(ns, 'app'), { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' });
-    await client.request('POST', `/apis/${RBAC}/v1/clusterroles`, {
-      body: {
-        apiVersion: `${RBAC}/v1`,
-        kind: 'ClusterRole',
-        metadata: { name: role, labels: fluxOwnerLabels(ns, 'app') },
-        rules: [],
-      },
-    });
+    for (const name of [role, stays])
+      await client.request('POST', `/apis/${RBAC}/v1/clusterroles`, { body: clusterRole(name) });
     await createFluxKustomization(client, {
       namespace: ns,
       name: 'app',
@@ -112,9 +113,13 @@ describe('hand-over from Flux', () => {
         ...['gone', 'held', 'keep', 'other', 'unlabelled'].map((n) => cmEntry(ns, n)),
         // cli-utils writes an RBAC name's ':' as '__'.
         { id: `_handover__${ns}_${RBAC}_ClusterRole`, v: 'v1' },
+        { id: `_handover__stays__${ns}_${RBAC}_ClusterRole`, v: 'v1' },
       ],
     });
     const root = await repo(ns, ['keep']);
+    // Still in Git: the same object as Flux's `__` entry, so never pruned.
+    await writeFile(join(root, 'app/role.yaml'), JSON.stringify({ ...clusterRole(stays), metadata: { name: stays } }));
+    await writeFile(join(root, 'app/kustomization.yaml'), 'resources: [keep.yaml, role.yaml]\n');
 
     const report = await run(root);
 
@@ -122,7 +127,7 @@ describe('hand-over from Flux', () => {
     expect(report.notes).toContainEqual(
       expect.stringMatching(
         new RegExp(
-          `^Imported 6 entries from Flux Kustomization ${ns}/app's status\\.inventory as the previous inventory: `,
+          `^Imported 7 entries from Flux Kustomization ${ns}/app's status\\.inventory as the previous inventory: `,
         ),
       ),
     );
@@ -135,9 +140,10 @@ describe('hand-over from Flux', () => {
     ]);
     expect(await exists(client, cmPath(ns, 'gone'))).toBe(false);
     expect(await exists(client, `/apis/${RBAC}/v1/clusterroles/${role}`)).toBe(false);
+    expect(await exists(client, `/apis/${RBAC}/v1/clusterroles/${stays}`)).toBe(true);
     for (const kept of ['keep', 'unlabelled', 'other', 'held'])
       expect(await exists(client, cmPath(ns, kept))).toBe(true);
-    expect(await inventoryIds(ns)).toEqual([cmEntry(ns, 'keep').id]);
+    expect(await inventoryIds(ns)).toEqual([`_${stays}_${RBAC}_ClusterRole`, cmEntry(ns, 'keep').id]);
 
     // Imported once: from now on the inventory is this tool's own.
     const again = await run(root);
