@@ -150,6 +150,8 @@ describe('hand-over from Flux', () => {
     expect(again.error).toBeUndefined();
     expect(again.notes.filter((n) => n.includes('status.inventory'))).toEqual([]);
     expect(again.pruned ?? []).toEqual([]);
+    // Cluster-scoped: not left behind for the next test run on the shared cluster.
+    await client.request('DELETE', `/apis/${RBAC}/v1/clusterroles/${stays}`);
   });
 
   it('shows the prunes the import implies in a preview, and writes nothing', async () => {
