@@ -12,7 +12,12 @@ import { reconcile } from '../../src/reconcile.js';
 import { exitCode, type Report } from '../../src/report/model.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
 import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { createFluxKustomization, fluxOwnerLabels, installFluxKustomizationCrd } from '../helpers/flux-crd.js';
+import {
+  createFluxKustomization,
+  fluxOwnerLabels,
+  installFluxKustomizationCrd,
+  type FluxKustomizationFixture,
+} from '../helpers/flux-crd.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
@@ -39,7 +44,15 @@ describe('hand-over from Flux', () => {
     client = await adminClient();
     await installFluxKustomizationCrd(client);
   }, 180_000);
-  afterAll(() => {
+  /** Flux Kustomizations this file created: deleted at the end, so that a Flux controller later run on
+   * the shared cluster finds none of them. */
+  const created: string[] = [];
+  const fluxKustomization = async (f: FluxKustomizationFixture) => {
+    await createFluxKustomization(client, f);
+    created.push(`/apis/${FLUX_GROUP_VERSION}/namespaces/${f.namespace}/kustomizations/${f.name}`);
+  };
+  afterAll(async () => {
+    for (const path of created) await client.request('DELETE', path).catch(() => undefined);
     client.close();
   });
 
@@ -105,7 +118,7 @@ describe('hand-over from Flux', () => {
     await fluxConfigMap(ns, 'held', fluxOwnerLabels(ns, 'app'), { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' });
     for (const name of [role, stays])
       await client.request('POST', `/apis/${RBAC}/v1/clusterroles`, { body: clusterRole(name) });
-    await createFluxKustomization(client, {
+    await fluxKustomization({
       namespace: ns,
       name: 'app',
       suspend: true,
@@ -158,7 +171,7 @@ describe('hand-over from Flux', () => {
     const ns = await freshNamespace(client, 'flux-peek');
     await fluxConfigMap(ns, 'keep');
     await fluxConfigMap(ns, 'gone');
-    await createFluxKustomization(client, {
+    await fluxKustomization({
       namespace: ns,
       name: 'app',
       suspend: true,
@@ -186,7 +199,7 @@ describe('hand-over from Flux', () => {
     const ns = await freshNamespace(client, 'flux-live');
     await fluxConfigMap(ns, 'keep');
     await fluxConfigMap(ns, 'gone');
-    await createFluxKustomization(client, {
+    await fluxKustomization({
       namespace: ns,
       name: 'app',
       suspend: false,
@@ -228,7 +241,7 @@ describe('hand-over from Flux', () => {
 
   it('keeps the objects of a Kustomization removed from the set once Flux reconciles them again, whatever its deletionPolicy', async () => {
     const ns = await freshNamespace(client, 'flux-back');
-    await createFluxKustomization(client, { namespace: ns, name: 'app', suspend: true, entries: [] });
+    await fluxKustomization({ namespace: ns, name: 'app', suspend: true, entries: [] });
     const other = ksFile(ns).replace('name: app,', 'name: other,').replace('./app', './other');
     const root = await writeTree({
       'ks.yaml': `${ksFile(ns)}---\n${other}`,
