@@ -34,14 +34,20 @@ describe('parity with Flux kustomize-controller', () => {
     const steps: (Step | 'apply' | 'noop')[] = ['apply', 'noop', ...c.steps];
     const fluxSeen = new Set<string>();
     const oursSeen = new Set<string>();
-    const result: CaseResult = { case: c.name, differences: [] };
+    const result: CaseResult = { case: c.name, differences: [], timings: [] };
     try {
       for (const [i, step] of steps.entries()) {
         const label = stepLabel(step, i);
-        const [f, o] = await Promise.all([
-          flux.run({ c, step, seen: fluxSeen }),
-          ours.run({ c, step, seen: oursSeen }),
+        const timed = async <T>(p: Promise<T>): Promise<[T, number]> => {
+          const t0 = Date.now();
+          const v = await p;
+          return [v, Date.now() - t0];
+        };
+        const [[f, fluxMs], [o, oursMs]] = await Promise.all([
+          timed(flux.run({ c, step, seen: fluxSeen })),
+          timed(ours.run({ c, step, seen: oursSeen })),
         ]);
+        result.timings.push({ step: label, fluxMs, oursMs });
         // An object one side has seen is read on the other too, so a deletion or an extra object shows.
         for (const id of fluxSeen) oursSeen.add(id);
         for (const id of oursSeen) fluxSeen.add(id);

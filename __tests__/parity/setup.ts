@@ -135,5 +135,7 @@ async function summarise(): Promise<void> {
 
 export interface CaseResult {
   case: string;
+  /** Wall time of each side per step (the two run at once). */
+  timings: { step: string; fluxMs: number; oursMs: number }[];
   differences: { step: string; aspect: string; subject: string; detail: string; message: string; listedAs?: string }[];
 }
