@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { finished, type Condition, type FluxKustomization } from '../../test/flux/flux.ts';
+import { finished, loggedEnd, type Condition, type FluxKustomization, type FluxLogLine } from '../../test/flux/flux.ts';
 
 const ks = (status: FluxKustomization['status'], generation = 2): FluxKustomization => ({
   metadata: { name: 'app', namespace: 'flux-system', generation },
@@ -23,13 +23,34 @@ describe('finished: whether the reconcile asked for is over', () => {
   it.each<[string, FluxKustomization['status'], { revision?: string; token?: string }, boolean]>([
     [
       'succeeded at the revision',
-      { observedGeneration: 2, lastAttemptedRevision: 'r2', conditions: [ready('True', 'ReconciliationSucceeded')] },
+      {
+        observedGeneration: 2,
+        lastAttemptedRevision: 'r2',
+        lastAppliedRevision: 'r2',
+        conditions: [ready('True', 'ReconciliationSucceeded')],
+      },
       { revision: 'r2' },
       true,
     ],
     [
       'succeeded at an older revision',
-      { observedGeneration: 2, lastAttemptedRevision: 'r1', conditions: [ready('True', 'ReconciliationSucceeded')] },
+      {
+        observedGeneration: 2,
+        lastAttemptedRevision: 'r1',
+        lastAppliedRevision: 'r1',
+        conditions: [ready('True', 'ReconciliationSucceeded')],
+      },
+      { revision: 'r2' },
+      false,
+    ],
+    [
+      'started at the revision while Ready still tells of the last one',
+      {
+        observedGeneration: 2,
+        lastAttemptedRevision: 'r2',
+        lastAppliedRevision: 'r1',
+        conditions: [ready('True', 'ReconciliationSucceeded')],
+      },
       { revision: 'r2' },
       false,
     ],
@@ -96,5 +117,38 @@ describe('finished: whether the reconcile asked for is over', () => {
     ['no status yet', undefined, { revision: 'r2' }, false],
   ])('%s: %s', (_what, status, want, expected) => {
     expect(finished(ks(status), want)).toBe(expected);
+  });
+});
+
+describe('loggedEnd: the controller logged the end of a reconcile', () => {
+  const at = (ms: number) => new Date(ms).toISOString();
+  it.each<[string, FluxLogLine[], boolean]>([
+    [
+      'a success after the trigger',
+      [{ name: 'app', namespace: 'flux-system', ts: at(2000), msg: 'Reconciliation finished in 1s' }],
+      true,
+    ],
+    [
+      'an error after the trigger',
+      [{ name: 'app', namespace: 'flux-system', ts: at(2000), level: 'error', msg: 'Reconciler error' }],
+      true,
+    ],
+    [
+      'a success before the trigger',
+      [{ name: 'app', namespace: 'flux-system', ts: at(500), msg: 'Reconciliation finished in 1s' }],
+      false,
+    ],
+    [
+      'another Kustomization',
+      [{ name: 'other', namespace: 'flux-system', ts: at(2000), msg: 'Reconciliation finished in 1s' }],
+      false,
+    ],
+    [
+      'progress only',
+      [{ name: 'app', namespace: 'flux-system', ts: at(2000), msg: 'server-side apply completed' }],
+      false,
+    ],
+  ])('%s: %s', (_what, lines, want) => {
+    expect(loggedEnd(lines, 'flux-system', 'app', 1000)).toBe(want);
   });
 });

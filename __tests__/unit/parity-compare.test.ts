@@ -56,7 +56,7 @@ describe('deepDiff', () => {
 });
 
 describe('normalise', () => {
-  it('drops what the API server assigns and groups managed fields by manager and operation', () => {
+  it('drops what the API server assigns and groups managed fields by manager and operation, status aside', () => {
     const n = normalise({
       kind: 'Service',
       metadata: {
@@ -83,7 +83,7 @@ describe('normalise', () => {
       metadata: { name: 's', generation: 2 },
       spec: { ports: [{ port: 80 }], type: 'NodePort' },
     });
-    expect(n.managed).toEqual({ 'm/Apply': ['f:spec.f:type'], 'm/Update/status': ['f:status'] });
+    expect(n.managed).toEqual({ 'm/Apply': ['f:spec.f:type'] });
   });
 });
 
@@ -186,6 +186,15 @@ describe('compareStep', () => {
     ],
   ])('reports %s', (_what, over, key) => {
     expect(compareStep(step(), step(over)).map(keyOf)).toEqual([key]);
+  });
+
+  it('compares only the verdicts a failed Flux reconcile logged, and marks inventories after a failure', () => {
+    const failed = { outcomes: { app: 'failed' as const } };
+    const keys = compareStep(
+      step({ ...failed, verdicts: {}, inventory: { app: [] } }),
+      step({ ...failed, verdicts: { 'ConfigMap/ns/cm': 'created' } }),
+    ).map(keyOf);
+    expect(keys).toEqual(['inventory app ns_cm__ConfigMap v1: only in ours (after a failed apply)']);
   });
 
   it('counts an object being deleted as gone', () => {

@@ -466,8 +466,28 @@ export function finished(k: FluxKustomization, want: { revision?: string; token?
     return false;
   }
   if (want.token !== undefined && s.lastHandledReconcileAt !== want.token) return false;
-  if (want.revision !== undefined && s.lastAttemptedRevision !== want.revision) return false;
+  // lastAttemptedRevision is written when a reconcile starts, while Ready still says how the last one
+  // ended: a success counts only once lastAppliedRevision has moved too.
+  if (want.revision !== undefined) {
+    const revision = ready.status === 'True' ? s.lastAppliedRevision : s.lastAttemptedRevision;
+    if (revision !== want.revision || s.lastAttemptedRevision !== want.revision) return false;
+  }
   return true;
+}
+
+/**
+ * Whether the controller has logged the end of a reconcile of `name` since `since` (ms): the
+ * "Reconciliation finished" line of a success, or an error line. The status alone can show the end of
+ * the previous reconcile while a new one has started; the log line is written after the status.
+ */
+export function loggedEnd(lines: readonly FluxLogLine[], namespace: string, name: string, since: number): boolean {
+  return lines.some(
+    (l) =>
+      l.name === name &&
+      l.namespace === namespace &&
+      Date.parse(l.ts ?? '') >= since &&
+      (l.msg?.startsWith('Reconciliation finished') === true || l.level === 'error'),
+  );
 }
 
 /** Thrown inside `until` to stop waiting at once. */

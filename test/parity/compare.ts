@@ -48,7 +48,11 @@ export function compareStep(flux: SideStep, ours: SideStep): Difference[] {
       out.push(diff('outcome', ks, `flux=${f} ours=${o}`, why ? `flux=${f} ours=${o} (${why})` : undefined));
     }
   }
+  // A failed Flux reconcile logs no verdicts (its error names only what changed): then only the
+  // subjects it did report are compared; whether the others exist is compared below.
+  const fluxFailed = Object.values(flux.outcomes).includes('failed');
   for (const subject of union(Object.keys(flux.verdicts), Object.keys(ours.verdicts))) {
+    if (fluxFailed && !(subject in flux.verdicts)) continue;
     const f = flux.verdicts[subject] ?? 'none';
     const o = ours.verdicts[subject] ?? 'none';
     if (f !== o) out.push(diff('verdict', subject, `flux=${f} ours=${o}`));
@@ -56,9 +60,10 @@ export function compareStep(flux: SideStep, ours: SideStep): Difference[] {
   for (const ks of union(Object.keys(flux.inventory), Object.keys(ours.inventory))) {
     const f = new Set(flux.inventory[ks] ?? []);
     const o = new Set(ours.inventory[ks] ?? []);
+    const failed = flux.outcomes[ks] === 'failed' || ours.outcomes[ks] === 'failed' ? ' (after a failed apply)' : '';
     for (const id of union([...f], [...o])) {
-      if (f.has(id) && !o.has(id)) out.push(diff('inventory', ks, `${id}: only in flux`));
-      if (o.has(id) && !f.has(id)) out.push(diff('inventory', ks, `${id}: only in ours`));
+      if (f.has(id) && !o.has(id)) out.push(diff('inventory', ks, `${id}: only in flux${failed}`));
+      if (o.has(id) && !f.has(id)) out.push(diff('inventory', ks, `${id}: only in ours${failed}`));
     }
   }
   for (const subject of union(Object.keys(flux.objects), Object.keys(ours.objects))) {
@@ -130,7 +135,8 @@ export function normalise(obj: Record<string, unknown>): {
     []) as ManagedFieldsEntry[];
   copy['metadata'] = meta;
   const managed: Record<string, string[]> = {};
-  for (const m of managedFields) {
+  // Status is written by controllers (at their own pace), not by the tools compared.
+  for (const m of managedFields.filter((x) => x.subresource === undefined || x.subresource === '')) {
     const owner = [m.manager ?? '', m.operation ?? '', ...(m.subresource ? [m.subresource] : [])].join('/');
     managed[owner] = [...(managed[owner] ?? []), ...fieldPaths(m.fieldsV1 ?? {})].sort();
   }

@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import {
   applyKustomization,
   kustomizationPath,
+  loggedEnd,
   publishExternalArtifact,
   requestReconcile,
   waitForReconcile,
@@ -183,7 +184,13 @@ export class FluxSide {
     const messages: Record<string, string> = {};
     const inventory: SideStep['inventory'] = {};
     for (const n of names) {
-      const k: FluxKustomization = await waitForReconcile(this.api, KS_NAMESPACE, n, wants.get(n)!, 180_000);
+      await waitForReconcile(this.api, KS_NAMESPACE, n, wants.get(n)!, 180_000);
+      const deadline = Date.now() + 60_000;
+      while (!loggedEnd(await this.logLines(), KS_NAMESPACE, n, since)) {
+        if (Date.now() > deadline) throw new Error(`Flux logged no end of the reconcile of ${KS_NAMESPACE}/${n}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const k = await this.api.request<FluxKustomization>('GET', kustomizationPath(KS_NAMESPACE, n));
       const ready = k.status?.conditions?.find((x) => x.type === 'Ready');
       outcomes[n] = ready?.status === 'True' ? 'ready' : 'failed';
       if (ready?.status !== 'True') messages[n] = ready?.message ?? '';
