@@ -136,7 +136,7 @@ spec:
       },
     },
     {
-      why: 'a StatefulSet: updateStrategy, and its volume claim templates get metadata, spec.resources and status',
+      why: 'a StatefulSet: updateStrategy, an empty serviceName, and its volume claim templates get metadata, spec.resources and status',
       input: `apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: s}
@@ -149,6 +149,7 @@ spec:
         metadata: { name: 's' },
         spec: {
           updateStrategy: {},
+          serviceName: '',
           template: {
             metadata: { labels: { a: 'b' } },
             spec: { containers: [{ name: 'c', image: 'x', ports: tcp, resources: {} }] },

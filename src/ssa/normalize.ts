@@ -17,7 +17,7 @@ import { isMap } from './json.js';
  *   ReplicaSets, Jobs and CronJobs, and Service ports, get `protocol: TCP` when they have none;
  * - the Go round trip writes the struct-valued fields it always emits: a Namespace's and a
  *   Service's `spec`, a Deployment's `strategy`, a StatefulSet's and a DaemonSet's
- *   `updateStrategy`, each container's `resources`, a pod template's and a job template's
+ *   `updateStrategy` (and `serviceName`, empty), each container's `resources`, a pod template's and a job template's
  *   `metadata`, a volume claim template's `metadata`, `spec.resources` and `status`, a
  *   NetworkPolicy's `podSelector`, a PersistentVolumeClaim's `spec.resources`, and a Service
  *   port's `targetPort` (Flux sends 0, which the server defaults to the port; we send the port:
@@ -126,6 +126,8 @@ function normalizeObject(input: KubeObject): KubeObject {
     case 'apps/StatefulSet': {
       const spec = ensureMap(obj, 'spec');
       ensureMap(spec, 'updateStrategy');
+      // Optional since Kubernetes 1.32, but its Go field has no omitempty.
+      if (spec['serviceName'] === undefined) spec['serviceName'] = '';
       for (const claim of listOf(spec, 'volumeClaimTemplates')) claimTemplate(claim, true);
       break;
     }
