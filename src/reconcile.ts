@@ -25,6 +25,7 @@ import { namespacePruneRefusal } from './ssa/contents.js';
 import { deleteStale, PruneStopped, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
 import type { InventoryRecord, InventoryStatus } from './inventory/codec.js';
+import { normalizeForApply } from './ssa/normalize.js';
 import { legacyName, ownershipProblem, recordedBy, type Claim } from './inventory/identity.js';
 import { Lock } from './inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './inventory/plan.js';
@@ -571,7 +572,8 @@ async function reconcileOne(
     );
     const encrypted = stillEncrypted(built.objects);
     if (encrypted.length > 0) throw new SopsError(encrypted.join('\n'));
-    const objects = setOwnerLabels(built.objects, spec.name, spec.namespace);
+    // As Flux sends them: its normalisation decides which fields our manager owns (src/ssa/normalize.ts).
+    const objects = setOwnerLabels(normalizeForApply(built.objects), spec.name, spec.namespace);
     if (built.skipped.length > 0)
       note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);

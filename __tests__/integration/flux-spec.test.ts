@@ -6,6 +6,7 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE, REPO } from '../helpers/paths.js';
+import { createSopsToolkit } from '../helpers/sops-fixtures.js';
 
 const build = (cwd: string, ...args: string[]) =>
   runNode('dist/cli.js', ['build', '--kustomize-path', KUSTOMIZE, ...args], { cwd });
@@ -85,9 +86,17 @@ spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, 
     );
   });
 
-  it('masks Secret values unless --show-secrets, and prints several Kustomizations with a header each', async () => {
-    const root = await writeTree({
-      'ks.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
+  it('masks as flux build does: SOPS-encrypted Secret values; owner labels; a header per Kustomization', async () => {
+    const sops = createSopsToolkit();
+    try {
+      const key = sops.ageKey();
+      const encrypted = sops.encrypt(
+        'apiVersion: v1\nkind: Secret\nmetadata: {name: sealed, namespace: a}\nstringData: {token: s0ps-plaintext}\n',
+        'yaml',
+        { age: [key.recipient], flags: ['--encrypted-regex', '^(data|stringData)$'] },
+      );
+      const root = await writeTree({
+        'ks.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {name: one, namespace: flux-system}
 spec: {interval: 5m, prune: false, path: ./one, sourceRef: {kind: GitRepository, name: repo}}
@@ -97,23 +106,46 @@ kind: Kustomization
 metadata: {name: two, namespace: flux-system}
 spec: {interval: 5m, prune: false, path: ./two, sourceRef: {kind: GitRepository, name: repo}, targetNamespace: other}
 `,
-      'one/secret.yaml':
-        'apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: a}\nstringData: {password: tops3cret-value}\n',
-      'two/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: a}\ndata: {k: v}\n',
-    });
-    const masked = await build(root, '--kustomizations', 'ks.yaml');
-    expect(masked.code, masked.stderr).toBe(0);
-    expect(masked.stdout).not.toContain('tops3cret-value');
-    expect(masked.stdout).toContain('password: "***"');
-    expect(masked.stdout).toContain('# Kustomization flux-system/one\n');
-    expect(masked.stdout).toContain('# Kustomization flux-system/two\n');
-    expect(docs(masked.stdout).map((d) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`)).toEqual([
-      'Secret/a/creds',
-      'ConfigMap/other/settings',
-    ]);
+        'one/secret.yaml':
+          'apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: a}\nstringData: {password: in-git-in-clear}\n',
+        'one/sealed.yaml': encrypted,
+        'two/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: a}\ndata: {k: v}\n',
+        'age.txt': key.identity,
+      });
+      const masked = await build(root, '--kustomizations', 'ks.yaml');
+      expect(masked.code, masked.stderr).toBe(0);
+      expect(masked.stdout).toContain('# Kustomization flux-system/one\n');
+      expect(masked.stdout).toContain('# Kustomization flux-system/two\n');
+      const out = docs(masked.stdout) as unknown as {
+        kind: string;
+        metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+        stringData?: Record<string, string>;
+        sops?: unknown;
+      }[];
+      expect(out.map((d) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`)).toEqual([
+        'Secret/a/creds',
+        'Secret/a/sealed',
+        'ConfigMap/other/settings',
+      ]);
+      expect(out.map((d) => d.metadata.labels)).toEqual([
+        { 'kustomize.toolkit.fluxcd.io/name': 'one', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' },
+        { 'kustomize.toolkit.fluxcd.io/name': 'one', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' },
+        { 'kustomize.toolkit.fluxcd.io/name': 'two', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' },
+      ]);
+      // Written in clear in the repository: printed as it is there, as flux build does.
+      expect(out[0]?.stringData).toEqual({ password: 'in-git-in-clear' });
+      // SOPS-encrypted: Flux's mask, and neither the ciphertext nor the sops metadata.
+      expect(out[1]?.stringData).toEqual({ token: '**SOPS**' });
+      expect(out[1]?.sops).toBeUndefined();
+      expect(masked.stdout).not.toContain('ENC[');
 
-    const shown = await build(root, '--kustomizations', 'ks.yaml', '--show-secrets');
-    expect(shown.stdout).toContain('password: tops3cret-value');
+      const shown = await build(root, '--kustomizations', 'ks.yaml', '--show-secrets', '--sops-age-key', 'age.txt');
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain('token: s0ps-plaintext');
+      expect(shown.stdout).toContain('password: in-git-in-clear');
+    } finally {
+      sops.cleanup();
+    }
   });
 });
 
