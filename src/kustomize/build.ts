@@ -3,12 +3,13 @@ import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { stringify } from 'yaml';
-import { copyTree } from './copy.js';
+import { copyEntries, listTree, type TreeEntry } from './copy.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
 import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin, type BuildFields } from './merge.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
 import { cutStderr, DEFAULT_LIMITS, formatBytes, runBounded, type ProcessLimits, type RunResult } from './run.js';
 import { jsonPatchProblem } from './jsonpatch.js';
+import { isIgnored, readPatterns, sourcePatterns, SOURCEIGNORE_FILE, type IgnorePattern } from './sourceignore.js';
 import { manifestTextProblem, parseYamlStream, parseYamlValue } from './yaml.js';
 
 export interface BuildOptions extends Omit<BuildFields, 'components'> {
@@ -42,30 +43,11 @@ export interface BuildResult {
 }
 
 /**
- * Files and directories left out of the build copy: Flux's default source-ignore set, which
- * source-controller drops before kustomize-controller ever sees the tree, and node_modules, which
- * a workspace may hold after `npm ci` and which would make the copy slow (manifests never live there).
+ * Directories never copied nor looked into: `.git` (source-controller's archive leaves it out
+ * whatever `.sourceignore` says) and node_modules, which a workspace may hold after `npm ci` and
+ * which would make the copy slow (manifests never live there).
  */
-const IGNORED_NAMES = new Set([
-  'node_modules',
-  '.git',
-  '.gitignore',
-  '.gitmodules',
-  '.gitattributes',
-  '.github',
-  '.circleci',
-  '.travis.yml',
-  '.gitlab-ci.yml',
-  'appveyor.yml',
-  '.drone.yml',
-  'cloudbuild.yaml',
-  'codeship-services.yml',
-  'codeship-steps.yml',
-  '.goreleaser.yml',
-  '.sops.yaml',
-  '.flux.yaml',
-]);
-const IGNORED_EXTENSIONS = /\.(jpe?g|gif|png|wmv|flv|zip|tar\.gz)$/i;
+const PRUNED = new Set(['.git', 'node_modules']);
 const MAX_OUTPUT_BYTES = 512 * 1024 * 1024;
 
 /**
@@ -105,13 +87,19 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-build-'));
   const copyRoot = join(work, 'src');
   try {
-    await copyTree(realRoot, copyRoot, {
-      skip: (name) => IGNORED_NAMES.has(name) || IGNORED_EXTENSIONS.test(name),
-      // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
-      exclude: new Set([work, await realpath(work)]),
-    });
+    // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
+    const entries = await listTree(realRoot, (name) => PRUNED.has(name), new Set([work, await realpath(work)]));
+    // What source-controller would leave out of the artifact: `.sourceignore` files' patterns
+    // and its default exclusions.
+    const patterns = sourcePatterns(await readSourceIgnores(realRoot, entries));
+    await copyEntries(realRoot, copyRoot, entries, { ignore: (path, isDir) => isIgnored(patterns, path, isDir) });
     const realCopyRoot = await realpath(copyRoot);
     const kdir = join(copyRoot, relPath);
+    if (!(await stat(kdir).catch(() => undefined))?.isDirectory()) {
+      throw new Error(
+        `path "${opts.path}" is excluded from the source by a .sourceignore pattern or Flux's default exclusions, as it would be from Flux's artifact; change the pattern or the path`,
+      );
+    }
     const found = await findKustomizationFile(kdir);
     let existing: Record<string, unknown>;
     let skipped: string[] = [];
@@ -161,6 +149,19 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The patterns of every `.sourceignore` file (a regular file) among `entries`, each scoped to its
+ * directory, shallower files first: the order source-controller loads them in, as far as it
+ * matters (only a file's ancestors' patterns can match the same paths as its own).
+ */
+async function readSourceIgnores(root: string, entries: readonly TreeEntry[]): Promise<IgnorePattern[]> {
+  const files = entries
+    .filter((e) => e.type === 'file' && e.path[e.path.length - 1] === SOURCEIGNORE_FILE)
+    .sort((a, b) => a.path.length - b.path.length);
+  const texts = await Promise.all(files.map((f) => readFile(join(root, ...f.path), 'utf8')));
+  return files.flatMap((f, i) => readPatterns(texts[i]!, f.path.slice(0, -1)));
 }
 
 function pick(o: BuildOptions) {
