@@ -569,8 +569,6 @@ async function reconcileOne(
     const encrypted = stillEncrypted(built.objects);
     if (encrypted.length > 0) throw new SopsError(encrypted.join('\n'));
     const objects = setOwnerLabels(built.objects, spec.name, spec.namespace);
-    if (built.skipped.length > 0)
-      note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     await ready;
     // Names, label keys and kinds the server would refuse fail the run before anything is written.

@@ -26,6 +26,48 @@ async function subjects(root: string, path: string, fields: Partial<BuildOptions
   return built.objects.map(subjectOf).sort();
 }
 
+describe('generated kustomization (no kustomization.yaml), as strict as Flux', () => {
+  it.each([
+    {
+      why: 'a Helm values file',
+      file: 'replicaCount: 1\nimage: {repository: nginx}\n',
+      error: 'app/values.yaml, document 1 (line 1): not a Kubernetes object (no apiVersion, kind or metadata)',
+    },
+    {
+      why: 'a broken second document',
+      file: `${cm('b')}---\ndata: [\n`,
+      error: 'app/values.yaml, document 2: invalid YAML',
+    },
+    {
+      why: 'a document without kind',
+      file: 'apiVersion: v1\nmetadata: {name: b}\n',
+      error: 'app/values.yaml, document 1 (line 1): no kind',
+    },
+    {
+      why: 'a hidden file',
+      name: '.values.yaml',
+      file: 'a: 1\n',
+      error: 'app/.values.yaml, document 1 (line 1): not a Kubernetes object',
+    },
+  ])('fails on $why, naming the file', async ({ name, file, error }) => {
+    const root = await tree({ 'app/cm.yaml': cm('a'), [`app/${name ?? 'values.yaml'}`]: file });
+    await expect(subjects(root, 'app')).rejects.toThrow(error);
+  });
+
+  it('lists empty and comment-only files (they add nothing) and leaves out other extensions', async () => {
+    const root = await tree({
+      'app/cm.yaml': cm('a'),
+      'app/empty.yaml': '',
+      'app/comment.yml': '# nothing yet\n',
+      'app/docs.yaml': '---\n---\n',
+      'app/UPPER.YAML': 'a: 1\n',
+      'app/data.json': '{"a": 1}',
+      'app/sub/list.yaml': `apiVersion: v1\nkind: List\nitems:\n- ${cm('b').replaceAll('\n', '\n  ')}`,
+    });
+    expect(await subjects(root, 'app')).toEqual(['ConfigMap/a', 'ConfigMap/b']);
+  });
+});
+
 describe('.sourceignore, as source-controller leaves files out of the artifact', () => {
   it.each<{ why: string; files: Record<string, string>; want: string[] }>([
     {

@@ -36,8 +36,6 @@ export interface BuildResult {
   origins: Map<string, string>;
   /** True when `path` had no kustomization file and one was generated over its YAML files. */
   generated: boolean;
-  /** YAML files left out of a generated kustomization because they hold no Kubernetes objects. */
-  skipped: string[];
   /** Components dropped because they are missing and ignoreMissingComponents is set. */
   missingComponents: string[];
 }
@@ -102,7 +100,6 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     }
     const found = await findKustomizationFile(kdir);
     let existing: Record<string, unknown>;
-    let skipped: string[] = [];
     if (found) {
       // A symlinked kustomization file may not pull in (nor, below, be written over) a file outside the tree.
       if (!isInside(realCopyRoot, await realpath(join(kdir, found)))) {
@@ -110,9 +107,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       }
       existing = await readKustomization(join(kdir, found), join(relPath, found));
     } else {
-      const generated = generateKustomization(await scan(kdir, ''), relPath === '.' ? '' : toPosix(relPath));
-      existing = { ...generated.kustomization };
-      skipped = generated.skipped.map((f) => join(relPath, f));
+      existing = { ...generateKustomization(await scan(kdir, ''), relPath === '.' ? '' : toPosix(relPath)) };
     }
     const { components, missing } = await checkComponents(
       kdir,
@@ -145,7 +140,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       const origin = takeOrigin(obj, addedOrigin);
       if (origin !== undefined) origins.set(objectKey(obj), toPosix(normalize(join(relPath, origin))));
     }
-    return { objects, origins, generated: !found, skipped, missingComponents: missing };
+    return { objects, origins, generated: !found, missingComponents: missing };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -391,10 +386,15 @@ function loadedEntries(k: Readonly<Record<string, unknown>>): { field: string; e
   return out;
 }
 
-/** Lists YAML files and kustomization sub-directories below `dir`, paths relative to the top. */
+/**
+ * Lists YAML files and kustomization sub-directories below `dir`, paths relative to the top, in the
+ * order of Flux's walk: depth first, each directory's entries sorted by name (byte order), a
+ * directory with a kustomization file listed instead of its contents. A file counts by its
+ * extension (`.yaml` or `.yml`, case-sensitive), hidden files included, as in Flux.
+ */
 async function scan(top: string, rel: string): Promise<Entry[]> {
   const dirents = await readdir(join(top, rel), { withFileTypes: true });
-  const sorted = dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const sorted = dirents.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
   // Read concurrently, kept in name order.
   const parts = await mapLimit(sorted, REFERENCE_CONCURRENCY, async (d): Promise<Entry[]> => {
     const childRel = rel === '' ? d.name : `${rel}/${d.name}`;
