@@ -2,7 +2,7 @@
 // makes the artifact it builds from) does, against the real kustomize binary (no cluster needed):
 // the generated kustomization's strictness, `.sourceignore`, and references that stay inside the
 // source root.
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -135,5 +135,139 @@ describe('.sourceignore, as source-controller leaves files out of the artifact',
   it('a path inside an ignored directory is refused, saying why', async () => {
     const root = await tree({ '.sourceignore': 'apps/\n', 'apps/cm.yaml': cm('a') });
     await expect(subjects(root, 'apps')).rejects.toThrow('path "apps" is excluded from the source by a .sourceignore');
+  });
+});
+
+describe('references that leave a kustomization directory but stay inside the source root', () => {
+  const shared = { 'shared/cm.yaml': cm('shared'), 'apps/prod/cm.yaml': cm('prod') };
+
+  it('a resource ../../shared/cm.yaml, with its origin', async () => {
+    const root = await tree({
+      ...shared,
+      'apps/prod/kustomization.yaml': 'resources: [cm.yaml, ../../shared/cm.yaml]\n',
+    });
+    const built = await build({ root, path: 'apps/prod', kustomizeBin: KUSTOMIZE });
+    expect(built.objects.map(subjectOf).sort()).toEqual(['ConfigMap/prod', 'ConfigMap/shared']);
+    expect([...built.origins.values()].sort()).toEqual(['apps/prod/cm.yaml', 'shared/cm.yaml']);
+    expect(built.objects.every((o) => o.metadata.annotations === undefined)).toBe(true);
+  });
+
+  it('keeps the origin annotation the user asked for as kustomize writes it', async () => {
+    const root = await tree({ ...shared, 'apps/prod/kustomization.yaml': 'resources: [../../shared/cm.yaml]\n' });
+    const built = await build({
+      root,
+      path: 'apps/prod',
+      kustomizeBin: KUSTOMIZE,
+      buildMetadata: ['originAnnotations'],
+    });
+    expect(built.objects[0]?.metadata.annotations?.['config.kubernetes.io/origin']).toBe(
+      'path: ../../shared/cm.yaml\n',
+    );
+  });
+
+  it('a patch file ../common/p.yaml in a base, and a generator file from a sibling directory', async () => {
+    const root = await tree({
+      'apps/base/kustomization.yaml': [
+        'resources: [cm.yaml]',
+        'patches: [{path: ../common/p.yaml}]',
+        'configMapGenerator: [{name: conf, files: [../common/app.properties]}]',
+        '',
+      ].join('\n'),
+      'apps/base/cm.yaml': cm('web'),
+      'apps/common/p.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {patched: "yes"}\n',
+      'apps/common/app.properties': 'a=1\n',
+      'apps/prod/kustomization.yaml': 'resources: [../base]\n',
+    });
+    const built = await build({ root, path: 'apps/prod', kustomizeBin: KUSTOMIZE });
+    const byName = new Map(built.objects.map((o) => [o.metadata.name.replace(/-[a-z0-9]{10}$/, ''), o]));
+    expect(byName.get('web')?.['data']).toEqual({ patched: 'yes' });
+    expect(byName.get('conf')?.['data']).toEqual({ 'app.properties': 'a=1\n' });
+  });
+
+  it('a base whose kustomization file is a symlink to a file elsewhere inside the root', async () => {
+    const root = await tree({
+      'apps/base/cm.yaml': cm('a'),
+      'apps/templates/base-kustomization.yaml': 'resources: [cm.yaml]\n',
+      'apps/prod/kustomization.yaml': 'resources: [../base]\n',
+    });
+    await symlink('../templates/base-kustomization.yaml', join(root, 'apps/base/kustomization.yaml'));
+    expect(await subjects(root, 'apps/prod')).toEqual(['ConfigMap/a']);
+  });
+
+  it('a symlink to a file elsewhere inside the root', async () => {
+    const root = await tree({ ...shared, 'apps/prod/kustomization.yaml': 'resources: [link.yaml]\n' });
+    await symlink('../../shared/cm.yaml', join(root, 'apps/prod/link.yaml'));
+    expect(await subjects(root, 'apps/prod')).toEqual(['ConfigMap/shared']);
+  });
+});
+
+describe('references that leave the source root are refused, naming the file and the entry', () => {
+  const SECRET = 'do-not-leak-3f9a';
+  async function withOutside(files: Record<string, string>) {
+    const root = await tree(files);
+    const outside = await mkdtemp(join(tmpdir(), 'kr-outside-'));
+    await writeFile(join(outside, 'secret.yaml'), cm(SECRET));
+    await writeFile(join(outside, 'secret.env'), `TOKEN=${SECRET}\n`);
+    return { root, outside, up: `${'../'.repeat(40)}${outside.slice(1)}` };
+  }
+
+  it('a resource reached with ..', async () => {
+    const { root, up } = await withOutside({ 'apps/cm.yaml': cm('a') });
+    await writeFile(join(root, 'apps/kustomization.yaml'), `resources: [cm.yaml, ${up}/secret.yaml]\n`);
+    await expect(subjects(root, 'apps')).rejects.toThrow(
+      `apps/kustomization.yaml: resources entry "${up}/secret.yaml" leaves the source root`,
+    );
+  });
+
+  it('an absolute generator env file', async () => {
+    const { root, outside } = await withOutside({ 'apps/cm.yaml': cm('a') });
+    const file = join(outside, 'secret.env');
+    await writeFile(join(root, 'apps/kustomization.yaml'), `configMapGenerator: [{name: x, envs: [${file}]}]\n`);
+    await expect(subjects(root, 'apps')).rejects.toThrow(
+      `apps/kustomization.yaml: configMapGenerator[].envs entry "${file}" leaves the source root`,
+    );
+  });
+
+  it('a symlink to a file outside, in a base', async () => {
+    const { root, outside } = await withOutside({
+      'apps/base/kustomization.yaml': 'resources: [cm.yaml]\npatches: [{path: p.yaml}]\n',
+      'apps/base/cm.yaml': cm('a'),
+      'apps/prod/kustomization.yaml': 'resources: [../base]\n',
+    });
+    await symlink(join(outside, 'secret.yaml'), join(root, 'apps/base/p.yaml'));
+    await expect(subjects(root, 'apps/prod')).rejects.toThrow(
+      'apps/base/kustomization.yaml: patches[].path entry "p.yaml" leaves the source root through a symlink',
+    );
+  });
+
+  it('a base whose kustomization file is a symlink to a file outside', async () => {
+    const { root, outside } = await withOutside({
+      'apps/base/cm.yaml': cm('a'),
+      'apps/prod/kustomization.yaml': 'resources: [../base]\n',
+    });
+    await writeFile(join(outside, 'k.yaml'), `resources: [cm.yaml]\n# ${SECRET}\n`);
+    await symlink(join(outside, 'k.yaml'), join(root, 'apps/base/kustomization.yaml'));
+    await expect(subjects(root, 'apps/prod')).rejects.toThrow(
+      'apps/base/kustomization.yaml is a symlink that leaves the source root; it is not read',
+    );
+  });
+
+  it.each([
+    ['generators', 'apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: g}\nenvs: [%]\n', 'secret.env'],
+    [
+      'transformers',
+      'apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: t}\npath: %\ntarget: {kind: ConfigMap}\n',
+      'secret.yaml',
+    ],
+  ])('a file named in a %s plugin configuration (kustomize refuses it)', async (field, config, file) => {
+    const { root, outside } = await withOutside({ 'apps/cm.yaml': cm('a') });
+    await writeFile(join(root, 'apps/plugin.yaml'), config.replace('%', join(outside, file)));
+    await writeFile(join(root, 'apps/kustomization.yaml'), `resources: [cm.yaml]\n${field}: [plugin.yaml]\n`);
+    const error = await subjects(root, 'apps').then(
+      () => new Error('built'),
+      (err: unknown) => err as Error,
+    );
+    expect(error.message).toMatch(/security; file .* is not in or below/);
+    expect(error.message).not.toContain(SECRET);
   });
 });
