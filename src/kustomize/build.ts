@@ -472,8 +472,8 @@ async function runKustomize(
   renamed: ReadonlyMap<string, string>,
 ): Promise<string> {
   const args = ['build', kdir, '--load-restrictor=LoadRestrictionsRootOnly'];
-  // Messages name files in the temporary copy; show them relative to the source root instead.
-  // and the copies of files from outside a kustomization's directory by the entries as written.
+  // Messages name files in the temporary copy: show them relative to the source root instead, and
+  // the copies of files from outside a kustomization's directory as the entries that named them.
   const shorten = (text: string) => {
     let out = text;
     for (const [written, original] of renamed) out = out.replaceAll(written, original);
