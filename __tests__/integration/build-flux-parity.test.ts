@@ -271,3 +271,20 @@ describe('references that leave the source root are refused, naming the file and
     expect(error.message).not.toContain(SECRET);
   });
 });
+
+describe('kustomize’s messages about a file from outside its kustomization’s directory', () => {
+  it('name the entry as written, not the copy', async () => {
+    const root = await tree({
+      'apps/kustomization.yaml': 'resources: [cm.yaml]\npatches: [{path: ../shared/p.json}]\n',
+      'apps/cm.yaml': cm('a'),
+      // A JSON 6902 patch needs a target; kustomize names the patch file when it has none.
+      'shared/p.json': '[{"op": "add", "path": "/data", "value": {}}]\n',
+    });
+    const error = await subjects(root, 'apps').then(
+      () => new Error('built'),
+      (err: unknown) => err as Error,
+    );
+    expect(error.message).toContain('must specify a target for JSON patch [path: "../shared/p.json"]');
+    expect(error.message).not.toContain('.kr-refs-');
+  });
+});
