@@ -574,8 +574,6 @@ async function reconcileOne(
     if (encrypted.length > 0) throw new SopsError(encrypted.join('\n'));
     // As Flux sends them: its normalisation decides which fields our manager owns (src/ssa/normalize.ts).
     const objects = setOwnerLabels(normalizeForApply(built.objects), spec.name, spec.namespace);
-    if (built.skipped.length > 0)
-      note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     await ready;
     // Names, label keys and kinds the server would refuse fail the run before anything is written.
