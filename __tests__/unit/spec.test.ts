@@ -208,6 +208,34 @@ describe('parseKustomizations: valid fields', () => {
         ],
       },
     },
+    // Every combination Flux's CRD allows: only `name` is required (kustomize then changes nothing).
+    ...(
+      [
+        [{ name: 'nginx' }, { name: 'nginx' }],
+        [
+          { name: 'nginx', newName: 'reg/nginx' },
+          { name: 'nginx', newName: 'reg/nginx' },
+        ],
+        [
+          { name: 'nginx', newTag: '1.27' },
+          { name: 'nginx', newTag: '1.27' },
+        ],
+        [
+          { name: 'nginx', digest: 'sha256:abc' },
+          { name: 'nginx', digest: 'sha256:abc' },
+        ],
+        [
+          { name: 'nginx', newTag: '1.27', digest: 'sha256:abc' },
+          { name: 'nginx', newTag: '1.27', digest: 'sha256:abc' },
+        ],
+        [
+          { name: 'nginx', newName: 'reg/nginx', newTag: '1.27', digest: 'sha256:abc' },
+          { name: 'nginx', newName: 'reg/nginx', newTag: '1.27', digest: 'sha256:abc' },
+        ],
+        // Empty optional strings are "not set", as Go's omitempty makes them for Flux.
+        [{ name: 'nginx', newName: '', newTag: '', digest: '' }, { name: 'nginx' }],
+      ] as const
+    ).map(([image, want]) => ({ spec: { images: [image] }, want: { images: [want] } })),
     {
       spec: { path: 'clusters/prod', components: ['../../components/ingress', 'file://local'] },
       want: { path: 'clusters/prod', components: ['../../components/ingress', 'file://local'] },
@@ -424,7 +452,8 @@ describe('parseKustomizations: invalid fields', () => {
     [{ patches: { patch: 'a: 1' } }, 'spec.patches: must be a list, got a mapping'],
     // images
     [{ images: [{ newTag: 'v1' }] }, 'spec.images[0].name: is required'],
-    [{ images: [{ name: 'nginx' }] }, 'spec.images[0]: set at least one of newName, newTag or digest'],
+    [{ images: [{ name: '', newTag: 'v1' }] }, 'spec.images[0].name: must not be empty'],
+    [{ images: [{ name: 'nginx', tag: 'v1' }] }, 'unknown field spec.images[0].tag'],
     [
       { images: [{ name: 'nginx', newTag: 1.27 }] },
       'spec.images[0].newTag: must be a string, got number 1.27 (quote it: "1.27")',

@@ -528,10 +528,8 @@ function readImage(p: Problems, value: unknown, at: string): Image | undefined {
   const newName = readString(p, raw.newName, child(at, 'newName'));
   const newTag = readString(p, raw.newTag, child(at, 'newTag'));
   const digest = readString(p, raw.digest, child(at, 'digest'));
-  if (newName === undefined && newTag === undefined && digest === undefined) {
-    p.add(at, 'set at least one of newName, newTag or digest');
-    return undefined;
-  }
+  // Flux's CRD requires only `name`: an entry with nothing else is legal, and kustomize leaves the image as it is.
+  // An empty name is refused although the CRD lets it through: it matches no image, so it is always a slip.
   return name === undefined ? undefined : withoutUndefined({ name, newName, newTag, digest });
 }
 
