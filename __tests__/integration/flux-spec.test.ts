@@ -117,6 +117,57 @@ spec: {interval: 5m, prune: false, path: ./two, sourceRef: {kind: GitRepository,
   });
 });
 
+// Cases from Flux's own tests (kustomization_patch_delete_test.go) and CRD (spec.images needs only `name`).
+describe('build --kustomizations: what Flux accepts', () => {
+  const CONFIGMAPS = ['cm1', 'cm2', 'cm3']
+    .map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${n}, namespace: default}\ndata: {key: v}\n`)
+    .join('---\n');
+  const DELETE_CM1_CM2 =
+    '$patch: delete\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\n  namespace: default\n---\n' +
+    '$patch: delete\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm2\n  namespace: default';
+  const ks = (spec: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: app, namespace: flux-system}
+spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, name: repo}, ${spec}}
+`;
+
+  it.each([
+    ['in spec.patches', { 'ks.yaml': ks(`patches: [{patch: ${JSON.stringify(DELETE_CM1_CM2)}}]`) }],
+    [
+      'in a patch file of kustomization.yaml',
+      {
+        'ks.yaml': ks('wait: false'),
+        'app/kustomization.yaml': 'resources: [configmaps.yaml]\npatches: [{path: delete.yaml}]\n',
+        'app/delete.yaml': DELETE_CM1_CM2,
+      },
+    ],
+  ])('applies a patch holding several $patch: delete documents %s', async (_, files) => {
+    const root = await writeTree({ 'app/configmaps.yaml': CONFIGMAPS, ...files });
+    const res = await build(root, '--kustomizations', 'ks.yaml');
+    expect(res.code, res.stderr).toBe(0);
+    expect(docs(res.stdout).map((d) => d.metadata.name)).toEqual(['cm3']);
+  });
+
+  it('takes an image entry with only a name, and kustomize leaves that image as it is', async () => {
+    const root = await writeTree({
+      'ks.yaml': ks('images: [{name: nginx}, {name: redis, newTag: "7"}]'),
+      'app/deploy.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "nginx:1.27"}, {name: cache, image: "redis:6"}]}
+`,
+    });
+    const res = await build(root, '--kustomizations', 'ks.yaml');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('image: nginx:1.27\n');
+    expect(res.stdout).toContain('image: redis:7\n');
+  });
+});
+
 describe('a Flux Kustomization applied through the action', () => {
   let client: ClusterClient;
   beforeAll(async () => {

@@ -8,7 +8,7 @@ import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './genera
 import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin, type BuildFields } from './merge.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
 import { cutStderr, DEFAULT_LIMITS, formatBytes, runBounded, type ProcessLimits, type RunResult } from './run.js';
-import { jsonPatchProblem } from './jsonpatch.js';
+import { jsonPatchProblem, patchTextProblem } from './jsonpatch.js';
 import { manifestTextProblem, parseYamlStream, parseYamlValue } from './yaml.js';
 
 export interface BuildOptions extends Omit<BuildFields, 'components'> {
@@ -310,8 +310,7 @@ async function checkEntry(
     const text = await readFile(target, 'utf8');
     const where = toPosix(relative(copyRoot, target));
     const problem =
-      manifestTextProblem(text, where) ??
-      (field.startsWith('patches') ? jsonPatchProblem(parseYamlValue(text, where)) : undefined);
+      manifestTextProblem(text, where) ?? (field.startsWith('patches') ? patchTextProblem(text, where) : undefined);
     if (problem !== undefined) throw new Error(problem.startsWith(where) ? problem : `${where}: ${problem}`);
   }
   if (!dir || !info?.isDirectory()) return;
