@@ -168,6 +168,55 @@ spec:
   });
 });
 
+// Under Flux a Kustomization file inside another one's build is applied by it: kustomize gives it its
+// namespace. The namespace we load it in must be the one the real kustomize build gives the object.
+describe('build --kustomizations: the namespace of a Kustomization built by another', () => {
+  const ks = (name: string, namespace: string | undefined, spec: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ${name}${namespace === undefined ? '' : `, namespace: ${namespace}`}}
+spec: {interval: 5m, prune: true, sourceRef: {kind: GitRepository, name: repo}, ${spec}}
+`;
+  const CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: default}\n';
+
+  it.each<{ why: string; files: Record<string, string>; want: string[] }>([
+    {
+      why: "a parent's targetNamespace, over the child's own namespace, two levels deep",
+      files: {
+        'clusters/tenants.yaml': ks('tenants', 'flux-system', 'path: ./tenants, targetNamespace: tenant-a'),
+        'tenants/apps.yaml': ks('apps', 'flux-system', 'path: ./apps, targetNamespace: shop'),
+        'apps/web.yaml': ks('web', undefined, 'path: ./web'),
+        'apps/db.yaml': ks('db', 'data', 'path: ./web'),
+        'web/cm.yaml': CM,
+      },
+      want: ['flux-system/tenants', 'tenant-a/apps', 'shop/web', 'shop/db'],
+    },
+    {
+      why: "a kustomization.yaml's namespace; a file it does not list and one outside keep their own",
+      files: {
+        'clusters/tenants.yaml': ks('tenants', 'flux-system', 'path: ./tenants'),
+        'tenants/kustomization.yaml': 'namespace: team-b\nresources: [apps.yaml]\n',
+        'tenants/apps.yaml': ks('apps', undefined, 'path: ./web'),
+        'tenants/unlisted.yaml': ks('unlisted', 'own', 'path: ./web'),
+        'elsewhere/free.yaml': ks('free', undefined, 'path: ./web'),
+        'web/cm.yaml': CM,
+      },
+      want: ['flux-system/tenants', 'team-b/apps', 'own/unlisted', 'flux-system/free'],
+    },
+  ])('$why', async ({ files, want }) => {
+    const root = await writeTree(files);
+    const res = await build(root, '--kustomizations', '**/*.yaml');
+    expect(res.code, res.stderr).toBe(0);
+    const headers = [...res.stdout.matchAll(/^# Kustomization (\S+)$/gm)].map((m) => m[1]);
+    expect([...headers].sort()).toEqual([...want].sort());
+    // Every Kustomization object a parent's kustomize build emits is one we loaded, in the same namespace.
+    const built = docs(res.stdout.replace(/^# .*$/gm, '---'))
+      .filter((d) => d.kind === 'Kustomization')
+      .map((d) => `${d.metadata.namespace ?? '(none)'}/${d.metadata.name}`);
+    expect(built.length).toBeGreaterThan(0);
+    for (const object of built) expect(headers).toContain(object);
+  });
+});
+
 describe('a Flux Kustomization applied through the action', () => {
   let client: ClusterClient;
   beforeAll(async () => {

@@ -847,8 +847,14 @@ function displayName(metadata: unknown): string {
   return `Kustomization ${shownNamespace}/${shownName}`;
 }
 
-/** Reads metadata.name and metadata.namespace; other metadata (labels, annotations, ...) is not ours to check. */
-function readMetadata(p: Problems, value: unknown): { name?: string; namespace: string } {
+/**
+ * Reads metadata.name and metadata.namespace; other metadata (labels, annotations, ...) is not ours to check.
+ * `namespace`, when given, replaces metadata.namespace (the namespace a parent's build gives the object).
+ */
+function readMetadata(p: Problems, value: unknown, namespace?: string): { name?: string; namespace: string } {
+  if (namespace !== undefined && isMapping(value)) {
+    return withoutUndefined({ name: readObjectName(p, value.name, 'metadata.name'), namespace });
+  }
   if (isAbsent(value)) {
     p.add('metadata.name', 'is required');
     return { namespace: DEFAULT_NAMESPACE };
@@ -864,7 +870,7 @@ function readMetadata(p: Problems, value: unknown): { name?: string; namespace: 
 }
 
 /** Reads one Kustomization document; every problem is prefixed with file, document and namespace/name. */
-function readDocument(value: Mapping, file: string, document: number): DocumentResult {
+function readDocument(value: Mapping, file: string, document: number, namespace?: string): DocumentResult {
   const prefix = `${file}, document ${document}, ${displayName(value.metadata)}: `;
   if (value.apiVersion !== FLUX_API_VERSION) {
     const apiVersion = typeof value.apiVersion === 'string' ? value.apiVersion : '';
@@ -872,14 +878,34 @@ function readDocument(value: Mapping, file: string, document: number): DocumentR
   }
   const p = new Problems();
   readMapping(p, value, '', TOP_LEVEL_FIELDS);
-  const { name, namespace } = readMetadata(p, value.metadata);
-  const fields = readSpec(p, value.spec, namespace);
+  const { name, namespace: effective } = readMetadata(p, value.metadata, namespace);
+  const fields = readSpec(p, value.spec, effective);
   const problems = p.items.map((item) => prefix + item);
   if (problems.length > 0 || name === undefined || fields === undefined) return { problems };
   const origin = { kind: 'file', file, document } as const;
-  const spec = withoutUndefined({ name, namespace, origin, ...fields });
+  const spec = withoutUndefined({ name, namespace: effective, origin, ...fields });
   documents.set(spec, value);
   return { spec, problems };
+}
+
+/** metadata.namespace as written in the document `spec` was read from; undefined when left out. */
+export function writtenNamespace(spec: KustomizationSpec): string | undefined {
+  const metadata = documents.get(spec)?.metadata;
+  const namespace = isMapping(metadata) ? metadata.namespace : undefined;
+  return typeof namespace === 'string' && namespace !== '' ? namespace : undefined;
+}
+
+/**
+ * `spec` read again from its document as if it were in `namespace`, so that the defaults that follow
+ * the namespace (spec.sourceRef.namespace, spec.dependsOn[].namespace) follow it too. A spec from the
+ * inputs, or one already in `namespace`, is returned as it is.
+ */
+export function inNamespace(spec: KustomizationSpec, namespace: string): KustomizationSpec {
+  const value = documents.get(spec);
+  if (spec.namespace === namespace || value === undefined || spec.origin.kind !== 'file') return spec;
+  const result = readDocument(value, spec.origin.file, spec.origin.document, namespace);
+  if (result.spec === undefined) throw new SpecError(result.problems);
+  return result.spec;
 }
 
 /** The document each parsed spec came from, kept aside so that specs stay plain, comparable values. */
