@@ -148,6 +148,25 @@ spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, 
     expect(docs(res.stdout).map((d) => d.metadata.name)).toEqual(['cm3']);
   });
 
+  // TestGenerator_NameTransformer and TestGenerator_BuildMetadata_EmptySpec in fluxcd/pkg/kustomize: Flux gives a
+  // kustomization.yaml without resources originAnnotations, which then stay on the objects it applies.
+  it('keeps the origin annotation Flux adds for a kustomization.yaml without resources', async () => {
+    const root = await writeTree({
+      'ks.yaml': ks('targetNamespace: test-namespace, namePrefix: prefix-, nameSuffix: -suffix'),
+      'app/kustomization.yaml':
+        'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nconfigMapGenerator:\n' +
+        '  - name: test-configmap\n    literals: [foo=bar, baz=qux]\n',
+    });
+    const res = await build(root, '--kustomizations', 'ks.yaml');
+    expect(res.code, res.stderr).toBe(0);
+    const [cm] = parseAllDocuments(res.stdout).map(
+      (d) => d.toJS() as { metadata: { name: string; namespace: string; annotations?: Record<string, string> } },
+    );
+    expect(cm?.metadata.name).toMatch(/^prefix-test-configmap-suffix-/);
+    expect(cm?.metadata.namespace).toBe('test-namespace');
+    expect(cm?.metadata.annotations?.['config.kubernetes.io/origin']).toContain('configuredIn: kustomization.yaml');
+  });
+
   it('takes an image entry with only a name, and kustomize leaves that image as it is', async () => {
     const root = await writeTree({
       'ks.yaml': ks('images: [{name: nginx}, {name: redis, newTag: "7"}]'),
@@ -209,7 +228,7 @@ spec: {interval: 5m, prune: true, sourceRef: {kind: GitRepository, name: repo}, 
     const headers = [...res.stdout.matchAll(/^# Kustomization (\S+)$/gm)].map((m) => m[1]);
     expect([...headers].sort()).toEqual([...want].sort());
     // Every Kustomization object a parent's kustomize build emits is one we loaded, in the same namespace.
-    const built = docs(res.stdout.replace(/^# .*$/gm, '---'))
+    const built = docs(res.stdout.replace(/^# .*\n/gm, ''))
       .filter((d) => d.kind === 'Kustomization')
       .map((d) => `${d.metadata.namespace ?? '(none)'}/${d.metadata.name}`);
     expect(built.length).toBeGreaterThan(0);

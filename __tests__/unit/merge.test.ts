@@ -77,10 +77,14 @@ describe('mergeKustomization (Flux spec fields into kustomization.yaml)', () => 
   });
 
   it.each([
-    [{}, {}, true],
-    [{ buildMetadata: ['originAnnotations'] }, {}, false],
-    [{}, { buildMetadata: ['originAnnotations', 'transformerAnnotations'] }, false],
-    [{ buildMetadata: ['originAnnotations'] }, { buildMetadata: ['transformerAnnotations'] }, true],
+    [{ resources: ['a.yaml'] }, {}, true],
+    [{ resources: ['a.yaml'], buildMetadata: ['originAnnotations'] }, {}, false],
+    [{ resources: ['a.yaml'] }, { buildMetadata: ['originAnnotations', 'transformerAnnotations'] }, false],
+    [
+      { resources: ['a.yaml'], buildMetadata: ['originAnnotations'] },
+      { buildMetadata: ['transformerAnnotations'] },
+      true,
+    ],
   ])('addedOrigin for %j + %j is %s', (existing, fields, want) => {
     expect(mergeKustomization(existing, fields).addedOrigin).toBe(want);
   });

@@ -132,10 +132,11 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       opts.components ?? [],
       opts.ignoreMissingComponents ?? false,
     );
-    const { kustomization, addedOrigin } = mergeKustomization(existing, {
-      ...pick(opts),
-      components,
-    });
+    const { kustomization, addedOrigin } = mergeKustomization(
+      existing,
+      { ...pick(opts), components },
+      found ? 'file' : 'generated',
+    );
     // Replaced, never written through: the copy keeps the tree's symlinks, and one (even a dangling
     // one) in place of the kustomization file would otherwise make this write land outside the copy.
     const kfile = join(kdir, found ?? 'kustomization.yaml');
