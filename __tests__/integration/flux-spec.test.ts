@@ -189,7 +189,7 @@ spec:
 
 // Under Flux a Kustomization file inside another one's build is applied by it: kustomize gives it its
 // namespace. The namespace we load it in must be the one the real kustomize build gives the object.
-describe('build --kustomizations: the namespace of a Kustomization built by another', () => {
+describe('build --kustomizations: the namespace and name of a Kustomization built by another', () => {
   const ks = (name: string, namespace: string | undefined, spec: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {name: ${name}${namespace === undefined ? '' : `, namespace: ${namespace}`}}
@@ -220,6 +220,18 @@ spec: {interval: 5m, prune: true, sourceRef: {kind: GitRepository, name: repo}, 
         'web/cm.yaml': CM,
       },
       want: ['flux-system/tenants', 'team-b/apps', 'own/unlisted', 'flux-system/free'],
+    },
+    {
+      why: "a parent's namePrefix and nameSuffix, and those of a kustomization.yaml inside its build",
+      files: {
+        'clusters/tenants.yaml': ks('tenants', 'flux-system', 'path: ./tenants, namePrefix: dev-, nameSuffix: -eu'),
+        'tenants/kustomization.yaml': 'resources: [apps.yaml, sub]\n',
+        'tenants/apps.yaml': ks('apps', 'flux-system', 'path: ./web'),
+        'tenants/sub/kustomization.yaml': 'namePrefix: inner-\nresources: [db.yaml]\n',
+        'tenants/sub/db.yaml': ks('db', 'flux-system', 'path: ./web'),
+        'web/cm.yaml': CM,
+      },
+      want: ['flux-system/tenants', 'flux-system/dev-apps-eu', 'flux-system/dev-inner-db-eu'],
     },
   ])('$why', async ({ files, want }) => {
     const root = await writeTree(files);

@@ -3,17 +3,29 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { decideNamespaces, type NamespaceCandidate } from '../../src/spec/applied-by.js';
+import { decideNamespaces, type NamespaceCandidate, type Transform } from '../../src/spec/applied-by.js';
 import { loadKustomizations } from '../../src/spec/load.js';
 import { SpecError } from '../../src/spec/parse.js';
 
-type Candidate = Omit<NamespaceCandidate, 'builds'> & { builds: Record<string, string | undefined> };
+type Candidate = Omit<NamespaceCandidate, 'builds' | 'name'> & {
+  name?: string;
+  /** A file's transform, or only the namespace a kustomization.yaml sets (no prefix or suffix). */
+  builds: Record<string, Partial<Transform> | string | undefined>;
+};
 
 const candidate = (c: Partial<Candidate> & Pick<Candidate, 'key' | 'file'>): NamespaceCandidate => ({
   ownNamespace: undefined,
   targetNamespace: undefined,
   ...c,
-  builds: new Map(Object.entries(c.builds ?? {})),
+  name: c.name ?? c.key.split('/').pop()!,
+  builds: new Map(
+    Object.entries(c.builds ?? {}).map(([file, t]) => [
+      file,
+      typeof t === 'object'
+        ? { namespace: undefined, prefix: '', suffix: '', ...t }
+        : { namespace: t, prefix: '', suffix: '' },
+    ]),
+  ),
 });
 
 describe('decideNamespaces', () => {
@@ -86,6 +98,17 @@ describe('decideNamespaces', () => {
     expect(decideNamespaces(candidates).map((d) => d.namespace)).toEqual(want);
   });
 
+  it.each<{ why: string; transform: Partial<Transform>; want: string }>([
+    { why: 'no prefix or suffix', transform: {}, want: 'apps' },
+    { why: 'a prefix and a suffix', transform: { prefix: 'dev-', suffix: '-eu' }, want: 'dev-apps-eu' },
+  ])('names: $why', ({ transform, want }) => {
+    const decisions = decideNamespaces([
+      candidate({ key: 'p', file: 'p.yaml', builds: { 'apps.yaml': transform } }),
+      candidate({ key: 'apps', file: 'apps.yaml', ownNamespace: 'team' }),
+    ]);
+    expect(decisions[1]).toEqual({ namespace: 'team', name: want, appliedBy: 'p' });
+  });
+
   it('reports a Kustomization that two parents put in different namespaces', () => {
     const decisions = decideNamespaces([
       candidate({ key: 'flux-system/p', file: 'p.yaml', targetNamespace: 'a', builds: { 'c.yaml': undefined } }),
@@ -95,7 +118,7 @@ describe('decideNamespaces', () => {
     expect(decisions[2]).toEqual({
       problem:
         'c.yaml: Kustomization flux-system/c is built by several Kustomizations that give it different namespaces ' +
-        '(flux-system/p puts it in a, flux-system/q puts it in b); Flux would create one copy in each. ' +
+        'or names (flux-system/p makes it a/c, flux-system/q makes it b/c); Flux would create one copy each. ' +
         'Keep the file in the path of one of them',
     });
   });
@@ -207,6 +230,31 @@ describe('loadKustomizations: the namespace a parent gives', () => {
         'components/extra/extra.yaml': ks('extra', undefined, { path: './tenants' }),
       },
       want: ['flux-system/tenants', 't/extra'],
+    },
+    {
+      why: "spec.namePrefix/nameSuffix replace the top kustomization's; inner ones add to them",
+      files: {
+        'clusters/tenants.yaml': ks('tenants', 'flux-system', {
+          path: './tenants',
+          namePrefix: 'dev-',
+          nameSuffix: '-eu',
+        }),
+        'tenants/kustomization.yaml': 'namePrefix: replaced-\nresources: [apps.yaml, sub]\n',
+        'tenants/apps.yaml': ks('apps', 'flux-system', { path: './apps' }),
+        'tenants/sub/kustomization.yaml': 'namePrefix: inner-\nnameSuffix: -in\nresources: [db.yaml]\n',
+        'tenants/sub/db.yaml': ks('db', 'flux-system', { path: './apps' }),
+        'apps/cm.yaml': CM,
+      },
+      want: ['flux-system/tenants', 'flux-system/dev-apps-eu', 'flux-system/dev-inner-db-in-eu'],
+    },
+    {
+      why: 'a generated build: spec.namePrefix renames the files it takes directly',
+      files: {
+        'clusters/tenants.yaml': ks('tenants', 'flux-system', { path: './tenants', namePrefix: 'dev-' }),
+        'tenants/apps.yaml': ks('apps', 'flux-system', { path: './apps' }),
+        'apps/cm.yaml': CM,
+      },
+      want: ['flux-system/tenants', 'flux-system/dev-apps'],
     },
   ])('$why', async ({ files, want }) => {
     await tree(files);

@@ -6,9 +6,9 @@ import {
   DEFAULT_NAMESPACE,
   FLUX_API_VERSION,
   SpecError,
-  inNamespace,
   normalizeSourcePath,
   parseKustomizations,
+  withIdentity,
   writtenNamespace,
 } from './parse.js';
 import type { KustomizationSpec } from './types.js';
@@ -168,8 +168,8 @@ function duplicateProblems(specs: readonly KustomizationSpec[]): string[] {
 }
 
 /**
- * Gives each Kustomization the namespace it has under Flux when another loaded Kustomization builds
- * its file (see applied-by.ts), reading it again in that namespace.
+ * Gives each Kustomization the namespace and name it has under Flux when another loaded Kustomization
+ * builds its file (see applied-by.ts), reading it again with them.
  */
 async function placeInNamespaces(
   specs: readonly KustomizationSpec[],
@@ -178,10 +178,11 @@ async function placeInNamespaces(
   const files = [...new Set(specs.map((spec) => located(spec).file))];
   const candidates = await mapLimit(specs, 4, async (spec) => ({
     key: `${writtenNamespace(spec) ?? DEFAULT_NAMESPACE}/${spec.name}`,
+    name: spec.name,
     file: located(spec).file,
     ownNamespace: writtenNamespace(spec),
     targetNamespace: spec.targetNamespace,
-    builds: await builtFiles(root, spec.path, spec.components, files),
+    builds: await builtFiles(root, spec, files),
   }));
   const problems: string[] = [];
   const placed = decideNamespaces(candidates).map((decision, i) => {
@@ -190,7 +191,15 @@ async function placeInNamespaces(
       problems.push(decision.problem);
       return spec;
     }
-    return inNamespace(spec, decision.namespace);
+    try {
+      return withIdentity(spec, decision);
+    } catch (error) {
+      // A prefix or suffix can make the name too long or invalid; say who gave it.
+      if (!(error instanceof SpecError)) throw error;
+      const by = `; Kustomization ${decision.appliedBy ?? ''}, which builds this file, gives it that name with its name prefix or suffix`;
+      problems.push(...error.problems.map((p) => p + by));
+      return spec;
+    }
   });
   return { specs: placed, problems };
 }

@@ -847,13 +847,19 @@ function displayName(metadata: unknown): string {
   return `Kustomization ${shownNamespace}/${shownName}`;
 }
 
+/** The identity a parent's build gives a Kustomization object, in place of the one its file states. */
+export interface Identity {
+  namespace: string;
+  name: string;
+}
+
 /**
  * Reads metadata.name and metadata.namespace; other metadata (labels, annotations, ...) is not ours to check.
- * `namespace`, when given, replaces metadata.namespace (the namespace a parent's build gives the object).
+ * `identity`, when given, replaces both (the namespace and name a parent's build gives the object).
  */
-function readMetadata(p: Problems, value: unknown, namespace?: string): { name?: string; namespace: string } {
-  if (namespace !== undefined && isMapping(value)) {
-    return withoutUndefined({ name: readObjectName(p, value.name, 'metadata.name'), namespace });
+function readMetadata(p: Problems, value: unknown, identity?: Identity): { name?: string; namespace: string } {
+  if (identity !== undefined) {
+    return withoutUndefined({ name: readObjectName(p, identity.name, 'metadata.name'), namespace: identity.namespace });
   }
   if (isAbsent(value)) {
     p.add('metadata.name', 'is required');
@@ -870,7 +876,7 @@ function readMetadata(p: Problems, value: unknown, namespace?: string): { name?:
 }
 
 /** Reads one Kustomization document; every problem is prefixed with file, document and namespace/name. */
-function readDocument(value: Mapping, file: string, document: number, namespace?: string): DocumentResult {
+function readDocument(value: Mapping, file: string, document: number, identity?: Identity): DocumentResult {
   const prefix = `${file}, document ${document}, ${displayName(value.metadata)}: `;
   if (value.apiVersion !== FLUX_API_VERSION) {
     const apiVersion = typeof value.apiVersion === 'string' ? value.apiVersion : '';
@@ -878,7 +884,7 @@ function readDocument(value: Mapping, file: string, document: number, namespace?
   }
   const p = new Problems();
   readMapping(p, value, '', TOP_LEVEL_FIELDS);
-  const { name, namespace: effective } = readMetadata(p, value.metadata, namespace);
+  const { name, namespace: effective } = readMetadata(p, value.metadata, identity);
   const fields = readSpec(p, value.spec, effective);
   const problems = p.items.map((item) => prefix + item);
   if (problems.length > 0 || name === undefined || fields === undefined) return { problems };
@@ -896,14 +902,16 @@ export function writtenNamespace(spec: KustomizationSpec): string | undefined {
 }
 
 /**
- * `spec` read again from its document as if it were in `namespace`, so that the defaults that follow
- * the namespace (spec.sourceRef.namespace, spec.dependsOn[].namespace) follow it too. A spec from the
- * inputs, or one already in `namespace`, is returned as it is.
+ * `spec` read again from its document as if it had `identity` (the namespace and name a parent's build
+ * gives it), so that the defaults that follow the namespace (spec.sourceRef.namespace,
+ * spec.dependsOn[].namespace) follow it too. A spec from the inputs, or one that has it already, is
+ * returned as it is.
  */
-export function inNamespace(spec: KustomizationSpec, namespace: string): KustomizationSpec {
+export function withIdentity(spec: KustomizationSpec, identity: Identity): KustomizationSpec {
   const value = documents.get(spec);
-  if (spec.namespace === namespace || value === undefined || spec.origin.kind !== 'file') return spec;
-  const result = readDocument(value, spec.origin.file, spec.origin.document, namespace);
+  const same = spec.namespace === identity.namespace && spec.name === identity.name;
+  if (same || value === undefined || spec.origin.kind !== 'file') return spec;
+  const result = readDocument(value, spec.origin.file, spec.origin.document, identity);
   if (result.spec === undefined) throw new SpecError(result.problems);
   return result.spec;
 }
