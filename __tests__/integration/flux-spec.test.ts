@@ -167,6 +167,16 @@ spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, 
     expect(cm?.metadata.annotations?.['config.kubernetes.io/origin']).toContain('configuredIn: kustomization.yaml');
   });
 
+  it('takes a spec.path with a leading slash as relative to the source root, as Flux joins it', async () => {
+    const root = await writeTree({
+      'ks.yaml': ks('wait: false').replace('path: ./app', 'path: /app'),
+      'app/configmaps.yaml': CONFIGMAPS,
+    });
+    const res = await build(root, '--kustomizations', 'ks.yaml');
+    expect(res.code, res.stderr).toBe(0);
+    expect(docs(res.stdout).map((d) => d.metadata.name)).toEqual(['cm1', 'cm2', 'cm3']);
+  });
+
   it('takes an image entry with only a name, and kustomize leaves that image as it is', async () => {
     const root = await writeTree({
       'ks.yaml': ks('images: [{name: nginx}, {name: redis, newTag: "7"}]'),

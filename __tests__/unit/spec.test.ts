@@ -236,6 +236,9 @@ describe('parseKustomizations: valid fields', () => {
         [{ name: 'nginx', newName: '', newTag: '', digest: '' }, { name: 'nginx' }],
       ] as const
     ).map(([image, want]) => ({ spec: { images: [image] }, want: { images: [want] } })),
+    // Flux joins spec.path to the source root (SecureJoin): a leading "/" means the root, not the file system's.
+    { spec: { path: '/clusters/prod' }, want: { path: 'clusters/prod' } },
+    { spec: { path: '/' }, want: { path: '.' } },
     {
       spec: { path: 'clusters/prod', components: ['../../components/ingress', 'file://local'] },
       want: { path: 'clusters/prod', components: ['../../components/ingress', 'file://local'] },
@@ -379,7 +382,6 @@ describe('parseKustomizations: invalid fields', () => {
     [{ retryInterval: '1d' }, 'spec.retryInterval: "1d" is not a duration (use e.g. 30s, 5m, 1h30m)'],
     [{ interval: ['1m'] }, 'spec.interval: must be a duration (use e.g. 30s, 5m, 1h30m), got a list'],
     // path
-    [{ path: '/etc' }, 'spec.path: "/etc" must stay inside the source root'],
     [{ path: '../other-repo' }, 'spec.path: "../other-repo" must stay inside the source root'],
     [{ path: 'apps/../../x' }, 'spec.path: "apps/../../x" must stay inside the source root'],
     [{ path: 3 }, 'spec.path: must be a string, got number 3'],

@@ -92,8 +92,8 @@ export function effectiveTimeout(interval: number | undefined, timeout: number |
 /**
  * Normalises a path relative to the source root: drops `.` segments, a leading `./` and trailing
  * slashes, resolves `a/../b`, and gives `.` for the root. Returns undefined for an absolute path or
- * one that climbs above the root; Flux would confine such a path to the root silently, which hides
- * the mistake.
+ * one that climbs above the root; Flux would confine a climbing path to the root silently, which hides
+ * the mistake (spec.path's leading "/" is taken off before: see readSourcePath).
  */
 export function normalizeSourcePath(text: string): string | undefined {
   if (text.startsWith('/')) return undefined;
@@ -392,14 +392,17 @@ function readRefName(p: Problems, value: unknown, at: string, required = false):
   return readObjectName(p, value, at);
 }
 
-/** Reads spec.path (or the `path` input) and normalises it; see normalizeSourcePath. */
-export function readSourcePath(p: Problems, value: unknown, at: string): string | undefined {
+/**
+ * Reads spec.path (or the `path` input) and normalises it; see normalizeSourcePath. With `rooted`
+ * (spec.path), a leading "/" names the source root, as Flux's SecureJoin of the path onto the root makes it.
+ */
+export function readSourcePath(p: Problems, value: unknown, at: string, rooted = false): string | undefined {
   if (isAbsent(value)) return '.';
   if (typeof value !== 'string') {
     p.add(at, `must be a string, got ${describe(value)}`);
     return undefined;
   }
-  const normal = normalizeSourcePath(value);
+  const normal = normalizeSourcePath(rooted ? value.replace(/^\/+/, '') : value);
   if (normal === undefined) {
     p.add(at, `${quote(value)} must stay inside the source root (a relative path that does not climb out with "..")`);
   }
@@ -767,7 +770,7 @@ function readSpec(p: Problems, value: unknown, namespace: string): SpecFields | 
   const interval = readDuration(p, spec.interval, 'spec.interval', true);
   const retryInterval = readDuration(p, spec.retryInterval, 'spec.retryInterval');
   const timeout = readDuration(p, spec.timeout, 'spec.timeout');
-  const path = readSourcePath(p, spec.path, 'spec.path');
+  const path = readSourcePath(p, spec.path, 'spec.path', true);
   const sourceRef = readSourceRef(p, spec.sourceRef, namespace);
   const prune = readBoolean(p, spec.prune, 'spec.prune', true);
   const fields: SpecFields = {
