@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -260,6 +260,33 @@ describe('loadKustomizations: the namespace a parent gives', () => {
     await tree(files);
     const specs = await loadKustomizations(['**/*.yaml'], root);
     expect(specs.map((s) => `${s.namespace}/${s.name}`).sort()).toEqual([...want].sort());
+  });
+
+  it('stops at kustomizations that reference each other, even with a prefix that grows each time round', async () => {
+    await tree({
+      'clusters/tenants.yaml': ks('tenants', 'flux-system', { path: './a' }),
+      'a/kustomization.yaml': 'namePrefix: a-\nresources: [../b, apps.yaml]\n',
+      'b/kustomization.yaml': 'namePrefix: b-\nresources: [../a]\n',
+      'a/apps.yaml': ks('apps', 'flux-system', { path: './a' }),
+    });
+    const specs = await loadKustomizations(['clusters/tenants.yaml', 'a/apps.yaml'], root);
+    expect(specs.map((s) => `${s.namespace}/${s.name}`)).toEqual(['flux-system/tenants', 'flux-system/a-apps']);
+  });
+
+  it('does not read a kustomization file that a symlink puts outside the root', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'spec-applied-by-outside-'));
+    try {
+      await writeFile(join(outside, 'kustomization.yaml'), 'namespace: leaked\nresources: [apps.yaml]\n');
+      await tree({
+        'clusters/tenants.yaml': ks('tenants', 'flux-system', { path: './tenants' }),
+        'tenants/apps.yaml': ks('apps', 'own', { path: './tenants' }),
+      });
+      await symlink(join(outside, 'kustomization.yaml'), join(root, 'tenants/kustomization.yaml'));
+      const specs = await loadKustomizations(['clusters/tenants.yaml', 'tenants/apps.yaml'], root);
+      expect(specs.map((s) => `${s.namespace}/${s.name}`)).toEqual(['flux-system/tenants', 'own/apps']);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 
   it('moves the defaults that follow the namespace (sourceRef, dependsOn) along', async () => {

@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isRemoteRef } from '../kustomize/merge.js';
 import { parseYamlValue } from '../kustomize/yaml.js';
@@ -111,11 +111,13 @@ async function isDirectory(path: string): Promise<boolean> {
  * The kustomization file of `dir`, parsed; null when there is none; undefined when it cannot be read as
  * a mapping (the build reports that, with its own message).
  */
-async function kustomizationOf(dir: string): Promise<Mapping | null | undefined> {
+async function kustomizationOf(dir: string, realRoot: string): Promise<Mapping | null | undefined> {
   for (const name of KUSTOMIZATION_FILES) {
     const file = join(dir, name);
     if (!(await isFile(file))) continue;
     try {
+      // A symlink may point out of the checkout; what is outside is not read (the build refuses it).
+      if (!insideRoot(realRoot, await realpath(file))) return undefined;
       const value = parseYamlValue(await readFile(file, 'utf8'), file);
       return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Mapping) : undefined;
     } catch {
@@ -145,8 +147,17 @@ const NOTHING: Transform = { namespace: undefined, prefix: '', suffix: '' };
 class BuildWalk {
   readonly files = new Map<string, Transform>();
   private readonly seen = new Set<string>();
+  /** The kustomization directories being followed: a reference back to one is a cycle (kustomize refuses it). */
+  private readonly stack = new Set<string>();
 
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    private readonly realRoot: string,
+  ) {}
+
+  private read(dir: string): Promise<Mapping | null | undefined> {
+    return kustomizationOf(dir, this.realRoot);
+  }
 
   private record(path: string, transform: Transform): void {
     const rel = toPosix(relative(this.root, path));
@@ -156,8 +167,23 @@ class BuildWalk {
   /** Follows a kustomization's local resources, bases and components, as kustomize loads them. */
   async kustomization(dir: string, k: Mapping, outer: Transform, top?: Top, extra: string[] = []): Promise<void> {
     const key = `${dir}\u0000${JSON.stringify(outer)}`;
-    if (this.seen.has(key)) return;
+    if (this.seen.has(key) || this.stack.has(dir)) return;
     this.seen.add(key);
+    this.stack.add(dir);
+    try {
+      await this.follow(dir, k, outer, top, extra);
+    } finally {
+      this.stack.delete(dir);
+    }
+  }
+
+  private async follow(
+    dir: string,
+    k: Mapping,
+    outer: Transform,
+    top: Top | undefined,
+    extra: string[],
+  ): Promise<void> {
     const transform: Transform = {
       namespace: outer.namespace ?? stringField(k, 'namespace'),
       prefix: outer.prefix + ((top ? top.namePrefix : undefined) ?? stringField(k, 'namePrefix') ?? ''),
@@ -171,7 +197,7 @@ class BuildWalk {
       if (await isFile(path)) {
         this.record(path, transform);
       } else if (await isDirectory(path)) {
-        const inner = await kustomizationOf(path);
+        const inner = await this.read(path);
         if (inner) await this.kustomization(path, inner, transform);
       }
     }
@@ -194,7 +220,7 @@ class BuildWalk {
       let sub = dir;
       for (const part of rel.split(sep).slice(0, -1)) {
         sub = join(sub, part);
-        const k = await kustomizationOf(sub);
+        const k = await this.read(sub);
         if (k === null) continue;
         covered = true;
         if (k) await this.kustomization(sub, k, transform);
@@ -218,10 +244,10 @@ export async function builtFiles(
 ): Promise<Map<string, Transform>> {
   const absoluteRoot = resolve(root);
   const dir = resolve(absoluteRoot, spec.path);
-  const walk = new BuildWalk(absoluteRoot);
+  const walk = new BuildWalk(absoluteRoot, await realpath(absoluteRoot));
   if (!(await isDirectory(dir))) return walk.files;
   const top = { namePrefix: spec.namePrefix, nameSuffix: spec.nameSuffix };
-  const k = await kustomizationOf(dir);
+  const k = await kustomizationOf(dir, await realpath(absoluteRoot));
   if (k === null) await walk.generated(dir, candidates, top, [...spec.components]);
   else if (k) await walk.kustomization(dir, k, NOTHING, top, [...spec.components]);
   return walk.files;
