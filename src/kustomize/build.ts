@@ -9,7 +9,7 @@ import { isRemoteRef, mergeKustomization, takeOrigin, type BuildFields, ORIGIN_A
 import { loadedEntries, localName, mapLoadedEntries, restoreOriginPath, type LoadedEntry } from './references.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
 import { cutStderr, DEFAULT_LIMITS, formatBytes, runBounded, type ProcessLimits, type RunResult } from './run.js';
-import { jsonPatchProblem } from './jsonpatch.js';
+import { jsonPatchProblem, patchTextProblem } from './jsonpatch.js';
 import { isIgnored, readPatterns, sourcePatterns, SOURCEIGNORE_FILE, type IgnorePattern } from './sourceignore.js';
 import { manifestTextProblem, parseYamlStream, parseYamlValue } from './yaml.js';
 
@@ -119,10 +119,11 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       opts.components ?? [],
       opts.ignoreMissingComponents ?? false,
     );
-    const { kustomization, addedOrigin } = mergeKustomization(existing, {
-      ...pick(opts),
-      components,
-    });
+    const { kustomization, addedOrigin } = mergeKustomization(
+      existing,
+      { ...pick(opts), components },
+      found ? 'file' : 'generated',
+    );
     // Replaced, never written through: the copy keeps the tree's symlinks, and one (even a dangling
     // one) in place of the kustomization file would otherwise make this write land outside the copy.
     const kfile = join(kdir, found ?? 'kustomization.yaml');
@@ -328,8 +329,7 @@ async function checkEntry(
     const text = await readFile(target, 'utf8');
     const where = toPosix(relative(copyRoot, target));
     const problem =
-      manifestTextProblem(text, where) ??
-      (field.startsWith('patches') ? jsonPatchProblem(parseYamlValue(text, where)) : undefined);
+      manifestTextProblem(text, where) ?? (field.startsWith('patches') ? patchTextProblem(text, where) : undefined);
     if (problem !== undefined) throw new Error(problem.startsWith(where) ? problem : `${where}: ${problem}`);
   }
   if (!dir || !info.isDirectory()) return;
