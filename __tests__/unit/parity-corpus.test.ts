@@ -198,6 +198,18 @@ describe('parity corpus', () => {
     expect(cases.length).toBeGreaterThanOrEqual(40);
   });
 
+  it('lists every case with its expectation in README.md', () => {
+    const rows = new Set(
+      readFileSync(join(CORPUS, 'README.md'), 'utf8')
+        .split('\n')
+        .map((line) => line.split('|').map((cell) => cell.trim()))
+        .filter((cells) => cells.length > 3)
+        .map((cells) => `${cells[1]} ${cells[2]}`),
+    );
+    const missing = cases.filter((c) => !rows.has(`${c.name} ${String(c.raw.expect)}`)).map((c) => c.name);
+    expect(missing).toEqual([]);
+  });
+
   it('keeps the committed age test key that SOPS cases use', () => {
     expect(readFileSync(join(CORPUS, 'age.agekey'), 'utf8')).toMatch(/^AGE-SECRET-KEY-1[0-9A-Z]+$/m);
   });
@@ -205,7 +217,9 @@ describe('parity corpus', () => {
   it('has no two cases claiming the same namespace, cluster-scoped name or flux-system object', () => {
     const owners = new Map<string, string[]>();
     for (const c of cases) for (const key of claims(c)) owners.set(key, [...(owners.get(key) ?? []), c.name]);
-    const shared = [...owners.entries()].filter(([, names]) => names.length > 1).map(([k, n]) => `${k}: ${n.join(', ')}`);
+    const shared = [...owners.entries()]
+      .filter(([, names]) => names.length > 1)
+      .map(([k, n]) => `${k}: ${n.join(', ')}`);
     expect(shared).toEqual([]);
   });
 
@@ -260,7 +274,9 @@ describe('parity corpus', () => {
         if (isClusterScoped(c, obj) || ns === 'flux-system') {
           expect(owned(c, objName), `setup[${i}] ${objName} must be ${name} or start with ${name}-`).toBe(true);
         } else {
-          expect(owned(c, ns ?? ''), `setup[${i}].metadata.namespace must be ${name} or start with ${name}-`).toBe(true);
+          expect(owned(c, ns ?? ''), `setup[${i}].metadata.namespace must be ${name} or start with ${name}-`).toBe(
+            true,
+          );
         }
       }
     });
@@ -279,7 +295,8 @@ describe('parity corpus', () => {
           const ref = isObj(decryption.secretRef) ? str(decryption.secretRef.name) : undefined;
           expect(setupNames.has(`Secret/${ref}`), `${String(k.name)}: decryption secret ${ref} in setup`).toBe(true);
         }
-        const from = isObj(spec.postBuild) && Array.isArray(spec.postBuild.substituteFrom) ? spec.postBuild.substituteFrom : [];
+        const from =
+          isObj(spec.postBuild) && Array.isArray(spec.postBuild.substituteFrom) ? spec.postBuild.substituteFrom : [];
         for (const ref of from.filter(isObj)) {
           if (ref.optional === true) continue;
           const key = `${String(ref.kind)}/${String(ref.name)}`;
@@ -298,7 +315,8 @@ describe('parity corpus', () => {
         if (action === 'drift') {
           const d = step.drift as Obj;
           expect(isObj(d), `steps[${i}].drift`).toBe(true);
-          for (const field of ['apiVersion', 'kind', 'name']) expect(str(d[field]), `steps[${i}].drift.${field}`).toBeTruthy();
+          for (const field of ['apiVersion', 'kind', 'name'])
+            expect(str(d[field]), `steps[${i}].drift.${field}`).toBeTruthy();
           expect(isObj(d.patch), `steps[${i}].drift.patch is a JSON merge patch`).toBe(true);
           if (isClusterScoped(c, d)) expect(d).not.toHaveProperty('namespace');
           else expect(owned(c, str(d.namespace) ?? ''), `steps[${i}].drift.namespace`).toBe(true);
@@ -318,9 +336,10 @@ describe('parity corpus', () => {
             files.add(normalize(file));
           }
           for (const file of del) {
-            expect(typeof file === 'string' && files.has(normalize(file)), `steps[${i}].git.delete ${String(file)} exists`).toBe(
-              true,
-            );
+            expect(
+              typeof file === 'string' && files.has(normalize(file)),
+              `steps[${i}].git.delete ${String(file)} exists`,
+            ).toBe(true);
             files.delete(normalize(file as string));
           }
         }
