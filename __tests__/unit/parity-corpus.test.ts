@@ -149,6 +149,51 @@ function allManifests(c: Case): Manifest[] {
   return out;
 }
 
+/** The tree's files at the first step and after each git step. */
+function statesOf(c: Case): { label: string; files: Map<string, string> }[] {
+  const files = treeFiles(c);
+  const out = [{ label: 'the first step', files: new Map(files) }];
+  stepsOf(c).forEach((step, i) => {
+    if (!isObj(step.git)) return;
+    for (const [file, text] of Object.entries(isObj(step.git.write) ? step.git.write : {})) {
+      if (typeof text === 'string') files.set(posix.normalize(file), text);
+    }
+    for (const file of Array.isArray(step.git.delete) ? step.git.delete : [])
+      files.delete(posix.normalize(String(file)));
+    out.push({ label: `steps[${i}]`, files: new Map(files) });
+  });
+  return out;
+}
+
+/** Local files and directories a kustomization.yaml refers to that are missing from `files`. */
+function missingReferences(file: string, text: string, files: Map<string, string>): string[] {
+  const kus = parse(text) as unknown;
+  if (!isObj(kus)) return [];
+  const dir = posix.dirname(file);
+  const wanted: { ref: string; dirOk: boolean }[] = [];
+  const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  for (const ref of [...list(kus.resources), ...list(kus.components)]) wanted.push({ ref, dirOk: true });
+  for (const p of Array.isArray(kus.patches) ? kus.patches.filter(isObj) : []) {
+    if (typeof p.path === 'string') wanted.push({ ref: p.path, dirOk: false });
+  }
+  for (const gen of [kus.configMapGenerator, kus.secretGenerator].flatMap((g): unknown[] =>
+    Array.isArray(g) ? g : [],
+  )) {
+    if (!isObj(gen)) continue;
+    for (const f of list(gen.files))
+      wanted.push({ ref: f.includes('=') ? f.slice(f.indexOf('=') + 1) : f, dirOk: false });
+    for (const f of list(gen.envs)) wanted.push({ ref: f, dirOk: false });
+  }
+  return wanted
+    .filter(({ ref }) => !/^[a-z]+:\/\//.test(ref) && !ref.startsWith('github.com/'))
+    .filter(({ ref, dirOk }) => {
+      const path = posix.normalize(posix.join(dir, ref));
+      if (files.has(path)) return false;
+      return !(dirOk && [...files.keys()].some((f) => f.startsWith(`${path}/`)));
+    })
+    .map(({ ref }) => `${file}: ${ref}`);
+}
+
 const owned = (c: Case, name: string) => name === c.name || name.startsWith(`${c.name}-`);
 
 /** Kinds the case's own CRDs declare cluster-scoped. */
@@ -343,6 +388,15 @@ describe('parity corpus', () => {
             files.delete(normalize(file as string));
           }
         }
+      }
+    });
+
+    it('refers in every kustomization.yaml, at every step, only to files that exist', () => {
+      for (const { label, files } of statesOf(c)) {
+        const missing = [...files.entries()]
+          .filter(([file]) => /(^|\/)kustomization\.ya?ml$/.test(file))
+          .flatMap(([file, text]) => missingReferences(file, text, files));
+        expect(missing, `missing at ${label}`).toEqual([]);
       }
     });
 
