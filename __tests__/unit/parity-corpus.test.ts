@@ -128,9 +128,14 @@ function setupOf(c: Case): Obj[] {
   return Array.isArray(c.raw.setup) ? c.raw.setup.filter(isObj) : [];
 }
 
+const manifestCache = new Map<string, Manifest[]>();
+
 /** Every manifest the case can ever apply or create: the first tree, every file a git step writes, setup. */
 function allManifests(c: Case): Manifest[] {
+  const cached = manifestCache.get(c.name);
+  if (cached) return cached;
   const out: Manifest[] = [];
+  manifestCache.set(c.name, out);
   for (const [file, text] of treeFiles(c)) if (isYaml(file)) out.push(...manifestsOf(text, `tree/${file}`));
   stepsOf(c).forEach((step, i) => {
     const write = isObj(step.git) && isObj(step.git.write) ? step.git.write : {};
@@ -197,8 +202,13 @@ function missingReferences(file: string, text: string, files: Map<string, string
 const owned = (c: Case, name: string) => name === c.name || name.startsWith(`${c.name}-`);
 
 /** Kinds the case's own CRDs declare cluster-scoped. */
+const kindCache = new Map<string, Set<string>>();
+
 function clusterCustomKinds(c: Case): Set<string> {
+  const cached = kindCache.get(c.name);
+  if (cached) return cached;
   const kinds = new Set<string>();
+  kindCache.set(c.name, kinds);
   for (const m of allManifests(c)) {
     if (m.kind !== 'CustomResourceDefinition' || !m.spec) continue;
     const names = isObj(m.spec.names) ? m.spec.names : {};
@@ -266,7 +276,7 @@ describe('parity corpus', () => {
       .filter(([, names]) => names.length > 1)
       .map(([k, n]) => `${k}: ${n.join(', ')}`);
     expect(shared).toEqual([]);
-  });
+  }, 30_000);
 
   describe.each(cases.map((c) => [c.name, c] as const))('%s', (name, c) => {
     it('has a case.yaml that parses, a valid name and only the known top-level keys', () => {
