@@ -30,6 +30,12 @@ describe('normalizeForApply', () => {
       },
     },
     {
+      why: "a PriorityClass's false globalDefault is dropped (omitempty), a true one kept (found by the parity suite)",
+      input:
+        'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: 10\nglobalDefault: false',
+      want: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'p' }, value: 10 },
+    },
+    {
       why: 'an rbac Role is left exactly as it is',
       input:
         'apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r, labels: {}}\nrules: []\nstatus: {x: 1}',

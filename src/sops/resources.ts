@@ -1,7 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { subjectOf, type KubeObject } from '../kustomize/parse.js';
 import { encryptedLeftovers } from '../ssa/mask.js';
-import { decryptText, decryptTree, isSopsEncrypted } from './decrypt.js';
+import { decryptText, decryptTree, formatForPath, isSopsEncrypted } from './decrypt.js';
 import { SopsError, type DecryptOptions, type SopsFormat } from './types.js';
 
 export const DECRYPT_KEY = 'kustomize.toolkit.fluxcd.io/decrypt';
@@ -127,7 +127,10 @@ async function decryptSecretValues(secret: KubeObject, opts: DecryptOptions): Pr
     const format = VALUE_FORMATS.find((f) => isSopsEncrypted(decoded, f));
     if (!format) continue;
     try {
-      next[key] = Buffer.from(await decryptText(decoded, format, opts), 'utf8').toString('base64');
+      // Flux writes the plaintext in the format the key's name calls for (formatForPath): a key
+      // without a known extension gets the binary store's value, the document's `data` entry.
+      const target = formatForPath(key) === 'binary' && format === 'json' ? 'binary' : format;
+      next[key] = Buffer.from(await decryptText(decoded, target, opts), 'utf8').toString('base64');
     } catch (err) {
       throw new Error(`data.${key}: ${(err as Error).message}`, { cause: err });
     }

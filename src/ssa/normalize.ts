@@ -137,6 +137,10 @@ function normalizeObject(input: KubeObject): KubeObject {
     case 'networking.k8s.io/NetworkPolicy':
       ensureMap(ensureMap(obj, 'spec'), 'podSelector');
       break;
+    case 'scheduling.k8s.io/PriorityClass':
+      // `globalDefault,omitempty`: the round trip through the Go type drops a false.
+      if (obj['globalDefault'] === false) delete obj['globalDefault'];
+      break;
   }
   return obj;
 }

@@ -197,8 +197,12 @@ export class FluxController {
     ];
     const out = createWriteStream(logFile, { flags: 'a' });
     await new Promise((r) => out.on('open', r));
+    // Its own temporary directory: at start the controller purges every /tmp/kustomization-* it finds,
+    // which would pull the build directories from under another controller on the same machine.
+    const tmp = join(opts.dir, 'tmp');
+    await mkdir(tmp, { recursive: true });
     const child = spawn(FLUX_BIN, args, {
-      env: { ...process.env, KUBECONFIG: opts.kubeconfig, RUNTIME_NAMESPACE: 'flux-system' },
+      env: { ...process.env, KUBECONFIG: opts.kubeconfig, RUNTIME_NAMESPACE: 'flux-system', TMPDIR: tmp },
       stdio: ['ignore', out, out],
     });
     const flux = new FluxController(child, logFile, args);
