@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'test/cluster/bin/', 'reports/'] },
+  { ignores: ['dist/', 'node_modules/', 'test/cluster/bin/', 'test/flux/bin/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

@@ -14,6 +14,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: npm ci in $((SECONDS - t0))s"
 fi
 bash test/cluster/build.sh
+# The real Flux kustomize-controller, the parity suite's oracle and a benchmark peer (cached under $HOME).
+bash test/flux/build.sh
 # moto, a local AWS KMS/STS emulator (PyPI), for the KMS key service's emulator tests.
 bash test/kms/setup.sh
 
