@@ -3,8 +3,9 @@
 # on stdout:  <tool>\t<path to binary or "-">\t<version or reason it is unavailable>
 # Called by bench/run.ts; safe to run by hand:  bash bench/peers.sh
 #
-# Cache: ${KR_BENCH_CACHE:-$HOME/.cache/kr-bench}/<tool>-<version>[/...]. Nothing outside it is written
-# (test/cluster/go.mod and go.sum are never modified: kubectl is built in a temporary copy).
+# Cache: ${KR_BENCH_CACHE:-$HOME/.cache/kr-bench}/<tool>-<version>[/...]. Nothing else is written
+# (test/cluster/go.mod and go.sum are never modified: kubectl is built in a temporary copy), except by
+# test/flux/build.sh, which caches Flux's kustomize-controller under ~/.cache/kr-flux and links test/flux/bin.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -119,22 +120,16 @@ kapp_line() {
 }
 
 # ---------------------------------------------------------------- Flux kustomize-controller
+# Built by test/flux/build.sh (the pinned v1.9.6 from the Go module proxy, cached under ~/.cache/kr-flux,
+# linked as test/flux/bin/kustomize-controller); bench/run.ts starts it out of cluster (test/flux/flux.ts).
 flux_line() {
-  local mod=github.com/fluxcd/kustomize-controller version out
-  version="$(cd "$cache" && go list -m -versions "$mod" 2>>"$log" | tr ' ' '\n' | sort -V | tail -1 || true)"
-  if [ -z "$version" ]; then
-    printf 'kustomize-controller\t-\tnot served by the Go module proxy\n'
+  local bin="$repo/test/flux/bin/kustomize-controller" version
+  if ! bash "$repo/test/flux/build.sh" >>"$log" 2>&1 || [ ! -x "$bin" ]; then
+    printf 'kustomize-controller\t-\tbash test/flux/build.sh failed: %s\n' "$(tail -1 "$log")"
     return
   fi
-  # `go install mod@version` refuses a module whose go.mod has replace directives, whatever the Go version.
-  local gomod replaces
-  gomod="$(cd "$cache" && go mod download -json "$mod@$version" 2>>"$log" | sed -n 's/.*"GoMod": *"\([^"]*\)".*/\1/p' || true)"
-  replaces="$(grep -cE '^replace|=>' "$gomod" 2>/dev/null || true)"
-  out="$(cd "$cache" && GOBIN="$cache/kustomize-controller-$version" go install "$mod@$version" 2>&1 | tail -1 || true)"
-  # A controller, not a CLI: even when it builds it reconciles Kustomization objects whose source is a
-  # source-controller artifact (an HTTP tarball + GitRepository/OCIRepository status). It is recorded, not run.
-  printf 'kustomize-controller\t-\t%s: go install fails (%s); its go.mod has replace directives (%s lines), which go install pkg@version refuses; and it is a controller, not a one-shot CLI (it needs a Kustomization CR and a source-controller artifact server)\n' \
-    "$version" "${out:-built}" "$replaces"
+  version="$(cat "$(dirname "$(readlink -f "$bin")")/VERSION" 2>/dev/null || echo unknown)"
+  printf 'kustomize-controller\t%s\t%s\n' "$bin" "$version"
 }
 
 kubectl_line

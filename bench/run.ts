@@ -1,5 +1,5 @@
 // Benchmarks the bundled CLI (dist/cli.js) side by side with the tools users would pick instead
-// (kubectl ApplySet; kapp and Flux's kustomize-controller when they can be built), on the same
+// (kubectl ApplySet, kapp, and Flux's kustomize-controller at its defaults and at QPS 500), on the same
 // tier-a test cluster that it starts and stops itself. Prints figures; asserts nothing about time.
 //   node_modules/.bin/node bench/run.ts [--objects 100,1000] [--large] [--concurrency-sweep 1,8,32]
 // See bench/README.md.
@@ -17,6 +17,18 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { parse, stringify } from 'yaml';
+import {
+  applyKustomization,
+  ArtifactServer,
+  finished,
+  FluxController,
+  installFluxCrds,
+  kustomizationPath,
+  publishExternalArtifact,
+  requestReconcile,
+  testClusterClient,
+  type FluxKustomization,
+} from '../test/flux/flux.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(REPO, 'dist', 'cli.js');
@@ -112,6 +124,16 @@ interface CountingProxy {
   total: () => number;
   /** A request straight to the apiserver, not counted (set-up only). */
   upstream: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: string }>;
+  /**
+   * Watches the object `name` of the collection `listPath` straight on the apiserver (not counted) until
+   * `done` holds for it; resolves with it, or with undefined after `timeoutMs`.
+   */
+  watchUntil: <T>(
+    listPath: string,
+    name: string,
+    done: (obj: T) => boolean,
+    timeoutMs: number,
+  ) => Promise<T | undefined>;
   close: () => Promise<void>;
 }
 
@@ -166,6 +188,22 @@ async function startProxy(cluster: Cluster): Promise<CountingProxy> {
     });
     req.pipe(out);
   };
+  const upstream = (method: string, path: string, body?: unknown) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = https.request(
+        `${upstreamUrl.origin}${path}`,
+        { method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, body: text });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
   const server = https.createServer({ cert: serverCert, key: serverKey }, handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -203,22 +241,52 @@ async function startProxy(cluster: Cluster): Promise<CountingProxy> {
       first = undefined;
     },
     total: () => [...counts.values()].reduce((a, b) => a + b, 0),
-    upstream: (method, path, body) =>
-      new Promise((resolve, reject) => {
-        const req = https.request(
-          `${upstreamUrl.origin}${path}`,
-          { method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } },
-          (res) => {
-            let text = '';
-            res.on('data', (c: Buffer) => (text += c.toString()));
-            res.on('end', () => {
-              resolve({ status: res.statusCode ?? 0, body: text });
+    upstream,
+    watchUntil: async <T>(listPath: string, name: string, done: (obj: T) => boolean, timeoutMs: number) => {
+      const deadline = Date.now() + timeoutMs;
+      const selector = `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`;
+      while (Date.now() < deadline) {
+        const list = await upstream('GET', `${listPath}?${selector}`);
+        if (list.status !== 200) throw new Error(`listing ${listPath}: ${list.status} ${list.body.slice(0, 300)}`);
+        const { metadata, items } = JSON.parse(list.body) as { metadata: { resourceVersion: string }; items: T[] };
+        const hit = items.find(done);
+        if (hit) return hit;
+        const seconds = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
+        const query = `${selector}&watch=1&resourceVersion=${metadata.resourceVersion}&timeoutSeconds=${String(seconds)}`;
+        const found = await new Promise<T | undefined>((resolve) => {
+          const req = https.request(`${upstreamUrl.origin}${listPath}?${query}`, { agent }, (res) => {
+            let buffer = '';
+            res.on('data', (chunk: Buffer) => {
+              buffer += chunk.toString();
+              for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
+                const line = buffer.slice(0, i).trim();
+                buffer = buffer.slice(i + 1);
+                if (line === '') continue;
+                const event = JSON.parse(line) as { type: string; object: T };
+                if ((event.type === 'ADDED' || event.type === 'MODIFIED') && done(event.object)) {
+                  resolve(event.object);
+                  req.destroy();
+                  return;
+                }
+              }
             });
-          },
-        );
-        req.on('error', reject);
-        req.end(body === undefined ? undefined : JSON.stringify(body));
-      }),
+            // The watch ended (its timeout, or an ERROR event such as 410 Gone): list and watch again.
+            res.on('end', () => {
+              resolve(undefined);
+            });
+            res.on('error', () => {
+              resolve(undefined);
+            });
+          });
+          req.on('error', () => {
+            resolve(undefined);
+          });
+          req.end();
+        });
+        if (found) return found;
+      }
+      return undefined;
+    },
     close: async () => {
       agent.destroy();
       server.closeAllConnections();
@@ -727,6 +795,115 @@ function kappTool(proxy: CountingProxy, workDir: string, bin: string, version: s
   };
 }
 
+const FLUX_NAMESPACE = 'flux-system';
+
+/** Peak resident set of a running process so far (VmHWM), KiB. */
+async function peakRssKiBOf(pid: number): Promise<number | undefined> {
+  const status = await readFile(`/proc/${String(pid)}/status`, 'utf8').catch(() => '');
+  const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
+  return Number.isFinite(kib) && kib > 0 ? kib : undefined;
+}
+
+/**
+ * Flux's kustomize-controller (test/flux: the real v1.9.6), out of cluster on this machine, its kubeconfig
+ * pointing at the counting proxy. Its source is an ExternalArtifact whose status points at a tarball of
+ * the tree on a loopback HTTP server (as source-controller would serve it); the Kustomization is Flux's
+ * defaults plus prune: true. A scenario is timed from its trigger (publishing a new revision, creating the
+ * Kustomization, or asking for a reconcile) until the Kustomization says it is done: Ready=True for its
+ * generation, no Reconciling condition, lastAppliedRevision the revision published (and, for a reconcile
+ * request, lastHandledReconcileAt the token asked for). The bench's own requests go straight to the
+ * apiserver, uncounted; the controller's CPU is its process's during the scenario.
+ */
+function fluxTool(
+  proxy: CountingProxy,
+  cluster: Cluster,
+  workDir: string,
+  peer: { name: string; prefix: string; version: string; qps?: number; burst?: number },
+): Tool {
+  const kubeconfig = join(workDir, `${peer.prefix}.kubeconfig`);
+  const name = `${peer.prefix}-bench`;
+  let client: Awaited<ReturnType<typeof testClusterClient>> | undefined;
+  let artifacts: ArtifactServer | undefined;
+  let controller: FluxController | undefined;
+  let revision = '';
+  const flags =
+    peer.qps === undefined
+      ? 'its default flags'
+      : `--kube-api-qps=${String(peer.qps)} --kube-api-burst=${String(peer.burst)}`;
+  return {
+    name: peer.name,
+    version: `${peer.version}, ${flags}`,
+    prefix: peer.prefix,
+    waits:
+      'for its CRDs and Namespaces to be Current (kstatus, polled every 2 s) before the rest (spec.wait: false, the default: no health checks); timed until the Kustomization reports the revision applied',
+    skips: ['preview of a change'],
+    prepare: async () => {
+      await proxy.kubeconfig(kubeconfig);
+      client = await testClusterClient(cluster.kubeconfig);
+      await installFluxCrds(client);
+      await createNamespace(proxy, FLUX_NAMESPACE);
+      artifacts = await ArtifactServer.start(join(workDir, `${peer.prefix}-artifacts`));
+      controller = await FluxController.start({
+        kubeconfig,
+        dir: join(workDir, `${peer.prefix}-flux`),
+        ...(peer.qps === undefined ? {} : { qps: peer.qps, burst: peer.burst }),
+      });
+    },
+    finish: async () => {
+      // Suspended, so that the next controller started on this cluster leaves it alone.
+      await client
+        ?.request('PATCH', kustomizationPath(FLUX_NAMESPACE, name), {
+          body: { spec: { suspend: true } },
+          contentType: 'application/merge-patch+json',
+        })
+        .catch(() => undefined);
+      await controller?.stop();
+      await artifacts?.close();
+      client?.close();
+    },
+    reconcile: async (s, tree) => {
+      if (!client || !artifacts || !controller) throw new Error(`${peer.name}: reconcile before prepare`);
+      // Packing the tree is source-controller's work, before the trigger.
+      const artifact = s === 'no-op re-run' ? undefined : await artifacts.publish(name, tree.dir);
+      const pid = controller.pid;
+      const cpu0 = await cpuMsOf(pid);
+      const started = performance.now();
+      let token: string | undefined;
+      if (artifact) {
+        await publishExternalArtifact(client, FLUX_NAMESPACE, name, artifact);
+        revision = artifact.revision;
+      }
+      if (s === 'first apply') {
+        await applyKustomization(client, FLUX_NAMESPACE, name, { path: './', prune: true }, name);
+      } else if (!artifact) {
+        token = await requestReconcile(client, FLUX_NAMESPACE, name);
+      }
+      const want = { revision, ...(token === undefined ? {} : { token }) };
+      const k = await proxy.watchUntil<FluxKustomization>(
+        kustomizationPath(FLUX_NAMESPACE),
+        name,
+        (obj) => finished(obj, want),
+        RUN_TIMEOUT_MS,
+      );
+      const wallMs = performance.now() - started;
+      const cpu1 = await cpuMsOf(pid);
+      const first = proxy.firstRequestAt();
+      const ready = k?.status?.conditions?.find((c) => c.type === 'Ready');
+      const ok = ready?.status === 'True' && k?.status?.lastAppliedRevision === revision;
+      return {
+        code: ok ? 0 : 1,
+        wallMs,
+        firstRequestMs: first === undefined ? undefined : first - started,
+        peakRssKiB: await peakRssKiBOf(pid),
+        cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0,
+        stdout: k ? `Ready=${ready?.status ?? '?'} (${ready?.reason ?? ''}): ${ready?.message ?? ''}` : '',
+        stderr: k ? '' : `not done after ${String(RUN_TIMEOUT_MS / 1000)} s; log: ${controller.logFile}`,
+      };
+    },
+    describe: (r) => lastLine(r.code === 0 ? r.stdout : `${r.stdout} ${r.stderr}`),
+  };
+}
+
 // ---------------------------------------------------------------- peers
 
 interface Peer {
@@ -790,6 +967,19 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
     if (kubectl?.bin) tools.push(kubectlTool(p, workDir, kubectl.bin, kubectl.version));
     const kapp = peers.find((x) => x.tool === 'kapp');
     if (kapp?.bin) tools.push(kappTool(p, workDir, kapp.bin, kapp.version));
+    const flux = peers.find((x) => x.tool === 'kustomize-controller');
+    if (flux?.bin) {
+      tools.push(
+        fluxTool(p, cluster, workDir, { name: 'Flux', prefix: 'fd', version: flux.version }),
+        fluxTool(p, cluster, workDir, {
+          name: 'Flux QPS 500',
+          prefix: 'fq',
+          version: flux.version,
+          qps: 500,
+          burst: 1000,
+        }),
+      );
+    }
 
     const rows: Row[] = [];
     const cpu = async () => ({
