@@ -340,8 +340,9 @@ function objectFor(kind: Kind, name: string, namespace: string, generation: numb
         kind,
         metadata,
         spec: {
-          // The test cluster's service range is a /24 that the tools share: past 100 per tool, headless.
-          ...(Number(name.split('-').pop()) >= 500 ? { clusterIP: 'None' } : {}),
+          // The test cluster's service range is a /24 (254 addresses) that the five tools share: past 40
+          // per tool, headless.
+          ...(Number(name.split('-').pop()) >= 200 ? { clusterIP: 'None' } : {}),
           selector: { app: name },
           ports: [{ name: 'http', port: 80, targetPort: 8080 }],
         },
