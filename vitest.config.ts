@@ -19,6 +19,16 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        test: {
+          name: 'parity',
+          include: ['__tests__/parity/**/*.test.ts'],
+          globalSetup: ['__tests__/parity/setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
+          maxConcurrency: 6,
+        },
+      },
     ],
   },
 });

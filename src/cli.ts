@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { parseArgs, promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { maskSecrets } from './kustomize/metadata.js';
 import type { KubeObject } from './kustomize/parse.js';
 import { ClusterClient } from './cluster/client.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
@@ -12,6 +11,7 @@ import { exitCode } from './report/model.js';
 import { closingLines } from './report/render.js';
 import { Scrubber, scrubReport } from './report/scrub.js';
 import { maskSecretFields } from './substitute/provenance.js';
+import { buildOutput } from './build-output.js';
 import { normalize, runInfo, type Mode, type Settings } from './settings.js';
 import { splitPatterns } from './spec/load.js';
 import { parseVarFlags } from './substitute/variables.js';
@@ -21,8 +21,10 @@ import { applyOrder } from './ssa/order.js';
 const USAGE = `usage: kustomize-reconcile <command> [flags]
 
 commands:
-  build   build with kustomize and print the objects as YAML, in apply order (no cluster needed);
-          Secret values are masked unless --show-secrets
+  build   build with kustomize and print the objects as YAML, in apply order, with the owner labels
+          the apply sets (no cluster needed); as flux build, SOPS-encrypted Secret values are
+          masked (**SOPS**), and so are fields written from substituteFrom Secrets (***),
+          unless --show-secrets
   diff    plan against the cluster (server-side dry-run) and print what would change;
           exit 0 = no change, 1 = changes (objects prune would delete too), 2 = error
   apply   server-side apply --path to the cluster and print the change set; exit 0 = ok, 2 = error
@@ -37,7 +39,7 @@ flags:
   --source NS/NAME       the GitRepository that is this checkout; Kustomizations of other sources
                          fail (default: GitRepositories in the repository are matched by URL)
   --allow-remote-bases   let kustomize fetch remote resources and components
-  --show-secrets         build: print Secret values instead of ***
+  --show-secrets         build: decrypt SOPS and print secret values instead of masks
   --var NAME=VALUE       a variable for postBuild substitution (repeatable; below substituteFrom
                          and postBuild.substitute in precedence); with --path it enables substitution
   --no-strict-substitute unset variables without a default become "" instead of failing
@@ -248,11 +250,12 @@ async function buildCommand(settings: Settings, opts: { json: boolean; showSecre
         { secret: () => {}, note: (line) => process.stderr.write(`${line}\n`) },
         opts.showSecrets,
       );
-      // Without --show-secrets, Secret data and every field written from a secret source are masked.
-      const ordered = applyOrder(opts.showSecrets ? built.objects : maskSecretFields(built.objects, built.secretPaths));
+      // Without --show-secrets, every field written from a secret source is masked, and buildOutput
+      // masks SOPS-encrypted Secret values as `flux build` does; it adds the owner labels the apply sets.
+      const shown = opts.showSecrets ? built.objects : maskSecretFields(built.objects, built.secretPaths);
       results.push({
         kustomization: `${spec.namespace}/${spec.name}`,
-        objects: opts.showSecrets ? ordered : maskSecrets(ordered),
+        objects: buildOutput(applyOrder(shown), spec, opts.showSecrets),
       });
     }
   } finally {

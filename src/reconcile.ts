@@ -25,12 +25,15 @@ import { namespacePruneRefusal } from './ssa/contents.js';
 import { deleteStale, PruneStopped, type PruneResult } from './ssa/delete.js';
 import { entryOf, minus, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
 import type { InventoryRecord, InventoryStatus } from './inventory/codec.js';
+import { normalizeForApply } from './ssa/normalize.js';
 import { legacyName, ownershipProblem, recordedBy, type Claim } from './inventory/identity.js';
 import { Lock } from './inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, type RunOutcome } from './inventory/plan.js';
 import { lostRunPending, pendingAfter } from './inventory/lease.js';
 import { lostLockMessage, stillThere, written } from './inventory/lost-run.js';
 import { InventoryStore } from './inventory/store.js';
+import { fluxConflict, fluxConflictNote, fluxImport } from './inventory/flux.js';
+import { readFluxKustomization, type FluxLookup } from './inventory/flux-object.js';
 import { setIdentity } from './inventory/removal.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
 import type { ChangeSetEntry } from './ssa/changeset.js';
@@ -517,6 +520,7 @@ async function reconcileOne(
     spec,
     started,
     legacyStore(client, store, settings, spec),
+    management,
   );
   const finish = (error?: string): Report => ({
     mode: settings.mode,
@@ -568,9 +572,8 @@ async function reconcileOne(
     );
     const encrypted = stillEncrypted(built.objects);
     if (encrypted.length > 0) throw new SopsError(encrypted.join('\n'));
-    const objects = setOwnerLabels(built.objects, spec.name, spec.namespace);
-    if (built.skipped.length > 0)
-      note(`Skipped ${built.skipped.length} YAML file(s) without Kubernetes objects: ${built.skipped.join(', ')}`);
+    // As Flux sends them: its normalisation decides which fields our manager owns (src/ssa/normalize.ts).
+    const objects = setOwnerLabels(normalizeForApply(built.objects), spec.name, spec.namespace);
     if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
     await ready;
     // Names, label keys and kinds the server would refuse fail the run before anything is written.
@@ -793,6 +796,8 @@ class InventoryRun {
   /** Secret field paths recorded by earlier runs, and those of this run (see substitute/provenance.ts). */
   secretPaths: SecretPaths = new Map();
   private newSecretPaths: SecretPaths = new Map();
+  /** The Flux Kustomization of this namespace/name (read from the management cluster), if any. */
+  private flux: FluxLookup = {};
   begun = false;
 
   constructor(
@@ -802,7 +807,35 @@ class InventoryRun {
     private readonly spec: KustomizationSpec,
     private readonly started: number,
     private readonly legacy?: InventoryStore,
+    private readonly management: ClusterClient = client,
   ) {}
+
+  /**
+   * Looks for a Flux Kustomization of this namespace/name (src/inventory/flux.ts): one that is not
+   * suspended refuses a run that writes (throws), and is a note in a preview.
+   */
+  private async lookForFlux(writes: boolean, note: (line: string) => void): Promise<void> {
+    this.flux = await readFluxKustomization(this.management, this.spec);
+    const found = this.flux.object;
+    if (found === undefined) return;
+    if (writes) {
+      const conflict = fluxConflict(found, this.spec.kubeConfig);
+      if (conflict !== undefined) throw new Error(conflict);
+    } else {
+      const warning = fluxConflictNote(found, this.spec.kubeConfig);
+      if (warning !== undefined) note(warning);
+    }
+  }
+
+  /** With no inventory of its own, the Flux Kustomization's status.inventory is the previous one. */
+  private importFlux(note: (line: string) => void, preview: boolean): InventoryRecord | undefined {
+    if (this.flux.forbidden !== undefined) note(this.flux.forbidden);
+    if (this.flux.object === undefined) return undefined;
+    const imported = fluxImport(this.flux.object, this.spec.kubeConfig, preview);
+    note(imported.note);
+    if (imported.entries.length === 0) return undefined;
+    return { entries: imported.entries, pending: [], status: this.status('InProgress') };
+  }
 
   /** What the run starts from: confirmed ∪ leftover pending entries (prune looks each one up). */
   get old(): Entry[] {
@@ -862,8 +895,9 @@ class InventoryRun {
   /** A preview reads the inventory to show the prune set; no inventory yet is not an error. */
   async peek(note: (line: string) => void): Promise<void> {
     let record: InventoryRecord | undefined;
+    await this.lookForFlux(false, note);
     try {
-      record = (await this.store.read()).record ?? (await this.adoptLegacy(note));
+      record = (await this.store.read()).record ?? (await this.adoptLegacy(note)) ?? this.importFlux(note, true);
       this.secretPaths = new Map(Object.entries(record?.secretPaths ?? {}));
     } catch (err) {
       if (isUnreachable(err)) throw err;
@@ -877,7 +911,10 @@ class InventoryRun {
     this.leftover = record?.pending ?? [];
   }
 
-  /** Takes the Kustomization's lock (creating the inventory's namespace if needed). */
+  /**
+   * Takes the Kustomization's lock (creating the inventory's namespace if needed); then refuses
+   * (throws) while a Flux Kustomization of the same name is not suspended.
+   */
   async lock(log: (line: string) => void, note: (line: string) => void): Promise<void> {
     await this.explained(async () => {
       if (await this.store.ensureNamespace()) note(`Created namespace ${this.store.namespace} for the inventory`);
@@ -888,6 +925,8 @@ class InventoryRun {
         log,
       });
     });
+    // Read once the lock is held (it may have been waited for): Flux's state as it is now.
+    await this.lookForFlux(true, note);
   }
 
   /**
@@ -900,7 +939,8 @@ class InventoryRun {
       const snapshot = await this.store.read();
       const current = snapshot.record;
       this.checkOwner(current);
-      const adopted = current === undefined ? await this.adoptLegacy(note) : undefined;
+      const adopted =
+        current === undefined ? ((await this.adoptLegacy(note)) ?? this.importFlux(note, false)) : undefined;
       this.begun = true;
       await this.store.update((latest) => {
         this.checkOwner(latest);

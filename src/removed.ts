@@ -10,6 +10,8 @@ import { ApiError, isNotFound } from './cluster/errors.js';
 import { refOf, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
 import type { InventoryRecord } from './inventory/codec.js';
 import { Lock } from './inventory/lock.js';
+import { fluxHolds } from './inventory/flux.js';
+import { readFluxKustomization } from './inventory/flux-object.js';
 import { shareRefusal } from './inventory/plan.js';
 import { removalAction, removedOf, setIdentity } from './inventory/removal.js';
 import {
@@ -74,9 +76,17 @@ export async function handleRemoved(
     return out;
   }
 
+  // Handed back to Flux (docs/handover.md): the objects are Flux's now, whatever the policy says.
+  const held = new Map<string, string>();
+  for (const f of gone) {
+    if (removalAction(f.record.status).action === 'orphan') continue;
+    const [namespace = '', name = ''] = f.kustomization.split('/');
+    const why = fluxHolds((await readFluxKustomization(client, { namespace, name })).object);
+    if (why !== undefined) held.set(f.kustomization, why);
+  }
   // The prune guard over the whole set: removing Kustomizations may not delete more than
   // prune-max-share of everything the set's inventories hold.
-  const doomed = gone.filter((f) => removalAction(f.record.status).action !== 'orphan');
+  const doomed = gone.filter((f) => !held.has(f.kustomization) && removalAction(f.record.status).action !== 'orphan');
   const total = all.filter((f) => f.set === set).reduce((n, f) => n + entriesOf(f.record).length, 0);
   const deleting = doomed.reduce((n, f) => n + entriesOf(f.record).length, 0);
   const refusal = shareRefusal(total, deleting, {
@@ -92,7 +102,7 @@ export async function handleRemoved(
   const failures: string[] = [];
   const refused: string[] = [];
   for (const f of gone) {
-    const r = await removeOne(client, discovery, settings, f, log).catch(
+    const r = await removeOne(client, discovery, settings, f, log, held.get(f.kustomization)).catch(
       (err: unknown): { removed: RemovedKustomization; pruned: PrunedObject[] } => ({
         removed: { ...orphaned(f, ''), action: 'failed', reason: (err as Error).message },
         pruned: [],
@@ -182,6 +192,8 @@ async function removeOne(
   settings: Settings,
   f: Found,
   log: (line: string) => void,
+  /** Why its objects stay whatever its policy says (a Flux Kustomization reconciles them). */
+  heldBy?: string,
 ): Promise<{ removed: RemovedKustomization; pruned: PrunedObject[] }> {
   const [namespace, name] = f.kustomization.split('/') as [string, string];
   const dryRun = settings.mode !== 'apply';
@@ -196,7 +208,8 @@ async function removeOne(
   try {
     // Read again under the lock: the last run before the file went may have changed it.
     const record = dryRun ? f.record : ((await f.store.read()).record ?? f.record);
-    const { action, why } = removalAction(record.status);
+    const policy = removalAction(record.status);
+    const { action, why } = heldBy === undefined ? policy : { action: 'orphan' as const, why: heldBy };
     const base = described(f, record);
     // Before each write: stop once another run took the lock over (src/inventory/lease.ts).
     const checkpoint = lock ? () => lock.assertHeld() : undefined;

@@ -30,7 +30,7 @@ function image(obj: KubeObject): string {
 describe('build over fixture trees', () => {
   it.each([
     {
-      why: 'plain YAML dir: a kustomization is generated over the manifests, other YAML skipped',
+      why: 'plain YAML dir: a kustomization is generated over the manifests (a values file is .sourceignored)',
       path: 'plain',
       fields: {},
       subjects: ['Namespace/plain', 'Deployment/plain/web'],
@@ -231,7 +231,6 @@ describe('build over fixture trees', () => {
     expect(origin('ConfigMap/prod/web-settings-hf678c7m2b')).toBe('overlays/prod/kustomization.yaml');
     const plain = await run('plain');
     expect([...plain.origins.values()].sort()).toEqual(['plain/app/deployment.yaml', 'plain/namespace.yaml']);
-    expect(plain.skipped).toEqual(['plain/app/values.yaml']);
   });
 
   it.each(['base', 'overlays/prod'])(

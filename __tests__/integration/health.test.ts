@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { reconcile } from '../../src/reconcile.js';
 import { normalize } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { adminClient, eventually, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { startFaultProxy } from '../helpers/fault-proxy.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
@@ -18,6 +18,17 @@ spec:
     spec:${extra}
       containers: [{name: web, image: "nginx:1.27"}]
 `;
+
+/**
+ * Plays the custom resource's controller: once the object exists, writes its status (the CRDs here
+ * have no status subresource). Not from Git: a status in Git is dropped before applying, as Flux does.
+ */
+function writeStatusOnceCreated(client: ClusterClient, path: string, status: unknown): Promise<boolean> {
+  return eventually(`${path} to exist`, 60_000, async () => {
+    await client.request('PATCH', path, { body: { status }, contentType: 'application/merge-patch+json' });
+    return true;
+  });
+}
 
 describe('health checks', () => {
   let client: ClusterClient;
@@ -110,19 +121,29 @@ spec:
     - name: v1
       served: true
       storage: true
-      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+          properties:
+            # In progress from its creation until its "controller" (below) says otherwise.
+            status:
+              type: object
+              x-kubernetes-preserve-unknown-fields: true
+              default: {conditions: [{type: Reconciling, status: "True", reason: Starting, message: starting}]}
 `;
     const root = await writeTree({
       'app/crd.yaml': crd,
       'app/gadget.yaml': `apiVersion: ${group}/v1
 kind: Gadget
 metadata: {name: broken, namespace: ${ns}}
-status:
-  conditions:
-    - {type: Stalled, status: "True", reason: BadConfig, message: "the gadget cannot start"}
 `,
     });
+    const controller = writeStatusOnceCreated(client, `/apis/${group}/v1/namespaces/${ns}/gadgets/broken`, {
+      conditions: [{ type: 'Stalled', status: 'True', reason: 'BadConfig', message: 'the gadget cannot start' }],
+    });
     const report = await run(root, { path: 'app', wait: true, timeout: '2m' });
+    await controller;
     expect(report.ok).toBe(false);
     expect(report.error).toBe(
       `health check failed: 1 object(s) Failed:\n  Gadget/${ns}/broken status: 'Failed': the gadget cannot start`,
@@ -299,10 +320,13 @@ spec:
       storage: true
       schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 `,
-      // No status subresource: status is applied with the object.
-      'app/q.yaml': `apiVersion: ${group}/v1\nkind: Queue\nmetadata: {name: q, namespace: ${ns}}\nstatus: {state: broken}\n`,
+      'app/q.yaml': `apiVersion: ${group}/v1\nkind: Queue\nmetadata: {name: q, namespace: ${ns}}\n`,
+    });
+    const controller = writeStatusOnceCreated(client, `/apis/${group}/v1/namespaces/${ns}/queues/q`, {
+      state: 'broken',
     });
     const report = await run(root, { kustomizations: ['ks.yaml'] });
+    await controller;
     expect(report.error).toBe(
       `health check failed: 1 object(s) Failed:\n  Queue/${ns}/q status: 'Failed': healthCheckExprs: failed is true`,
     );

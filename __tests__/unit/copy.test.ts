@@ -80,6 +80,20 @@ describe('copyTree', () => {
     expect((await lstat(join(dst, 'apps', 'link.yaml'))).isSymbolicLink()).toBe(true);
   });
 
+  it('leaves out ignored entries by path, making an ignored directory only for what is kept below it', async () => {
+    const src = join(root, 'src');
+    for (const f of ['kept/a.yaml', 'gone/a.yaml', 'gone/keep.yaml', 'gone/deeper/x.yaml', 'emptied/x.yaml'])
+      await mkdir(join(src, f, '..'), { recursive: true }).then(() => writeFile(join(src, f), f));
+    await mkdir(join(src, 'empty'));
+    const dst = join(root, 'copy');
+    const walked = await copyTree(src, dst, {
+      skip: () => false,
+      ignore: (path) => path[0] !== 'kept' && path.join('/') !== 'gone/keep.yaml' && path[0] !== 'empty',
+    });
+    expect(await listTree(dst)).toEqual(['empty/', 'gone/', 'gone/keep.yaml', 'kept/', 'kept/a.yaml']);
+    expect(walked.map((e) => e.path.join('/'))).toContain('gone/deeper/x.yaml');
+  });
+
   it.each([1, 4, 64])('copies 300 files with %i in flight', async (concurrency) => {
     const src = join(root, 'many');
     await mkdir(join(src, 'a', 'b'), { recursive: true });

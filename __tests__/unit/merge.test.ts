@@ -46,6 +46,18 @@ describe('mergeKustomization (Flux spec fields into kustomization.yaml)', () => 
       },
     },
     {
+      why: 'an image with only a name leaves a matching entry as it is (Flux sets only the fields given)',
+      existing: { images: [{ name: 'nginx', newName: 'old/nginx', digest: 'sha256:aa' }] },
+      fields: { images: [{ name: 'nginx' }] },
+      want: { images: [{ name: 'nginx', newName: 'old/nginx', digest: 'sha256:aa' }] },
+    },
+    {
+      why: 'an image with only a name that the kustomization does not list is appended as it is',
+      existing: {},
+      fields: { images: [{ name: 'redis' }] },
+      want: { images: [{ name: 'redis' }] },
+    },
+    {
       why: 'buildMetadata replaces, and origin annotations stay as asked',
       existing: { buildMetadata: ['transformerAnnotations'] },
       fields: { buildMetadata: ['originAnnotations'] },
@@ -65,10 +77,14 @@ describe('mergeKustomization (Flux spec fields into kustomization.yaml)', () => 
   });
 
   it.each([
-    [{}, {}, true],
-    [{ buildMetadata: ['originAnnotations'] }, {}, false],
-    [{}, { buildMetadata: ['originAnnotations', 'transformerAnnotations'] }, false],
-    [{ buildMetadata: ['originAnnotations'] }, { buildMetadata: ['transformerAnnotations'] }, true],
+    [{ resources: ['a.yaml'] }, {}, true],
+    [{ resources: ['a.yaml'], buildMetadata: ['originAnnotations'] }, {}, false],
+    [{ resources: ['a.yaml'] }, { buildMetadata: ['originAnnotations', 'transformerAnnotations'] }, false],
+    [
+      { resources: ['a.yaml'], buildMetadata: ['originAnnotations'] },
+      { buildMetadata: ['transformerAnnotations'] },
+      true,
+    ],
   ])('addedOrigin for %j + %j is %s', (existing, fields, want) => {
     expect(mergeKustomization(existing, fields).addedOrigin).toBe(want);
   });

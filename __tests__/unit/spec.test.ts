@@ -208,6 +208,37 @@ describe('parseKustomizations: valid fields', () => {
         ],
       },
     },
+    // Every combination Flux's CRD allows: only `name` is required (kustomize then changes nothing).
+    ...(
+      [
+        [{ name: 'nginx' }, { name: 'nginx' }],
+        [
+          { name: 'nginx', newName: 'reg/nginx' },
+          { name: 'nginx', newName: 'reg/nginx' },
+        ],
+        [
+          { name: 'nginx', newTag: '1.27' },
+          { name: 'nginx', newTag: '1.27' },
+        ],
+        [
+          { name: 'nginx', digest: 'sha256:abc' },
+          { name: 'nginx', digest: 'sha256:abc' },
+        ],
+        [
+          { name: 'nginx', newTag: '1.27', digest: 'sha256:abc' },
+          { name: 'nginx', newTag: '1.27', digest: 'sha256:abc' },
+        ],
+        [
+          { name: 'nginx', newName: 'reg/nginx', newTag: '1.27', digest: 'sha256:abc' },
+          { name: 'nginx', newName: 'reg/nginx', newTag: '1.27', digest: 'sha256:abc' },
+        ],
+        // Empty optional strings are "not set", as Go's omitempty makes them for Flux.
+        [{ name: 'nginx', newName: '', newTag: '', digest: '' }, { name: 'nginx' }],
+      ] as const
+    ).map(([image, want]) => ({ spec: { images: [image] }, want: { images: [want] } })),
+    // Flux joins spec.path to the source root (SecureJoin): a leading "/" means the root, not the file system's.
+    { spec: { path: '/clusters/prod' }, want: { path: 'clusters/prod' } },
+    { spec: { path: '/' }, want: { path: '.' } },
     {
       spec: { path: 'clusters/prod', components: ['../../components/ingress', 'file://local'] },
       want: { path: 'clusters/prod', components: ['../../components/ingress', 'file://local'] },
@@ -351,7 +382,6 @@ describe('parseKustomizations: invalid fields', () => {
     [{ retryInterval: '1d' }, 'spec.retryInterval: "1d" is not a duration (use e.g. 30s, 5m, 1h30m)'],
     [{ interval: ['1m'] }, 'spec.interval: must be a duration (use e.g. 30s, 5m, 1h30m), got a list'],
     // path
-    [{ path: '/etc' }, 'spec.path: "/etc" must stay inside the source root'],
     [{ path: '../other-repo' }, 'spec.path: "../other-repo" must stay inside the source root'],
     [{ path: 'apps/../../x' }, 'spec.path: "apps/../../x" must stay inside the source root'],
     [{ path: 3 }, 'spec.path: must be a string, got number 3'],
@@ -424,7 +454,8 @@ describe('parseKustomizations: invalid fields', () => {
     [{ patches: { patch: 'a: 1' } }, 'spec.patches: must be a list, got a mapping'],
     // images
     [{ images: [{ newTag: 'v1' }] }, 'spec.images[0].name: is required'],
-    [{ images: [{ name: 'nginx' }] }, 'spec.images[0]: set at least one of newName, newTag or digest'],
+    [{ images: [{ name: '', newTag: 'v1' }] }, 'spec.images[0].name: must not be empty'],
+    [{ images: [{ name: 'nginx', tag: 'v1' }] }, 'unknown field spec.images[0].tag'],
     [
       { images: [{ name: 'nginx', newTag: 1.27 }] },
       'spec.images[0].newTag: must be a string, got number 1.27 (quote it: "1.27")',

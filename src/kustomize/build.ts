@@ -1,14 +1,16 @@
 import { mapLimit } from '../concurrency.js';
-import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { stringify } from 'yaml';
-import { copyTree } from './copy.js';
+import { copyEntries, listTree, type TreeEntry } from './copy.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
-import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin, type BuildFields } from './merge.js';
+import { isRemoteRef, mergeKustomization, takeOrigin, type BuildFields, ORIGIN_ANNOTATION } from './merge.js';
+import { loadedEntries, localName, mapLoadedEntries, restoreOriginPath, type LoadedEntry } from './references.js';
 import { objectKey, parseManifests, type KubeObject } from './parse.js';
 import { cutStderr, DEFAULT_LIMITS, formatBytes, runBounded, type ProcessLimits, type RunResult } from './run.js';
-import { jsonPatchProblem } from './jsonpatch.js';
+import { jsonPatchProblem, patchTextProblem } from './jsonpatch.js';
+import { isIgnored, readPatterns, sourcePatterns, SOURCEIGNORE_FILE, type IgnorePattern } from './sourceignore.js';
 import { manifestTextProblem, parseYamlStream, parseYamlValue } from './yaml.js';
 
 export interface BuildOptions extends Omit<BuildFields, 'components'> {
@@ -35,37 +37,16 @@ export interface BuildResult {
   origins: Map<string, string>;
   /** True when `path` had no kustomization file and one was generated over its YAML files. */
   generated: boolean;
-  /** YAML files left out of a generated kustomization because they hold no Kubernetes objects. */
-  skipped: string[];
   /** Components dropped because they are missing and ignoreMissingComponents is set. */
   missingComponents: string[];
 }
 
 /**
- * Files and directories left out of the build copy: Flux's default source-ignore set, which
- * source-controller drops before kustomize-controller ever sees the tree, and node_modules, which
- * a workspace may hold after `npm ci` and which would make the copy slow (manifests never live there).
+ * Directories never copied nor looked into: `.git` (source-controller's archive leaves it out
+ * whatever `.sourceignore` says) and node_modules, which a workspace may hold after `npm ci` and
+ * which would make the copy slow (manifests never live there).
  */
-const IGNORED_NAMES = new Set([
-  'node_modules',
-  '.git',
-  '.gitignore',
-  '.gitmodules',
-  '.gitattributes',
-  '.github',
-  '.circleci',
-  '.travis.yml',
-  '.gitlab-ci.yml',
-  'appveyor.yml',
-  '.drone.yml',
-  'cloudbuild.yaml',
-  'codeship-services.yml',
-  'codeship-steps.yml',
-  '.goreleaser.yml',
-  '.sops.yaml',
-  '.flux.yaml',
-]);
-const IGNORED_EXTENSIONS = /\.(jpe?g|gif|png|wmv|flv|zip|tar\.gz)$/i;
+const PRUNED = new Set(['.git', 'node_modules']);
 const MAX_OUTPUT_BYTES = 512 * 1024 * 1024;
 
 /**
@@ -94,7 +75,10 @@ export function kustomizeEnv(env: NodeJS.ProcessEnv, allowRemoteBases: boolean):
 /**
  * Builds one Kustomization with the real kustomize, the way kustomize-controller does: on a copy of
  * the source root (the user's files are never touched), with a kustomization generated over plain
- * YAML when there is none, Flux's spec fields merged into it, and the load restrictor on.
+ * YAML when there is none, Flux's spec fields merged into it. Flux loads files from anywhere inside
+ * the source root; here every reference is checked to stay inside it, files from outside their
+ * kustomization's directory are copied into it (see localiseReferences), and kustomize runs with
+ * its load restrictor on, so that nothing it reads can lie outside the copy.
  */
 export async function build(opts: BuildOptions): Promise<BuildResult> {
   const realRoot = await realpath(opts.root);
@@ -105,16 +89,21 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-build-'));
   const copyRoot = join(work, 'src');
   try {
-    await copyTree(realRoot, copyRoot, {
-      skip: (name) => IGNORED_NAMES.has(name) || IGNORED_EXTENSIONS.test(name),
-      // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
-      exclude: new Set([work, await realpath(work)]),
-    });
+    // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
+    const entries = await listTree(realRoot, (name) => PRUNED.has(name), new Set([work, await realpath(work)]));
+    // What source-controller would leave out of the artifact: `.sourceignore` files' patterns
+    // and its default exclusions.
+    const patterns = sourcePatterns(await readSourceIgnores(realRoot, entries));
+    await copyEntries(realRoot, copyRoot, entries, { ignore: (path, isDir) => isIgnored(patterns, path, isDir) });
     const realCopyRoot = await realpath(copyRoot);
     const kdir = join(copyRoot, relPath);
+    if (!(await stat(kdir).catch(() => undefined))?.isDirectory()) {
+      throw new Error(
+        `path "${opts.path}" is excluded from the source by a .sourceignore pattern or Flux's default exclusions, as it would be from Flux's artifact; change the pattern or the path`,
+      );
+    }
     const found = await findKustomizationFile(kdir);
     let existing: Record<string, unknown>;
-    let skipped: string[] = [];
     if (found) {
       // A symlinked kustomization file may not pull in (nor, below, be written over) a file outside the tree.
       if (!isInside(realCopyRoot, await realpath(join(kdir, found)))) {
@@ -122,9 +111,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       }
       existing = await readKustomization(join(kdir, found), join(relPath, found));
     } else {
-      const generated = generateKustomization(await scan(kdir, ''), relPath === '.' ? '' : toPosix(relPath));
-      existing = { ...generated.kustomization };
-      skipped = generated.skipped.map((f) => join(relPath, f));
+      existing = { ...generateKustomization(await scan(kdir, ''), relPath === '.' ? '' : toPosix(relPath)) };
     }
     const { components, missing } = await checkComponents(
       kdir,
@@ -132,10 +119,11 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       opts.components ?? [],
       opts.ignoreMissingComponents ?? false,
     );
-    const { kustomization, addedOrigin } = mergeKustomization(existing, {
-      ...pick(opts),
-      components,
-    });
+    const { kustomization, addedOrigin } = mergeKustomization(
+      existing,
+      { ...pick(opts), components },
+      found ? 'file' : 'generated',
+    );
     // Replaced, never written through: the copy keeps the tree's symlinks, and one (even a dangling
     // one) in place of the kustomization file would otherwise make this write land outside the copy.
     const kfile = join(kdir, found ?? 'kustomization.yaml');
@@ -143,6 +131,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     await writeFile(kfile, stringify(kustomization), { flag: 'wx' });
     await checkReferences(copyRoot, realCopyRoot, kdir, opts.allowRemoteBases ?? false, new Set());
     await opts.beforeBuild?.(copyRoot, kdir);
+    const renamed = await localiseReferences(realCopyRoot, await realpath(kdir));
 
     const text = await runKustomize(
       opts.kustomizeBin,
@@ -150,17 +139,36 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
       copyRoot,
       kustomizeEnv(process.env, opts.allowRemoteBases ?? false),
       opts.limits ?? DEFAULT_LIMITS,
+      renamed,
     );
     const objects = parseManifests(text, `kustomize build ${relPath}`);
     const origins = new Map<string, string>();
     for (const obj of objects) {
+      const annotations = obj.metadata.annotations;
+      const raw = annotations?.[ORIGIN_ANNOTATION];
+      if (annotations !== undefined && raw !== undefined && renamed.size > 0) {
+        annotations[ORIGIN_ANNOTATION] = restoreOriginPath(raw, renamed);
+      }
       const origin = takeOrigin(obj, addedOrigin);
       if (origin !== undefined) origins.set(objectKey(obj), toPosix(normalize(join(relPath, origin))));
     }
-    return { objects, origins, generated: !found, skipped, missingComponents: missing };
+    return { objects, origins, generated: !found, missingComponents: missing };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The patterns of every `.sourceignore` file (a regular file) among `entries`, each scoped to its
+ * directory, shallower files first: the order source-controller loads them in, as far as it
+ * matters (only a file's ancestors' patterns can match the same paths as its own).
+ */
+async function readSourceIgnores(root: string, entries: readonly TreeEntry[]): Promise<IgnorePattern[]> {
+  const files = entries
+    .filter((e) => e.type === 'file' && e.path[e.path.length - 1] === SOURCEIGNORE_FILE)
+    .sort((a, b) => a.path.length - b.path.length);
+  const texts = await Promise.all(files.map((f) => readFile(join(root, ...f.path), 'utf8')));
+  return files.flatMap((f, i) => readPatterns(texts[i]!, f.path.slice(0, -1)));
 }
 
 function pick(o: BuildOptions) {
@@ -264,6 +272,9 @@ async function checkReferences(
   const file = await findKustomizationFile(kdir);
   if (!file) return;
   const shown = toPosix(relative(copyRoot, join(kdir, file)));
+  if (!isInside(realCopyRoot, await realpath(join(kdir, file)))) {
+    throw new Error(`${shown} is a symlink that leaves the source root; it is not read`);
+  }
   // Read with the bounded parser: a nested kustomization with an alias bomb or deep nesting fails
   // here, naming it, instead of in kustomize (where it cost gigabytes or a Go stack dump).
   const k = await readKustomization(join(kdir, file), shown);
@@ -298,28 +309,30 @@ async function checkEntry(
   const info = await stat(target).catch(() => undefined);
   // An existing file is loaded as a file; otherwise a git or https reference (in the fields that
   // take directories) or an https URL (in any field) is fetched.
-  const remote = dir ? isRemoteRef(entry) && !info?.isFile() : /^https?:\/\//i.test(entry.trim());
-  if (remote) {
+  if (isRemoteEntry({ field, entry, dir }, info?.isFile() ?? false)) {
     if (allowRemoteBases) return;
     throw new Error(
       `${shown}: ${field} entry "${entry}" is ${dir ? 'a remote base' : 'a remote file'}; remote bases are refused so that the build uses only the checked-out source (allow them with the allow-remote-bases input or --allow-remote-bases)`,
     );
   }
-  if (info?.isFile() && YAML_FIELDS.has(field)) {
+  if (info === undefined) return;
+  // Flux builds without kustomize's load restrictor inside a file system confined to the source
+  // root: a file or directory may be anywhere inside the root, never outside it (symlinks resolved).
+  if (!isInside(realCopyRoot, await realpath(target))) {
+    const how = isInside(copyRoot, target) ? ' through a symlink' : '';
+    throw new Error(
+      `${shown}: ${field} entry "${entry}" leaves the source root${how}; only files and directories inside it can be used`,
+    );
+  }
+  if (info.isFile() && YAML_FIELDS.has(field)) {
     // kustomize drops content after a `...` document end and a List whose items is not a list without a word.
     const text = await readFile(target, 'utf8');
     const where = toPosix(relative(copyRoot, target));
     const problem =
-      manifestTextProblem(text, where) ??
-      (field.startsWith('patches') ? jsonPatchProblem(parseYamlValue(text, where)) : undefined);
+      manifestTextProblem(text, where) ?? (field.startsWith('patches') ? patchTextProblem(text, where) : undefined);
     if (problem !== undefined) throw new Error(problem.startsWith(where) ? problem : `${where}: ${problem}`);
   }
-  if (!dir || !info?.isDirectory()) return;
-  if (!isInside(realCopyRoot, await realpath(target))) {
-    throw new Error(
-      `${shown}: ${field} entry "${entry}" leaves the source root; only directories inside it can be used`,
-    );
-  }
+  if (!dir || !info.isDirectory()) return;
   await checkReferences(copyRoot, realCopyRoot, target, allowRemoteBases, seen);
 }
 
@@ -353,47 +366,87 @@ function inlinePatchProblem(k: Readonly<Record<string, unknown>>): string | unde
   return undefined;
 }
 
+/**
+ * True when kustomize would fetch the entry over the network: a git or https reference in the
+ * fields that take directories (unless a file of that name exists), an https URL in any field.
+ */
+function isRemoteEntry({ entry, dir }: LoadedEntry, isFile: boolean): boolean {
+  return dir ? isRemoteRef(entry) && !isFile : /^https?:\/\//i.test(entry.trim());
+}
+
+/**
+ * Lets kustomize load, with its load restrictor on, the files that Flux's build (no restrictor, a
+ * file system confined to the source root) loads from outside a kustomization's directory: each
+ * such file of a kustomization reachable from `kdir` (already checked to lie inside the root, by
+ * {@link checkReferences}) is copied into a new directory inside that kustomization's, under its
+ * own base name (a generator's default key), and the entry rewritten to name the copy. kustomize
+ * still refuses any other file outside a kustomization's directory, which keeps every read inside
+ * the copy. Returns each rewritten entry with the entry as written, for messages and origins.
+ */
+async function localiseReferences(realCopyRoot: string, realKdir: string): Promise<Map<string, string>> {
+  const renamed = new Map<string, string>();
+  const seen = new Set<string>();
+  const visit = async (dir: string): Promise<void> => {
+    if (seen.has(dir)) return;
+    seen.add(dir);
+    const file = await findKustomizationFile(dir);
+    if (!file) return;
+    const kfile = join(dir, file);
+    const realKfile = await realpath(kfile);
+    if (!isInside(realCopyRoot, realKfile)) {
+      throw new Error(`${toPosix(relative(realCopyRoot, kfile))} is a symlink that leaves the source root`);
+    }
+    const k = await readKustomization(kfile, toPosix(relative(realCopyRoot, kfile)));
+    const copies = new Map<string, string>();
+    let refsDir: string | undefined;
+    let n = 0;
+    const subdirs: string[] = [];
+    for (const e of loadedEntries(k)) {
+      const target = resolve(dir, e.entry);
+      const info = await stat(target).catch(() => undefined);
+      if (info === undefined || isRemoteEntry(e, info.isFile())) continue;
+      const real = await realpath(target);
+      // Checked before; a file system that changed since would end here.
+      if (!isInside(realCopyRoot, real)) throw new Error(`${e.field} entry "${e.entry}" leaves the source root`);
+      if (info.isDirectory()) {
+        if (e.dir) subdirs.push(real);
+        continue;
+      }
+      if (!info.isFile() || isInside(dir, real) || copies.has(e.entry)) continue;
+      refsDir ??= await mkdtemp(join(dir, '.kr-refs-'));
+      const name = localName(n++, e.entry);
+      await mkdir(dirname(join(refsDir, name)), { recursive: true });
+      await copyFile(real, join(refsDir, name));
+      const written = `${basename(refsDir)}/${name}`;
+      copies.set(e.entry, written);
+      renamed.set(written, e.entry);
+    }
+    // A kustomization file that is a symlink (to a file elsewhere inside the root) is replaced by
+    // its text: kustomize would refuse to load it from outside the directory.
+    if (copies.size > 0 || realKfile !== kfile) {
+      const { kustomization } = mapLoadedEntries(k, (e) => copies.get(e.entry));
+      // Replaced, never written through (see build()).
+      await rm(kfile, { force: true });
+      await writeFile(kfile, stringify(kustomization), { flag: 'wx' });
+    }
+    for (const sub of subdirs) await visit(sub);
+  };
+  await visit(realKdir);
+  return renamed;
+}
+
 /** Fields whose files kustomize reads as Kubernetes YAML (resources and patches), checked before it runs. */
 const YAML_FIELDS = new Set(['resources', 'patchesStrategicMerge', 'patches[].path', 'patchesJson6902[].path']);
 
 /**
- * Every entry of a kustomization that kustomize reads through its loader, which takes a local path
- * or a URL; `dir` marks the fields whose entries may also be kustomization directories.
+ * Lists YAML files and kustomization sub-directories below `dir`, paths relative to the top, in the
+ * order of Flux's walk: depth first, each directory's entries sorted by name (byte order), a
+ * directory with a kustomization file listed instead of its contents. A file counts by its
+ * extension (`.yaml` or `.yml`, case-sensitive), hidden files included, as in Flux.
  */
-function loadedEntries(k: Readonly<Record<string, unknown>>): { field: string; entry: string; dir: boolean }[] {
-  const out = referencedPaths(k).map(({ field, entry }) => ({ field, entry, dir: field !== 'crds' }));
-  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-  const add = (field: string, entry: unknown, dir = false) => {
-    if (typeof entry === 'string') out.push({ field, entry, dir });
-  };
-  for (const field of ['generators', 'transformers', 'validators']) {
-    for (const entry of list(k[field])) add(field, entry, true);
-  }
-  for (const field of ['patchesStrategicMerge', 'configurations']) {
-    for (const entry of list(k[field])) add(field, entry);
-  }
-  for (const field of ['patches', 'patchesJson6902', 'replacements']) {
-    for (const entry of list(k[field])) add(`${field}[].path`, (entry as { path?: unknown } | null)?.path);
-  }
-  for (const field of ['configMapGenerator', 'secretGenerator']) {
-    for (const gen of list(k[field])) {
-      const g = (gen ?? {}) as { files?: unknown; envs?: unknown; env?: unknown };
-      for (const entry of list(g.files)) {
-        // `key=path` names the key; the path is what is loaded.
-        add(`${field}[].files`, typeof entry === 'string' ? entry.slice(entry.indexOf('=') + 1) : entry);
-      }
-      for (const entry of list(g.envs)) add(`${field}[].envs`, entry);
-      add(`${field}[].env`, g.env);
-    }
-  }
-  add('openapi.path', (k['openapi'] as { path?: unknown } | null | undefined)?.path);
-  return out;
-}
-
-/** Lists YAML files and kustomization sub-directories below `dir`, paths relative to the top. */
 async function scan(top: string, rel: string): Promise<Entry[]> {
   const dirents = await readdir(join(top, rel), { withFileTypes: true });
-  const sorted = dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const sorted = dirents.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
   // Read concurrently, kept in name order.
   const parts = await mapLimit(sorted, REFERENCE_CONCURRENCY, async (d): Promise<Entry[]> => {
     const childRel = rel === '' ? d.name : `${rel}/${d.name}`;
@@ -416,11 +469,16 @@ async function runKustomize(
   copyRoot: string,
   env: NodeJS.ProcessEnv,
   limits: ProcessLimits,
+  renamed: ReadonlyMap<string, string>,
 ): Promise<string> {
   const args = ['build', kdir, '--load-restrictor=LoadRestrictionsRootOnly'];
-  // Messages name files in the temporary copy; show them relative to the source root instead.
-  const shorten = (text: string) =>
-    text.replaceAll(`${copyRoot}${sep}`, '').replaceAll(copyRoot, '.').replaceAll(dirname(copyRoot), '<build>');
+  // Messages name files in the temporary copy: show them relative to the source root instead, and
+  // the copies of files from outside a kustomization's directory as the entries that named them.
+  const shorten = (text: string) => {
+    let out = text;
+    for (const [written, original] of renamed) out = out.replaceAll(written, original);
+    return out.replaceAll(`${copyRoot}${sep}`, '').replaceAll(copyRoot, '.').replaceAll(dirname(copyRoot), '<build>');
+  };
   const what = `kustomize build ${shorten(kdir)}`;
   let r: RunResult;
   try {

@@ -1,3 +1,5 @@
+import { parseYamlStream } from './yaml.js';
+
 /** The operations of RFC 6902; kustomize answers any other with "Unexpected kind: <op>". */
 const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
 
@@ -31,4 +33,19 @@ export function jsonPatchProblem(patch: unknown): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The first problem of a patch file's text, as a sentence naming `source`, or undefined. kustomize's
+ * PatchTransformer reads the text as strategic-merge patches, any number of documents (several
+ * `$patch: delete` documents in one file are normal, as in Flux), or as a JSON 6902 list, which it
+ * takes from the first document; only that document is checked as operations.
+ */
+export function patchTextProblem(text: string, source: string): string | undefined {
+  const docs = parseYamlStream(text, source);
+  const bad = docs.find((d) => d.error !== undefined);
+  if (bad?.error !== undefined) return bad.error;
+  const first = docs.find((d) => d.value !== null && d.value !== undefined);
+  const problem = jsonPatchProblem(first?.value);
+  return problem === undefined ? undefined : `${source}: ${problem}`;
 }

@@ -25,11 +25,19 @@ export interface Merged {
  * file (so kustomize's transformer order is Flux's: patches match names before namespace and
  * prefix change them). targetNamespace, namePrefix and nameSuffix override; patches and components
  * are appended; images merge by name (newName replaces; newTag and digest are one unit, so a stale
- * digest is cleared); buildMetadata replaces. Origin annotations are switched on as well so that
+ * digest is cleared); buildMetadata replaces when it lists anything, and a kustomization file (`source`)
+ * without resources gets originAnnotations as under Flux. Origin annotations are switched on as well so that
  * every object can be traced to its file; `addedOrigin` says whether the user had not asked for them.
  */
-export function mergeKustomization(existing: Readonly<Record<string, unknown>>, fields: BuildFields): Merged {
+export function mergeKustomization(
+  existing: Readonly<Record<string, unknown>>,
+  fields: BuildFields,
+  source: 'file' | 'generated' = 'file',
+): Merged {
   const k: Record<string, unknown> = { ...existing };
+  // Flux gives a kustomization file of the repository that lists no resources originAnnotations (so that
+  // kustomize does not find it empty), replacing its own list; the annotations then stay on the objects.
+  if (source === 'file' && asList(existing['resources']).length === 0) k['buildMetadata'] = ['originAnnotations'];
   if (fields.targetNamespace) k['namespace'] = fields.targetNamespace;
   if (fields.namePrefix) k['namePrefix'] = fields.namePrefix;
   if (fields.nameSuffix) k['nameSuffix'] = fields.nameSuffix;
@@ -45,7 +53,8 @@ export function mergeKustomization(existing: Readonly<Record<string, unknown>>, 
   if (fields.images?.length) {
     k['images'] = mergeImages(asList(existing['images']) as Record<string, unknown>[], fields.images);
   }
-  if (fields.buildMetadata) k['buildMetadata'] = [...fields.buildMetadata];
+  // Only a list with entries replaces (Flux: len(buildMetadata) > 0).
+  if (fields.buildMetadata?.length) k['buildMetadata'] = [...fields.buildMetadata];
   const metadata = asList(k['buildMetadata']).filter((v): v is string => typeof v === 'string');
   const addedOrigin = !metadata.includes('originAnnotations');
   if (addedOrigin) k['buildMetadata'] = [...metadata, 'originAnnotations'];

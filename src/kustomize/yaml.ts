@@ -18,6 +18,8 @@ const CONTROL = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]/;
 export interface YamlDocument {
   /** 1-based position in the stream. */
   document: number;
+  /** 1-based line where the document's content starts, when known. */
+  line?: number;
   value?: unknown;
   error?: string;
 }
@@ -74,7 +76,9 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
       return;
     }
     try {
-      out.push({ document: i + 1, value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) });
+      const line = lineOf(doc.contents?.range[0]);
+      const value: unknown = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+      out.push(line === undefined ? { document: i + 1, value } : { document: i + 1, line, value });
     } catch (err) {
       const message = describeError(err);
       fail(
@@ -189,19 +193,26 @@ function describeError(err: unknown): string {
 export function manifestTextProblem(text: string, source: string): string | undefined {
   for (const doc of parseYamlStream(text, source)) {
     if (doc.error !== undefined) return doc.error;
-    const value = doc.value as Record<string, unknown> | null | undefined;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
-    const kind = value['kind'];
-    const items = value['items'];
-    if (
-      typeof kind === 'string' &&
-      kind.endsWith('List') &&
-      items !== undefined &&
-      items !== null &&
-      !Array.isArray(items)
-    ) {
-      return `${source}, document ${doc.document}: kind ${kind}: items must be a list of objects, got ${typeName(items)}`;
-    }
+    const problem = listItemsProblem(doc.value, `${source}, document ${doc.document}`);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/** For a List (a kind ending in `List`) whose `items` is neither a list nor null, a sentence naming `where`. */
+export function listItemsProblem(value: unknown, where: string): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const obj = value as Record<string, unknown>;
+  const kind = obj['kind'];
+  const items = obj['items'];
+  if (
+    typeof kind === 'string' &&
+    kind.endsWith('List') &&
+    items !== undefined &&
+    items !== null &&
+    !Array.isArray(items)
+  ) {
+    return `${where}: kind ${kind}: items must be a list of objects, got ${typeName(items)}`;
   }
   return undefined;
 }

@@ -1,6 +1,16 @@
 import { glob, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { FLUX_API_VERSION, SpecError, normalizeSourcePath, parseKustomizations } from './parse.js';
+import { mapLimit } from '../concurrency.js';
+import { builtFiles, decideNamespaces } from './applied-by.js';
+import {
+  DEFAULT_NAMESPACE,
+  FLUX_API_VERSION,
+  SpecError,
+  normalizeSourcePath,
+  parseKustomizations,
+  withIdentity,
+  writtenNamespace,
+} from './parse.js';
 import type { KustomizationSpec } from './types.js';
 
 /**
@@ -89,22 +99,11 @@ export async function loadKustomizations(patterns: string[], root: string): Prom
   const specs: KustomizationSpec[] = [];
   /** How many Kustomizations (valid or not) each file read so far holds; a file is read once. */
   const counts = new Map<string, number>();
-  const seenNames = new Map<string, Located>();
 
   const readKustomizationFile = async (file: string): Promise<number> => {
     try {
       const parsed = parseKustomizations(await readFile(resolve(absoluteRoot, file), 'utf8'), file);
-      for (const spec of parsed) {
-        const key = `${spec.namespace}/${spec.name}`;
-        const here = { file, document: spec.origin.kind === 'file' ? spec.origin.document : 0 };
-        const earlier = seenNames.get(key);
-        if (earlier === undefined) {
-          seenNames.set(key, here);
-          specs.push(spec);
-        } else {
-          problems.push(`Kustomization ${key} is defined twice: in ${where(earlier)} and in ${where(here)}`);
-        }
-      }
+      specs.push(...parsed);
       return parsed.length;
     } catch (error) {
       if (!(error instanceof SpecError)) throw error;
@@ -142,5 +141,65 @@ export async function loadKustomizations(patterns: string[], root: string): Prom
     }
   }
   if (problems.length > 0) throw new SpecError(problems);
-  return specs;
+  const placed = await placeInNamespaces(specs, absoluteRoot);
+  if (placed.problems.length > 0) throw new SpecError(placed.problems);
+  const duplicates = duplicateProblems(placed.specs);
+  if (duplicates.length > 0) throw new SpecError(duplicates);
+  return placed.specs;
+}
+
+function located(spec: KustomizationSpec): Located {
+  return spec.origin.kind === 'file'
+    ? { file: spec.origin.file, document: spec.origin.document }
+    : { file: '', document: 0 };
+}
+
+/** Two Kustomizations with the same namespace/name, each pair as a sentence naming both places. */
+function duplicateProblems(specs: readonly KustomizationSpec[]): string[] {
+  const seen = new Map<string, Located>();
+  const problems: string[] = [];
+  for (const spec of specs) {
+    const key = `${spec.namespace}/${spec.name}`;
+    const earlier = seen.get(key);
+    if (earlier === undefined) seen.set(key, located(spec));
+    else problems.push(`Kustomization ${key} is defined twice: in ${where(earlier)} and in ${where(located(spec))}`);
+  }
+  return problems;
+}
+
+/**
+ * Gives each Kustomization the namespace and name it has under Flux when another loaded Kustomization
+ * builds its file (see applied-by.ts), reading it again with them.
+ */
+async function placeInNamespaces(
+  specs: readonly KustomizationSpec[],
+  root: string,
+): Promise<{ specs: KustomizationSpec[]; problems: string[] }> {
+  const files = [...new Set(specs.map((spec) => located(spec).file))];
+  const candidates = await mapLimit(specs, 4, async (spec) => ({
+    key: `${writtenNamespace(spec) ?? DEFAULT_NAMESPACE}/${spec.name}`,
+    name: spec.name,
+    file: located(spec).file,
+    ownNamespace: writtenNamespace(spec),
+    targetNamespace: spec.targetNamespace,
+    builds: await builtFiles(root, spec, files),
+  }));
+  const problems: string[] = [];
+  const placed = decideNamespaces(candidates).map((decision, i) => {
+    const spec = specs[i]!;
+    if (decision.namespace === undefined) {
+      problems.push(decision.problem);
+      return spec;
+    }
+    try {
+      return withIdentity(spec, decision);
+    } catch (error) {
+      // A prefix or suffix can make the name too long or invalid; say who gave it.
+      if (!(error instanceof SpecError)) throw error;
+      const by = `; Kustomization ${decision.appliedBy ?? ''}, which builds this file, gives it that name with its name prefix or suffix`;
+      problems.push(...error.problems.map((p) => p + by));
+      return spec;
+    }
+  });
+  return { specs: placed, problems };
 }

@@ -92,8 +92,8 @@ export function effectiveTimeout(interval: number | undefined, timeout: number |
 /**
  * Normalises a path relative to the source root: drops `.` segments, a leading `./` and trailing
  * slashes, resolves `a/../b`, and gives `.` for the root. Returns undefined for an absolute path or
- * one that climbs above the root; Flux would confine such a path to the root silently, which hides
- * the mistake.
+ * one that climbs above the root; Flux would confine a climbing path to the root silently, which hides
+ * the mistake (spec.path's leading "/" is taken off before: see readSourcePath).
  */
 export function normalizeSourcePath(text: string): string | undefined {
   if (text.startsWith('/')) return undefined;
@@ -392,14 +392,17 @@ function readRefName(p: Problems, value: unknown, at: string, required = false):
   return readObjectName(p, value, at);
 }
 
-/** Reads spec.path (or the `path` input) and normalises it; see normalizeSourcePath. */
-export function readSourcePath(p: Problems, value: unknown, at: string): string | undefined {
+/**
+ * Reads spec.path (or the `path` input) and normalises it; see normalizeSourcePath. With `rooted`
+ * (spec.path), a leading "/" names the source root, as Flux's SecureJoin of the path onto the root makes it.
+ */
+export function readSourcePath(p: Problems, value: unknown, at: string, rooted = false): string | undefined {
   if (isAbsent(value)) return '.';
   if (typeof value !== 'string') {
     p.add(at, `must be a string, got ${describe(value)}`);
     return undefined;
   }
-  const normal = normalizeSourcePath(value);
+  const normal = normalizeSourcePath(rooted ? value.replace(/^\/+/, '') : value);
   if (normal === undefined) {
     p.add(at, `${quote(value)} must stay inside the source root (a relative path that does not climb out with "..")`);
   }
@@ -528,10 +531,8 @@ function readImage(p: Problems, value: unknown, at: string): Image | undefined {
   const newName = readString(p, raw.newName, child(at, 'newName'));
   const newTag = readString(p, raw.newTag, child(at, 'newTag'));
   const digest = readString(p, raw.digest, child(at, 'digest'));
-  if (newName === undefined && newTag === undefined && digest === undefined) {
-    p.add(at, 'set at least one of newName, newTag or digest');
-    return undefined;
-  }
+  // Flux's CRD requires only `name`: an entry with nothing else is legal, and kustomize leaves the image as it is.
+  // An empty name is refused although the CRD lets it through: it matches no image, so it is always a slip.
   return name === undefined ? undefined : withoutUndefined({ name, newName, newTag, digest });
 }
 
@@ -769,7 +770,7 @@ function readSpec(p: Problems, value: unknown, namespace: string): SpecFields | 
   const interval = readDuration(p, spec.interval, 'spec.interval', true);
   const retryInterval = readDuration(p, spec.retryInterval, 'spec.retryInterval');
   const timeout = readDuration(p, spec.timeout, 'spec.timeout');
-  const path = readSourcePath(p, spec.path, 'spec.path');
+  const path = readSourcePath(p, spec.path, 'spec.path', true);
   const sourceRef = readSourceRef(p, spec.sourceRef, namespace);
   const prune = readBoolean(p, spec.prune, 'spec.prune', true);
   const fields: SpecFields = {
@@ -849,8 +850,20 @@ function displayName(metadata: unknown): string {
   return `Kustomization ${shownNamespace}/${shownName}`;
 }
 
-/** Reads metadata.name and metadata.namespace; other metadata (labels, annotations, ...) is not ours to check. */
-function readMetadata(p: Problems, value: unknown): { name?: string; namespace: string } {
+/** The identity a parent's build gives a Kustomization object, in place of the one its file states. */
+export interface Identity {
+  namespace: string;
+  name: string;
+}
+
+/**
+ * Reads metadata.name and metadata.namespace; other metadata (labels, annotations, ...) is not ours to check.
+ * `identity`, when given, replaces both (the namespace and name a parent's build gives the object).
+ */
+function readMetadata(p: Problems, value: unknown, identity?: Identity): { name?: string; namespace: string } {
+  if (identity !== undefined) {
+    return withoutUndefined({ name: readObjectName(p, identity.name, 'metadata.name'), namespace: identity.namespace });
+  }
   if (isAbsent(value)) {
     p.add('metadata.name', 'is required');
     return { namespace: DEFAULT_NAMESPACE };
@@ -866,7 +879,7 @@ function readMetadata(p: Problems, value: unknown): { name?: string; namespace: 
 }
 
 /** Reads one Kustomization document; every problem is prefixed with file, document and namespace/name. */
-function readDocument(value: Mapping, file: string, document: number): DocumentResult {
+function readDocument(value: Mapping, file: string, document: number, identity?: Identity): DocumentResult {
   const prefix = `${file}, document ${document}, ${displayName(value.metadata)}: `;
   if (value.apiVersion !== FLUX_API_VERSION) {
     const apiVersion = typeof value.apiVersion === 'string' ? value.apiVersion : '';
@@ -874,14 +887,36 @@ function readDocument(value: Mapping, file: string, document: number): DocumentR
   }
   const p = new Problems();
   readMapping(p, value, '', TOP_LEVEL_FIELDS);
-  const { name, namespace } = readMetadata(p, value.metadata);
-  const fields = readSpec(p, value.spec, namespace);
+  const { name, namespace: effective } = readMetadata(p, value.metadata, identity);
+  const fields = readSpec(p, value.spec, effective);
   const problems = p.items.map((item) => prefix + item);
   if (problems.length > 0 || name === undefined || fields === undefined) return { problems };
   const origin = { kind: 'file', file, document } as const;
-  const spec = withoutUndefined({ name, namespace, origin, ...fields });
+  const spec = withoutUndefined({ name, namespace: effective, origin, ...fields });
   documents.set(spec, value);
   return { spec, problems };
+}
+
+/** metadata.namespace as written in the document `spec` was read from; undefined when left out. */
+export function writtenNamespace(spec: KustomizationSpec): string | undefined {
+  const metadata = documents.get(spec)?.metadata;
+  const namespace = isMapping(metadata) ? metadata.namespace : undefined;
+  return typeof namespace === 'string' && namespace !== '' ? namespace : undefined;
+}
+
+/**
+ * `spec` read again from its document as if it had `identity` (the namespace and name a parent's build
+ * gives it), so that the defaults that follow the namespace (spec.sourceRef.namespace,
+ * spec.dependsOn[].namespace) follow it too. A spec from the inputs, or one that has it already, is
+ * returned as it is.
+ */
+export function withIdentity(spec: KustomizationSpec, identity: Identity): KustomizationSpec {
+  const value = documents.get(spec);
+  const same = spec.namespace === identity.namespace && spec.name === identity.name;
+  if (same || value === undefined || spec.origin.kind !== 'file') return spec;
+  const result = readDocument(value, spec.origin.file, spec.origin.document, identity);
+  if (result.spec === undefined) throw new SpecError(result.problems);
+  return result.spec;
 }
 
 /** The document each parsed spec came from, kept aside so that specs stay plain, comparable values. */

@@ -17,6 +17,14 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
     );
   }
   if (spec.kubeConfig?.configMapRef) say('spec.kubeConfig.configMapRef', 'workload identity for remote clusters');
+  if (spec.decryption?.serviceAccountName) {
+    // Flux stalls such a Kustomization too unless its ObjectLevelWorkloadIdentity feature gate is on (off by default).
+    out.push(
+      'spec.decryption.serviceAccountName: decryption with the credentials of a ServiceAccount (object-level ' +
+        'workload identity, a feature gate Flux leaves off by default) is not supported; remove it, and give ' +
+        'the run the key or the cloud credentials itself (the sops-age-key input, or the KMS credentials of the job)',
+    );
+  }
   return out;
 }
 

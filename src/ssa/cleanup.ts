@@ -83,6 +83,38 @@ export function cleanupPatch(live: Record<string, unknown>, manager: string): Js
   for (const l of CLEANUP_LABELS)
     if (md.labels?.[l] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${escapePointer(l)}` });
   const migrated = migrateManagedFields(md.managedFields ?? [], manager);
-  if (migrated) ops.push({ op: 'replace', path: '/metadata/managedFields', value: migrated });
+  const adopted = adoptStringDataKeys(live, migrated ?? md.managedFields ?? [], manager);
+  const fields = adopted ?? migrated;
+  if (fields) ops.push({ op: 'replace', path: '/metadata/managedFields', value: fields });
   return ops.length > 0 ? ops : undefined;
+}
+
+/**
+ * A Secret applied with `stringData` before objects were normalised as Flux does (src/ssa/normalize.ts):
+ * our Apply entry owns `f:stringData` keys, which the server never stores, and the `data` keys they
+ * wrote are owned by no one, so a key removed from Git would stay in the cluster. The managedFields
+ * in which our entry gives up `f:stringData` and takes every live `data` key no manager owns; the
+ * apply that follows keeps those still desired and removes the others. Keys another manager owns
+ * stay theirs. Undefined when there is nothing to hand over.
+ */
+export function adoptStringDataKeys(
+  live: Record<string, unknown>,
+  entries: readonly ManagedFieldsEntry[],
+  manager: string,
+): ManagedFieldsEntry[] | undefined {
+  if (live['kind'] !== 'Secret' || live['apiVersion'] !== 'v1') return undefined;
+  const index = entries.findIndex((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
+  const ours = entries[index];
+  if (!ours?.fieldsV1 || !Object.hasOwn(ours.fieldsV1, 'f:stringData')) return undefined;
+  const owned = new Set<string>();
+  for (const e of entries) {
+    const data = e.fieldsV1?.['f:data'];
+    if (isMap(data)) for (const k of Object.keys(data)) owned.add(k);
+  }
+  const liveData = isMap(live['data']) ? Object.keys(live['data']) : [];
+  const orphans = Object.fromEntries(liveData.filter((k) => !owned.has(`f:${k}`)).map((k) => [`f:${k}`, {}]));
+  const { 'f:stringData': _strings, ...rest } = ours.fieldsV1;
+  const data = unionFields(isMap(rest['f:data']) ? rest['f:data'] : {}, orphans);
+  const fieldsV1 = Object.keys(data).length > 0 ? { ...rest, 'f:data': data } : rest;
+  return entries.map((e, i) => (i === index ? { ...e, fieldsV1 } : e));
 }

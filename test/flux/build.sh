@@ -16,6 +16,8 @@ KC_VERSION=v1.9.6
 # The source-controller whose API kustomize-controller v1.9.6 requires (its go.mod: source-controller/api
 # v1.9.0); its module carries the source CRD manifests the api module lacks.
 SC_VERSION=v1.9.0
+# The flux CLI of the same Flux release line (kustomize-controller v1.9 ships in Flux v2.9).
+CLI_VERSION=v2.9.5
 
 cache_root="${KR_FLUX_CACHE_DIR:-$HOME/.cache/kr-flux}"
 gover=$(go env GOVERSION)
@@ -57,7 +59,34 @@ else
   echo "test/flux: kustomize-controller cached at $dir"
 fi
 
+# The flux CLI (flux build/diff kustomization, to compare `build` output with), best effort: the suite
+# does not need it. Its cmd/flux embeds install manifests that its Makefile generates (`manifests/*.yaml`);
+# they are not in the module, so a placeholder stands in: `flux install` is the one command it loses.
+cli_dir="$cache_root/flux-cli-$CLI_VERSION-$gover-$self_hash"
+if [ ! -x "$cli_dir/flux" ] && [ ! -f "$cli_dir/FAILED" ]; then
+  t1=$SECONDS
+  echo "test/flux: building the flux CLI $CLI_VERSION into $cli_dir"
+  mkdir -p "$cli_dir"
+  work=$(mktemp -d)
+  trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+  if src=$(cd "$work" && go mod download -json "github.com/fluxcd/flux2/v2@$CLI_VERSION" |
+    sed -n 's|.*"Dir": "\(.*\)".*|\1|p') && [ -d "$src" ]; then
+    cp -r "$src" "$work/cli" && chmod -R u+w "$work/cli"
+    mkdir -p "$work/cli/cmd/flux/manifests"
+    echo '# placeholder for the generated install manifests (flux install is not used)' >"$work/cli/cmd/flux/manifests/placeholder.yaml"
+    if (cd "$work/cli" && go build -trimpath -ldflags "-s -w -X main.VERSION=${CLI_VERSION#v}" -o "$cli_dir/flux" ./cmd/flux) >"$cli_dir/build.log" 2>&1; then
+      echo "test/flux: flux CLI built in $((SECONDS - t1))s"
+    else
+      echo "go build failed: $(tail -1 "$cli_dir/build.log")" >"$cli_dir/FAILED"
+    fi
+  else
+    echo "the Go module proxy did not serve github.com/fluxcd/flux2/v2@$CLI_VERSION" >"$cli_dir/FAILED"
+  fi
+  [ -f "$cli_dir/FAILED" ] && echo "test/flux: no flux CLI: $(cat "$cli_dir/FAILED") (not needed by the tests)"
+fi
+
 mkdir -p bin
 ln -sfn "$dir/kustomize-controller" bin/kustomize-controller
 ln -sfn "$dir/crds" bin/crds
-echo "test/flux: ready: $(pwd)/bin (kustomize-controller $KC_VERSION)"
+if [ -x "$cli_dir/flux" ]; then ln -sfn "$cli_dir/flux" bin/flux; else rm -f bin/flux; fi
+echo "test/flux: ready: $(pwd)/bin (kustomize-controller $KC_VERSION$([ -x "$cli_dir/flux" ] && echo ", flux CLI $CLI_VERSION"))"

@@ -259,10 +259,10 @@ export interface Artifact {
  * `publish` packs a directory (a `.tar.gz` of its files, `exclude`d names left out) under a new name.
  */
 export class ArtifactServer {
-  private readonly server: Server;
+  private readonly server: Server | undefined;
   readonly dir: string;
   readonly base: string;
-  private constructor(server: Server, dir: string, base: string) {
+  private constructor(server: Server | undefined, dir: string, base: string) {
     this.server = server;
     this.dir = dir;
     this.base = base;
@@ -288,6 +288,11 @@ export class ArtifactServer {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     return new ArtifactServer(server, dir, `http://127.0.0.1:${port}`);
+  }
+
+  /** Publishes into the directory of a server running in another process (a test worker's view). */
+  static attach(dir: string, base: string): ArtifactServer {
+    return new ArtifactServer(undefined, dir, base);
   }
 
   async publish(name: string, tree: string, exclude: readonly string[] = []): Promise<Artifact> {
@@ -318,7 +323,9 @@ export class ArtifactServer {
   }
 
   async close(): Promise<void> {
-    await new Promise((r) => this.server.close(r));
+    const server = this.server;
+    if (!server) return;
+    await new Promise((r) => server.close(r));
     await rm(this.dir, { recursive: true, force: true });
   }
 }
@@ -439,21 +446,48 @@ export async function waitForReconcile(
   });
 }
 
-/** Whether a Kustomization's status says the reconcile asked for is over; pure. */
+/**
+ * Whether a Kustomization's status says the reconcile asked for is over; pure. A success sets Ready=True,
+ * observedGeneration and drops Reconciling; a failure sets Ready=False for the generation and leaves
+ * Reconciling=True with reason ProgressingWithRetry (and observedGeneration where it was). Waiting on
+ * dependencies or on the source is not an end.
+ */
 export function finished(k: FluxKustomization, want: { revision?: string; token?: string }): boolean {
   const s = k.status;
-  if (!s || s.observedGeneration !== k.metadata.generation) return false;
+  if (!s) return false;
   const ready = s.conditions?.find((c) => c.type === 'Ready');
   if (!ready || ready.status === 'Unknown') return false;
   if (ready.observedGeneration !== undefined && ready.observedGeneration !== k.metadata.generation) return false;
   if (ready.reason === 'DependencyNotReady' || ready.reason === 'ArtifactFailed') return false;
-  if (s.conditions?.some((c) => c.type === 'Reconciling' && c.status === 'True')) return false;
+  const reconciling = s.conditions?.find((c) => c.type === 'Reconciling' && c.status === 'True');
+  if (ready.status === 'True') {
+    if (s.observedGeneration !== k.metadata.generation || reconciling) return false;
+  } else if (reconciling && reconciling.reason !== 'ProgressingWithRetry') {
+    return false;
+  }
   if (want.token !== undefined && s.lastHandledReconcileAt !== want.token) return false;
+  // lastAttemptedRevision is written when a reconcile starts, while Ready still says how the last one
+  // ended: a success counts only once lastAppliedRevision has moved too.
   if (want.revision !== undefined) {
-    const rev = ready.status === 'True' ? s.lastAppliedRevision : s.lastAttemptedRevision;
-    if (rev !== want.revision) return false;
+    const revision = ready.status === 'True' ? s.lastAppliedRevision : s.lastAttemptedRevision;
+    if (revision !== want.revision || s.lastAttemptedRevision !== want.revision) return false;
   }
   return true;
+}
+
+/**
+ * Whether the controller has logged the end of a reconcile of `name` since `since` (ms): the
+ * "Reconciliation finished" line of a success, or an error line. The status alone can show the end of
+ * the previous reconcile while a new one has started; the log line is written after the status.
+ */
+export function loggedEnd(lines: readonly FluxLogLine[], namespace: string, name: string, since: number): boolean {
+  return lines.some(
+    (l) =>
+      l.name === name &&
+      l.namespace === namespace &&
+      Date.parse(l.ts ?? '') >= since &&
+      (l.msg?.startsWith('Reconciliation finished') === true || l.level === 'error'),
+  );
 }
 
 /** Thrown inside `until` to stop waiting at once. */
