@@ -3,8 +3,9 @@
 # on stdout:  <tool>\t<path to binary or "-">\t<version or reason it is unavailable>
 # Called by bench/run.ts; safe to run by hand:  bash bench/peers.sh
 #
-# Cache: ${KR_BENCH_CACHE:-$HOME/.cache/kr-bench}/<tool>-<version>[/...]. Nothing outside it is written
-# (test/cluster/go.mod and go.sum are never modified: kubectl is built in a temporary copy).
+# Cache: ${KR_BENCH_CACHE:-$HOME/.cache/kr-bench}/<tool>-<version>[/...]. Nothing else is written
+# (test/cluster/go.mod and go.sum are never modified: kubectl is built in a temporary copy), except by
+# test/flux/build.sh, which caches Flux's kustomize-controller under ~/.cache/kr-flux and links test/flux/bin.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -53,47 +54,82 @@ kubectl_line() {
 }
 
 # ---------------------------------------------------------------- kapp (Carvel)
+# The Go module proxy refuses carvel.dev/kapp (and its older paths), so kapp comes from, in order:
+#   $KR_KAPP      a kapp binary;
+#   $KR_KAPP_SRC  a checkout of github.com/carvel-dev/kapp (it vendors every dependency);
+#   $KR_KAPP_MIRROR (default /work/.mirror/carvel-dev+kapp/repo) a git directory of that repository, whose HEAD
+#                 is built.
+# A build from source is cached as $cache/kapp-<tag or commit>/kapp.
+kapp_mirror="${KR_KAPP_MIRROR:-/work/.mirror/carvel-dev+kapp/repo}"
+kapp_how='set KR_KAPP to a kapp binary, or KR_KAPP_SRC to a checkout of github.com/carvel-dev/kapp (git clone https://github.com/carvel-dev/kapp), or KR_KAPP_MIRROR to a git directory of it; a release binary is at https://github.com/carvel-dev/kapp/releases'
+
+kapp_version_of() { "$1" version 2>/dev/null | sed -n 's/^kapp version //p' | head -1; }
+
 kapp_line() {
-  local version bin err
-  # The proxy may not serve it (it answers 403 for carvel.dev/kapp here); try the module paths kapp has had.
-  for mod in carvel.dev/kapp github.com/carvel-dev/kapp github.com/vmware-tanzu/carvel-kapp github.com/k14s/kapp; do
-    version="$(cd "$cache" && GOFLAGS=-mod=mod go list -m -versions "$mod" 2>>"$log" | tr ' ' '\n' |
-      grep -E '^v[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -1 || true)"
-    [ -n "$version" ] && break
-  done
-  if [ -z "$version" ]; then
-    err="$(grep -m1 -o '[0-9]\{3\} [A-Za-z ]*' "$log" || true)"
-    printf 'kapp\t-\tnot served by the Go module proxy (go list -m -versions carvel.dev/kapp: %s)\n' "${err:-no versions}"
+  local bin version src tmp gitdir need have
+  if [ -n "${KR_KAPP:-}" ]; then
+    if [ ! -x "$KR_KAPP" ]; then
+      printf 'kapp\t-\tKR_KAPP=%s is not an executable file; %s\n' "$KR_KAPP" "$kapp_how"
+      return
+    fi
+    printf 'kapp\t%s\t%s\n' "$KR_KAPP" "$(kapp_version_of "$KR_KAPP")"
+    return
+  fi
+  if [ -n "${KR_KAPP_SRC:-}" ]; then
+    src="$KR_KAPP_SRC"
+    if [ ! -f "$src/go.mod" ] || [ ! -d "$src/cmd/kapp" ]; then
+      printf 'kapp\t-\tKR_KAPP_SRC=%s is not a checkout of github.com/carvel-dev/kapp (no go.mod or cmd/kapp); %s\n' "$src" "$kapp_how"
+      return
+    fi
+    version="$(git -C "$src" describe --tags --always 2>/dev/null || echo src)"
+  elif git --git-dir="$kapp_mirror" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+    gitdir="$kapp_mirror"
+    version="$(git --git-dir="$gitdir" describe --tags --always HEAD 2>/dev/null)"
+  else
+    printf 'kapp\t-\tno kapp binary or source (the Go module proxy refuses carvel.dev/kapp); %s\n' "$kapp_how"
     return
   fi
   bin="$cache/kapp-$version/kapp"
   if [ ! -x "$bin" ]; then
-    echo "peers: building kapp $version ($mod)..." >&2
-    if ! GOBIN="$cache/kapp-$version" go install "$mod/cmd/kapp@$version" >>"$log" 2>&1; then
-      printf 'kapp\t-\tgo install %s/cmd/kapp@%s failed: %s\n' "$mod" "$version" "$(tail -1 "$log")"
+    echo "peers: building kapp $version from ${src:-$gitdir} (go build -mod=vendor ./cmd/kapp; a few minutes on 2 cores)..." >&2
+    tmp=""
+    if [ -n "${gitdir:-}" ]; then
+      tmp="$(mktemp -d)"
+      git --git-dir="$gitdir" archive HEAD | tar -x -C "$tmp"
+      src="$tmp"
+    fi
+    # kapp's go.mod names a go version; past the machine's, GOTOOLCHAIN=go1.27.3 is the route to a newer Go.
+    local toolchain="" module ldflags
+    need="$(awk '$1 == "go" { print $2; exit }' "$src/go.mod")"
+    have="$(go env GOVERSION | sed 's/^go//')"
+    [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | tail -1)" = "$have" ] || toolchain=go1.27.3
+    mkdir -p "$cache/kapp-$version"
+    # Stamp the version as kapp's hack/build.sh does (the module path is still github.com/vmware-tanzu/carvel-kapp).
+    module="$(awk '$1 == "module" { print $2; exit }' "$src/go.mod")"
+    ldflags="-s -w -X $module/pkg/kapp/version.Version=${version#v}"
+    if ! (if [ -n "$toolchain" ]; then export GOTOOLCHAIN="$toolchain"; fi
+      cd "$src" && go build -mod=vendor -trimpath -ldflags "$ldflags" -o "$bin.tmp" ./cmd/kapp) >>"$log" 2>&1; then
+      [ -z "$tmp" ] || rm -rf "$tmp"
+      printf 'kapp\t-\tgo build -mod=vendor ./cmd/kapp of %s failed (see %s); %s\n' "$version" "$log" "$kapp_how"
       return
     fi
+    [ -z "$tmp" ] || rm -rf "$tmp"
+    mv "$bin.tmp" "$bin"
   fi
-  printf 'kapp\t%s\t%s\n' "$bin" "$version"
+  printf 'kapp\t%s\t%s\n' "$bin" "$(kapp_version_of "$bin")"
 }
 
 # ---------------------------------------------------------------- Flux kustomize-controller
+# Built by test/flux/build.sh (the pinned v1.9.6 from the Go module proxy, cached under ~/.cache/kr-flux,
+# linked as test/flux/bin/kustomize-controller); bench/run.ts starts it out of cluster (test/flux/flux.ts).
 flux_line() {
-  local mod=github.com/fluxcd/kustomize-controller version out
-  version="$(cd "$cache" && go list -m -versions "$mod" 2>>"$log" | tr ' ' '\n' | sort -V | tail -1 || true)"
-  if [ -z "$version" ]; then
-    printf 'kustomize-controller\t-\tnot served by the Go module proxy\n'
+  local bin="$repo/test/flux/bin/kustomize-controller" version
+  if ! bash "$repo/test/flux/build.sh" >>"$log" 2>&1 || [ ! -x "$bin" ]; then
+    printf 'kustomize-controller\t-\tbash test/flux/build.sh failed: %s\n' "$(tail -1 "$log")"
     return
   fi
-  # `go install mod@version` refuses a module whose go.mod has replace directives, whatever the Go version.
-  local gomod replaces
-  gomod="$(cd "$cache" && go mod download -json "$mod@$version" 2>>"$log" | sed -n 's/.*"GoMod": *"\([^"]*\)".*/\1/p' || true)"
-  replaces="$(grep -cE '^replace|=>' "$gomod" 2>/dev/null || true)"
-  out="$(cd "$cache" && GOBIN="$cache/kustomize-controller-$version" go install "$mod@$version" 2>&1 | tail -1 || true)"
-  # A controller, not a CLI: even when it builds it reconciles Kustomization objects whose source is a
-  # source-controller artifact (an HTTP tarball + GitRepository/OCIRepository status). It is recorded, not run.
-  printf 'kustomize-controller\t-\t%s: go install fails (%s); its go.mod has replace directives (%s lines), which go install pkg@version refuses; and it is a controller, not a one-shot CLI (it needs a Kustomization CR and a source-controller artifact server)\n' \
-    "$version" "${out:-built}" "$replaces"
+  version="$(cat "$(dirname "$(readlink -f "$bin")")/VERSION" 2>/dev/null || echo unknown)"
+  printf 'kustomize-controller\t%s\t%s\n' "$bin" "$version"
 }
 
 kubectl_line

@@ -1,5 +1,5 @@
 // Benchmarks the bundled CLI (dist/cli.js) side by side with the tools users would pick instead
-// (kubectl ApplySet; kapp and Flux's kustomize-controller when they can be built), on the same
+// (kubectl ApplySet, kapp, and Flux's kustomize-controller at its defaults and at QPS 500), on the same
 // tier-a test cluster that it starts and stops itself. Prints figures; asserts nothing about time.
 //   node_modules/.bin/node bench/run.ts [--objects 100,1000] [--large] [--concurrency-sweep 1,8,32]
 // See bench/README.md.
@@ -17,6 +17,18 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { parse, stringify } from 'yaml';
+import {
+  applyKustomization,
+  ArtifactServer,
+  finished,
+  FluxController,
+  installFluxCrds,
+  kustomizationPath,
+  publishExternalArtifact,
+  requestReconcile,
+  testClusterClient,
+  type FluxKustomization,
+} from '../test/flux/flux.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(REPO, 'dist', 'cli.js');
@@ -26,6 +38,7 @@ const KUSTOMIZE = join(REPO, 'test', 'cluster', 'bin', 'kustomize');
 const PEERS = join(REPO, 'bench', 'peers.sh');
 const TIME = '/usr/bin/time';
 const NODE = process.execPath;
+const OURS = 'kustomize-reconcile';
 /** No single run may take longer than this. */
 const RUN_TIMEOUT_MS = 300_000;
 
@@ -34,7 +47,22 @@ const RUN_TIMEOUT_MS = 300_000;
 interface Cluster {
   dir: string;
   kubeconfig: string;
+  /** Process ids of the cluster's components (testcluster's cluster.json), for their CPU time. */
+  pids: { apiserver?: number; etcd?: number };
   stop: () => Promise<void>;
+}
+
+/** Clock ticks per second, the unit of utime and stime in /proc/<pid>/stat. */
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU time (user + system) a process has used so far, in ms; undefined when it cannot be read. */
+async function cpuMsOf(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
+  const stat = await readFile(`/proc/${String(pid)}/stat`, 'utf8').catch(() => undefined);
+  if (stat === undefined) return undefined;
+  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
 }
 
 async function startCluster(): Promise<Cluster> {
@@ -71,7 +99,11 @@ async function startCluster(): Promise<Cluster> {
         reject(new Error(`test cluster exited with ${code} before it was ready:\n${stderr.join('')}`));
       });
     });
-    return { dir, kubeconfig, stop };
+    const state = JSON.parse(await readFile(join(dir, 'cluster.json'), 'utf8')) as {
+      components?: { name: string; pid: number }[];
+    };
+    const pid = (name: string) => state.components?.find((c) => c.name === name)?.pid;
+    return { dir, kubeconfig, pids: { apiserver: pid('apiserver'), etcd: pid('etcd') }, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -92,6 +124,16 @@ interface CountingProxy {
   total: () => number;
   /** A request straight to the apiserver, not counted (set-up only). */
   upstream: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: string }>;
+  /**
+   * Watches the object `name` of the collection `listPath` straight on the apiserver (not counted) until
+   * `done` holds for it; resolves with it, or with undefined after `timeoutMs`.
+   */
+  watchUntil: <T>(
+    listPath: string,
+    name: string,
+    done: (obj: T) => boolean,
+    timeoutMs: number,
+  ) => Promise<T | undefined>;
   close: () => Promise<void>;
 }
 
@@ -146,6 +188,22 @@ async function startProxy(cluster: Cluster): Promise<CountingProxy> {
     });
     req.pipe(out);
   };
+  const upstream = (method: string, path: string, body?: unknown) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = https.request(
+        `${upstreamUrl.origin}${path}`,
+        { method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, body: text });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
   const server = https.createServer({ cert: serverCert, key: serverKey }, handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -183,22 +241,52 @@ async function startProxy(cluster: Cluster): Promise<CountingProxy> {
       first = undefined;
     },
     total: () => [...counts.values()].reduce((a, b) => a + b, 0),
-    upstream: (method, path, body) =>
-      new Promise((resolve, reject) => {
-        const req = https.request(
-          `${upstreamUrl.origin}${path}`,
-          { method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } },
-          (res) => {
-            let text = '';
-            res.on('data', (c: Buffer) => (text += c.toString()));
-            res.on('end', () => {
-              resolve({ status: res.statusCode ?? 0, body: text });
+    upstream,
+    watchUntil: async <T>(listPath: string, name: string, done: (obj: T) => boolean, timeoutMs: number) => {
+      const deadline = Date.now() + timeoutMs;
+      const selector = `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`;
+      while (Date.now() < deadline) {
+        const list = await upstream('GET', `${listPath}?${selector}`);
+        if (list.status !== 200) throw new Error(`listing ${listPath}: ${list.status} ${list.body.slice(0, 300)}`);
+        const { metadata, items } = JSON.parse(list.body) as { metadata: { resourceVersion: string }; items: T[] };
+        const hit = items.find(done);
+        if (hit) return hit;
+        const seconds = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
+        const query = `${selector}&watch=1&resourceVersion=${metadata.resourceVersion}&timeoutSeconds=${String(seconds)}`;
+        const found = await new Promise<T | undefined>((resolve) => {
+          const req = https.request(`${upstreamUrl.origin}${listPath}?${query}`, { agent }, (res) => {
+            let buffer = '';
+            res.on('data', (chunk: Buffer) => {
+              buffer += chunk.toString();
+              for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
+                const line = buffer.slice(0, i).trim();
+                buffer = buffer.slice(i + 1);
+                if (line === '') continue;
+                const event = JSON.parse(line) as { type: string; object: T };
+                if ((event.type === 'ADDED' || event.type === 'MODIFIED') && done(event.object)) {
+                  resolve(event.object);
+                  req.destroy();
+                  return;
+                }
+              }
             });
-          },
-        );
-        req.on('error', reject);
-        req.end(body === undefined ? undefined : JSON.stringify(body));
-      }),
+            // The watch ended (its timeout, or an ERROR event such as 410 Gone): list and watch again.
+            res.on('end', () => {
+              resolve(undefined);
+            });
+            res.on('error', () => {
+              resolve(undefined);
+            });
+          });
+          req.on('error', () => {
+            resolve(undefined);
+          });
+          req.end();
+        });
+        if (found) return found;
+      }
+      return undefined;
+    },
     close: async () => {
       agent.destroy();
       server.closeAllConnections();
@@ -252,8 +340,9 @@ function objectFor(kind: Kind, name: string, namespace: string, generation: numb
         kind,
         metadata,
         spec: {
-          // The test cluster's service range is a /24 that the tools share: past 100 per tool, headless.
-          ...(Number(name.split('-').pop()) >= 500 ? { clusterIP: 'None' } : {}),
+          // The test cluster's service range is a /24 (254 addresses) that the five tools share: past 40
+          // per tool, headless.
+          ...(Number(name.split('-').pop()) >= 200 ? { clusterIP: 'None' } : {}),
           selector: { app: name },
           ports: [{ name: 'http', port: 80, targetPort: 8080 }],
         },
@@ -385,6 +474,8 @@ interface ProcRun {
   /** From process start to the proxy's first request. */
   firstRequestMs: number | undefined;
   peakRssKiB: number | undefined;
+  /** The tool's own CPU time (user + system), ms: the process's, or a controller's during the run. */
+  cpuMs: number | undefined;
   stdout: string;
   stderr: string;
 }
@@ -402,7 +493,7 @@ async function runMeasured(
   proxy.reset();
   const started = performance.now();
   const child = useTime
-    ? spawn(TIME, ['-f', '%M', '-o', rssFile, cmd, ...args], {
+    ? spawn(TIME, ['-f', '%M %U %S', '-o', rssFile, cmd, ...args], {
         cwd: workDir,
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ...env },
@@ -421,12 +512,16 @@ async function runMeasured(
   clearTimeout(timer);
   const wallMs = performance.now() - started;
   const first = proxy.firstRequestAt();
-  const rss = Number((await readFile(rssFile, 'utf8').catch(() => '')).trim().split('\n').pop());
+  // The last line (after "Command exited with non-zero status N"): peak RSS KiB, user s, system s.
+  const [rss, user, sys] = ((await readFile(rssFile, 'utf8').catch(() => '')).trim().split('\n').pop() ?? '')
+    .split(' ')
+    .map(Number);
   return {
     code,
     wallMs,
     firstRequestMs: first === undefined ? undefined : first - started,
-    peakRssKiB: Number.isFinite(rss) && rss > 0 ? rss : undefined,
+    peakRssKiB: rss !== undefined && Number.isFinite(rss) && rss > 0 ? rss : undefined,
+    cpuMs: user !== undefined && sys !== undefined && Number.isFinite(user + sys) ? (user + sys) * 1000 : undefined,
     stdout,
     stderr,
   };
@@ -455,6 +550,11 @@ interface Row {
   requestsByKind: Record<string, number>;
   requestsByTarget: Record<string, number>;
   peakRssMiB: number | undefined;
+  /** CPU time of the tool's process (a CLI) or of its controller during the run (Flux), ms. */
+  toolCpuMs: number | undefined;
+  /** CPU time the kube-apiserver and etcd processes used during the run, ms. */
+  apiserverCpuMs: number | undefined;
+  etcdCpuMs: number | undefined;
   note?: string;
 }
 
@@ -462,10 +562,21 @@ interface Tool {
   name: string;
   version: string;
   prefix: string;
+  /** What it waits for before it reports success (bench/README.md says the same). */
+  waits: string;
   /** Set-up before the first scenario (not measured). */
   prepare: (tree: Tree) => Promise<void>;
-  /** The command for a scenario: [program, args, env, exit codes that mean success]. */
-  command: (s: Scenario, tree: Tree) => [string, string[], NodeJS.ProcessEnv, number[]];
+  /** Tear-down after its last scenario (a controller is stopped; not measured). */
+  finish?: () => Promise<void>;
+  /** Scenarios it has no equivalent for (Flux has no preview); their cells read "n/a". */
+  skips?: Scenario[];
+  /** A CLI: the command for a scenario: [program, args, env, exit codes that mean success]. */
+  command?: (s: Scenario, tree: Tree) => [string, string[], NodeJS.ProcessEnv, number[]];
+  /**
+   * A controller: triggers the scenario, waits until it is done and returns the run as measured (wall
+   * time from the trigger; it resets the proxy's counts at the trigger). Exit code 0 is success.
+   */
+  reconcile?: (s: Scenario, tree: Tree) => Promise<ProcRun>;
   /** Run the first apply a second time when the first fails (CRs before their CRD is served). */
   applyTwiceOnFirstApply?: boolean;
   /** Describes the outcome (change counts, last error line). */
@@ -485,9 +596,10 @@ function lastLine(text: string): string {
 function oursTool(proxy: CountingProxy, workDir: string, concurrency: number): Tool {
   const kubeconfig = join(workDir, 'ours.kubeconfig');
   return {
-    name: 'kustomize-reconcile',
+    name: OURS,
     version: 'dist/cli.js',
     prefix: 'kr',
+    waits: 'for its CRDs to be Established before their custom resources (wait: false, the default: no health checks)',
     prepare: async () => {
       await proxy.kubeconfig(kubeconfig);
       await createNamespace(proxy, 'kr-inventory');
@@ -610,6 +722,7 @@ function kubectlTool(proxy: CountingProxy, workDir: string, bin: string, version
     name: 'kubectl ApplySet',
     version,
     prefix: 'kc',
+    waits: 'for nothing (its first apply fails on the custom resources and is run twice)',
     applyTwiceOnFirstApply: true,
     prepare: async () => {
       await proxy.kubeconfig(kubeconfig);
@@ -642,6 +755,155 @@ function kubectlTool(proxy: CountingProxy, workDir: string, bin: string, version
         .join(', ');
       return r.code === 0 || r.stdout.startsWith('diff') ? text : `${text}; error: ${lastLine(r.stderr)}`;
     },
+  };
+}
+
+const KAPP_APP_NAMESPACE = 'ka-apps';
+
+/**
+ * kapp deploys an "app": its record (a ConfigMap) lives in the namespace given by -n, which must exist;
+ * what left the tree is deleted (prune is its default). --wait=false: kapp waits by default for every
+ * change to reconcile, which for a Deployment means its controller observed the new generation (never,
+ * on a tier-a cluster without controllers), and the other tools do not wait for health either.
+ */
+function kappTool(proxy: CountingProxy, workDir: string, bin: string, version: string): Tool {
+  const kubeconfig = join(workDir, 'kapp.kubeconfig');
+  return {
+    name: 'kapp',
+    version,
+    prefix: 'ka',
+    waits:
+      'for nothing with --wait=false (its default waits for each change to reconcile, Deployments included, which cannot finish without controllers)',
+    prepare: async () => {
+      await proxy.kubeconfig(kubeconfig);
+      await createNamespace(proxy, KAPP_APP_NAMESPACE);
+    },
+    command: (s, tree) => {
+      const args = ['deploy', '-a', 'ka-bench', '-n', KAPP_APP_NAMESPACE, '-f', tree.dir, '-y', '--wait=false'];
+      args.push('--kubeconfig', kubeconfig, '--color=false');
+      if (s === 'preview of a change') args.push('--diff-run', '--diff-changes');
+      return [bin, args, {}, [0]];
+    },
+    describe: (r) => {
+      // "Op:      3 create, 0 delete, 0 update, 0 noop, 0 exists"
+      const op = /^Op:\s+(.*)$/m.exec(r.stdout)?.[1]?.trim();
+      const text = (op ?? '')
+        .split(', ')
+        .filter((x) => x !== '' && !x.startsWith('0 '))
+        .join(', ');
+      return r.code === 0 ? text || 'no changes' : `${text}; error: ${lastLine(r.stderr || r.stdout)}`;
+    },
+  };
+}
+
+const FLUX_NAMESPACE = 'flux-system';
+
+/** Peak resident set of a running process so far (VmHWM), KiB. */
+async function peakRssKiBOf(pid: number): Promise<number | undefined> {
+  const status = await readFile(`/proc/${String(pid)}/status`, 'utf8').catch(() => '');
+  const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
+  return Number.isFinite(kib) && kib > 0 ? kib : undefined;
+}
+
+/**
+ * Flux's kustomize-controller (test/flux: the real v1.9.6), out of cluster on this machine, its kubeconfig
+ * pointing at the counting proxy. Its source is an ExternalArtifact whose status points at a tarball of
+ * the tree on a loopback HTTP server (as source-controller would serve it); the Kustomization is Flux's
+ * defaults plus prune: true. A scenario is timed from its trigger (publishing a new revision, creating the
+ * Kustomization, or asking for a reconcile) until the Kustomization says it is done: Ready=True for its
+ * generation, no Reconciling condition, lastAppliedRevision the revision published (and, for a reconcile
+ * request, lastHandledReconcileAt the token asked for). The bench's own requests go straight to the
+ * apiserver, uncounted; the controller's CPU is its process's during the scenario.
+ */
+function fluxTool(
+  proxy: CountingProxy,
+  cluster: Cluster,
+  workDir: string,
+  peer: { name: string; prefix: string; version: string; qps?: number; burst?: number },
+): Tool {
+  const kubeconfig = join(workDir, `${peer.prefix}.kubeconfig`);
+  const name = `${peer.prefix}-bench`;
+  let client: Awaited<ReturnType<typeof testClusterClient>> | undefined;
+  let artifacts: ArtifactServer | undefined;
+  let controller: FluxController | undefined;
+  let revision = '';
+  const flags =
+    peer.qps === undefined
+      ? 'its default flags'
+      : `--kube-api-qps=${String(peer.qps)} --kube-api-burst=${String(peer.burst)}`;
+  return {
+    name: peer.name,
+    version: `${peer.version}, ${flags}`,
+    prefix: peer.prefix,
+    waits:
+      'for its CRDs and Namespaces to be Current (kstatus, polled every 2 s) before the rest (spec.wait: false, the default: no health checks); timed until the Kustomization reports the revision applied',
+    skips: ['preview of a change'],
+    prepare: async () => {
+      await proxy.kubeconfig(kubeconfig);
+      client = await testClusterClient(cluster.kubeconfig);
+      await installFluxCrds(client);
+      await createNamespace(proxy, FLUX_NAMESPACE);
+      artifacts = await ArtifactServer.start(join(workDir, `${peer.prefix}-artifacts`));
+      controller = await FluxController.start({
+        kubeconfig,
+        dir: join(workDir, `${peer.prefix}-flux`),
+        ...(peer.qps === undefined ? {} : { qps: peer.qps, burst: peer.burst }),
+      });
+    },
+    finish: async () => {
+      // Suspended, so that the next controller started on this cluster leaves it alone.
+      await client
+        ?.request('PATCH', kustomizationPath(FLUX_NAMESPACE, name), {
+          body: { spec: { suspend: true } },
+          contentType: 'application/merge-patch+json',
+        })
+        .catch(() => undefined);
+      await controller?.stop();
+      await artifacts?.close();
+      client?.close();
+    },
+    reconcile: async (s, tree) => {
+      if (!client || !artifacts || !controller) throw new Error(`${peer.name}: reconcile before prepare`);
+      // Packing the tree is source-controller's work, before the trigger.
+      const artifact = s === 'no-op re-run' ? undefined : await artifacts.publish(name, tree.dir);
+      const pid = controller.pid;
+      const cpu0 = await cpuMsOf(pid);
+      // Counted from the trigger: whatever the controller did while the tree was packed is not this run's.
+      proxy.reset();
+      const started = performance.now();
+      let token: string | undefined;
+      if (artifact) {
+        await publishExternalArtifact(client, FLUX_NAMESPACE, name, artifact);
+        revision = artifact.revision;
+      }
+      if (s === 'first apply') {
+        await applyKustomization(client, FLUX_NAMESPACE, name, { path: './', prune: true }, name);
+      } else if (!artifact) {
+        token = await requestReconcile(client, FLUX_NAMESPACE, name);
+      }
+      const want = { revision, ...(token === undefined ? {} : { token }) };
+      const k = await proxy.watchUntil<FluxKustomization>(
+        kustomizationPath(FLUX_NAMESPACE),
+        name,
+        (obj) => finished(obj, want),
+        RUN_TIMEOUT_MS,
+      );
+      const wallMs = performance.now() - started;
+      const cpu1 = await cpuMsOf(pid);
+      const first = proxy.firstRequestAt();
+      const ready = k?.status?.conditions?.find((c) => c.type === 'Ready');
+      const ok = ready?.status === 'True' && k?.status?.lastAppliedRevision === revision;
+      return {
+        code: ok ? 0 : 1,
+        wallMs,
+        firstRequestMs: first === undefined ? undefined : first - started,
+        peakRssKiB: await peakRssKiBOf(pid),
+        cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0,
+        stdout: k ? `Ready=${ready?.status ?? '?'} (${ready?.reason ?? ''}): ${ready?.message ?? ''}` : '',
+        stderr: k ? '' : `not done after ${String(RUN_TIMEOUT_MS / 1000)} s; log: ${controller.logFile}`,
+      };
+    },
+    describe: (r) => lastLine(r.code === 0 ? r.stdout : `${r.stdout} ${r.stderr}`),
   };
 }
 
@@ -681,6 +943,11 @@ interface SizeResult {
   startup: Startup;
   startupTiny: Startup;
   kubeApiserver: string;
+  /** The tools run, in order (ours first), and what each waits for. */
+  tools: { name: string; version: string; waits: string }[];
+  /** os.loadavg() before and after this size: the machine is shared. */
+  loadBefore: number[];
+  loadAfter: number[];
 }
 
 async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: number[]): Promise<SizeResult> {
@@ -689,6 +956,7 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
   let proxy: CountingProxy | undefined;
   try {
     const t0 = performance.now();
+    const loadBefore = os.loadavg();
     process.stderr.write(`\n== ${n} objects: starting a tier-a test cluster...\n`);
     cluster = await startCluster();
     process.stderr.write(`cluster ready in ${fmt((performance.now() - t0) / 1000, 1)} s\n`);
@@ -700,11 +968,41 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
     const tools: Tool[] = [oursTool(p, workDir, concurrency)];
     const kubectl = peers.find((x) => x.tool === 'kubectl');
     if (kubectl?.bin) tools.push(kubectlTool(p, workDir, kubectl.bin, kubectl.version));
+    const kapp = peers.find((x) => x.tool === 'kapp');
+    if (kapp?.bin) tools.push(kappTool(p, workDir, kapp.bin, kapp.version));
+    const flux = peers.find((x) => x.tool === 'kustomize-controller');
+    if (flux?.bin) {
+      tools.push(
+        fluxTool(p, cluster, workDir, { name: 'Flux', prefix: 'fd', version: flux.version }),
+        fluxTool(p, cluster, workDir, {
+          name: 'Flux QPS 500',
+          prefix: 'fq',
+          version: flux.version,
+          qps: 500,
+          burst: 1000,
+        }),
+      );
+    }
 
     const rows: Row[] = [];
+    const cpu = async () => ({
+      apiserver: await cpuMsOf(cluster?.pids.apiserver),
+      etcd: await cpuMsOf(cluster?.pids.etcd),
+    });
     const measure = async (tool: Tool, scenario: string, tree: Tree, as: Scenario) => {
-      const [cmd, args, env, okCodes] = tool.command(as, tree);
-      let r = await runMeasured(p, workDir, cmd, args, env);
+      const cpu0 = await cpu();
+      let cmd: string;
+      let args: string[];
+      let env: NodeJS.ProcessEnv = {};
+      let okCodes: number[];
+      let r: ProcRun;
+      if (tool.reconcile) {
+        [cmd, args, okCodes] = [tool.name, [as], [0]];
+        r = await tool.reconcile(as, tree);
+      } else if (tool.command) {
+        [cmd, args, env, okCodes] = tool.command(as, tree);
+        r = await runMeasured(p, workDir, cmd, args, env);
+      } else throw new Error(`tool ${tool.name} has neither a command nor a reconcile`);
       let counts = new Map(p.counts);
       let targets = new Map(p.targets);
       let retried = '';
@@ -722,8 +1020,12 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
           wallMs: r.wallMs + again.wallMs,
           firstRequestMs: r.firstRequestMs,
           peakRssKiB: Math.max(r.peakRssKiB ?? 0, again.peakRssKiB ?? 0) || undefined,
+          cpuMs: r.cpuMs === undefined || again.cpuMs === undefined ? undefined : r.cpuMs + again.cpuMs,
         };
       }
+      const cpu1 = await cpu();
+      const delta = (a: number | undefined, b: number | undefined) =>
+        a === undefined || b === undefined ? undefined : Math.round(b - a);
       const row: Row = {
         objects: n,
         tool: tool.name,
@@ -737,6 +1039,9 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
         requestsByKind: Object.fromEntries([...counts].sort()),
         requestsByTarget: Object.fromEntries([...targets].sort()),
         peakRssMiB: r.peakRssKiB === undefined ? undefined : Math.round((r.peakRssKiB / 1024) * 10) / 10,
+        toolCpuMs: r.cpuMs === undefined ? undefined : Math.round(r.cpuMs),
+        apiserverCpuMs: delta(cpu0.apiserver, cpu1.apiserver),
+        etcdCpuMs: delta(cpu0.etcd, cpu1.etcd),
         note: retried + tool.describe(r),
       };
       rows.push(row);
@@ -751,16 +1056,22 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
     for (const tool of tools) {
       const tree = await writeTree(join(workDir, `tree-${tool.prefix}`), n, tool.prefix);
       if (tool.prefix === 'kr') oursTree = tree;
+      process.stderr.write(`${tool.name}: preparing...\n`);
       await tool.prepare(tree);
-      for (const s of SCENARIOS) {
-        if (s === 'preview of a change') await tree.change();
-        if (s === '10% removed (prune)') {
-          const gone = await tree.removeTenth();
-          const row = await measure(tool, s, tree, s);
-          row.note = `${String(gone)} files removed; ${row.note ?? ''}`;
-          continue;
+      try {
+        for (const s of SCENARIOS) {
+          if (s === 'preview of a change') await tree.change();
+          if (tool.skips?.includes(s)) continue;
+          if (s === '10% removed (prune)') {
+            const gone = await tree.removeTenth();
+            const row = await measure(tool, s, tree, s);
+            row.note = `${String(gone)} files removed; ${row.note ?? ''}`;
+            continue;
+          }
+          await measure(tool, s, tree, s);
         }
-        await measure(tool, s, tree, s);
+      } finally {
+        await tool.finish?.();
       }
     }
     const ours = tools[0]!;
@@ -807,7 +1118,16 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
     process.stderr.write(
       `action start-up: first API request after ${fmt(startup.firstRequestMs)} ms (exit ${startup.exitCode}, ${startup.wallMs} ms); one-object tree: ${fmt(startupTiny.firstRequestMs)} ms\n`,
     );
-    return { objects: n, rows, startup, startupTiny, kubeApiserver };
+    return {
+      objects: n,
+      rows,
+      startup,
+      startupTiny,
+      kubeApiserver,
+      tools: tools.map((t) => ({ name: t.name, version: t.version, waits: t.waits })),
+      loadBefore,
+      loadAfter: os.loadavg(),
+    };
   } finally {
     await proxy?.close().catch(() => undefined);
     await cluster?.stop().catch(() => undefined);
@@ -834,57 +1154,86 @@ function countsText(counts: Record<string, number>): string {
   );
 }
 
-function cell(r: Row | undefined, what: 'wall' | 'req' | 'rss' | 'first'): string {
-  if (!r) return '-';
-  const bad = r.ok ? '' : ' ✗';
-  switch (what) {
+type Metric = 'wall' | 'requests' | 'apiserver' | 'toolCpu' | 'rss' | 'first';
+
+const METRICS: { metric: Metric; title: string; ratio: boolean }[] = [
+  { metric: 'wall', title: 'Wall time, ms (ours/peer)', ratio: true },
+  { metric: 'requests', title: 'API requests (ours/peer)', ratio: true },
+  { metric: 'apiserver', title: 'kube-apiserver CPU during the run, ms (ours/peer)', ratio: true },
+  {
+    metric: 'toolCpu',
+    title: "The tool's own CPU (its process; Flux: the controller during the run), ms",
+    ratio: false,
+  },
+  {
+    metric: 'rss',
+    title: "Peak RSS, MiB (a CLI: its process's; Flux: the controller's VmHWM since it started)",
+    ratio: false,
+  },
+  { metric: 'first', title: 'Process start to its first API request, ms', ratio: false },
+];
+
+function valueOf(r: Row | undefined, metric: Metric): number | undefined {
+  if (!r) return undefined;
+  switch (metric) {
     case 'wall':
-      return fmt(r.wallMs) + bad;
-    case 'req':
-      return String(r.requests);
+      return r.wallMs;
+    case 'requests':
+      return r.requests;
+    case 'apiserver':
+      return r.apiserverCpuMs;
+    case 'toolCpu':
+      return r.toolCpuMs;
     case 'rss':
-      return fmt(r.peakRssMiB, 1);
+      return r.peakRssMiB;
     case 'first':
-      return fmt(r.firstRequestMs);
+      return r.firstRequestMs;
   }
 }
 
+function cell(r: Row | undefined, metric: Metric): string {
+  if (!r) return 'n/a';
+  const v = valueOf(r, metric);
+  return `${metric === 'rss' ? fmt(v, 1) : fmt(v)}${r.ok ? '' : ' ✗'}`;
+}
+
 function sizeTables(res: SizeResult, peerNames: string[]): string {
-  const ours = (s: string) => res.rows.find((r) => r.tool === 'kustomize-reconcile' && r.scenario === s);
-  const peer = (t: string, s: string) => res.rows.find((r) => r.tool === t && r.scenario === s);
-  const head = [
-    '| scenario | ours wall ms | ours requests | ours RSS MiB | ours 1st req ms |',
-    ...peerNames.map(
-      (t) => ` ${t} wall ms | ${t} requests | ${t} RSS MiB | ${t} 1st req ms | wall ours/${t} | requests ours/${t} |`,
-    ),
-  ].join('');
-  const sep = '|---' + '|---:'.repeat(4 + peerNames.length * 6) + '|';
-  const lines = SCENARIOS.map((s) => {
-    const o = ours(s);
+  const row = (t: string, s: string) => res.rows.find((r) => r.tool === t && r.scenario === s);
+  const tables = METRICS.map(({ metric, title, ratio: withRatio }) => {
+    const lines = SCENARIOS.map((s) => {
+      const o = row(OURS, s);
+      const cells = [cell(o, metric)];
+      for (const t of peerNames) {
+        const q = row(t, s);
+        const r = withRatio && o && q ? ratio(valueOf(o, metric), valueOf(q, metric)) : undefined;
+        cells.push(r && r !== 'n/a' ? `${cell(q, metric)} (${r})` : cell(q, metric));
+      }
+      return `| ${s} | ${cells.join(' | ')} |`;
+    });
     return [
-      `| ${s} | ${cell(o, 'wall')} | ${cell(o, 'req')} | ${cell(o, 'rss')} | ${cell(o, 'first')} |`,
-      ...peerNames.map((t) => {
-        const q = peer(t, s);
-        return ` ${cell(q, 'wall')} | ${cell(q, 'req')} | ${cell(q, 'rss')} | ${cell(q, 'first')} | ${ratio(o?.wallMs, q?.wallMs)} | ${ratio(o?.requests, q?.requests)} |`;
-      }),
-    ].join('');
+      `${title}:`,
+      '',
+      `| scenario | ours | ${peerNames.join(' | ')} |`,
+      `|---|${'---:|'.repeat(1 + peerNames.length)}`,
+      ...lines,
+      '',
+    ].join('\n');
   });
   const detail = [
-    '| tool | scenario | exit | wall ms | requests by method | by target | outcome |',
-    '|---|---|---:|---:|---|---|---|',
+    '| tool | scenario | exit | wall ms | apiserver / etcd / tool CPU ms | requests by method | by target | outcome |',
+    '|---|---|---:|---:|---|---|---|---|',
     ...res.rows.map(
       (r) =>
-        `| ${r.tool} | ${r.scenario} | ${r.exitCode}${r.ok ? '' : ' ✗'} | ${r.wallMs} | ${countsText(r.requestsByKind)} | ${countsText(r.requestsByTarget)} | ${(r.note ?? '').replaceAll('|', '\\|')} |`,
+        `| ${r.tool} | ${r.scenario} | ${r.exitCode}${r.ok ? '' : ' ✗'} | ${r.wallMs} | ${fmt(r.apiserverCpuMs)} / ${fmt(r.etcdCpuMs)} / ${fmt(r.toolCpuMs)} | ${countsText(r.requestsByKind)} | ${countsText(r.requestsByTarget)} | ${(r.note ?? '').replaceAll('|', '\\|')} |`,
     ),
   ];
   return [
     `### ${res.objects} objects`,
     '',
-    head,
-    sep,
-    ...lines,
-    '',
+    ...tables,
     `Action start-up (\`node dist/index.js\`, preview mode): first API request after ${fmt(res.startup.firstRequestMs)} ms on this tree (discovery starts before the kustomize build; run: exit ${res.startup.exitCode}, ${res.startup.wallMs} ms, ${res.startup.requests} requests), after ${fmt(res.startupTiny.firstRequestMs)} ms on a one-object tree (exit ${res.startupTiny.exitCode}, ${res.startupTiny.wallMs} ms).`,
+    '',
+    `Load average (1, 5, 15 min) when this size started: ${res.loadBefore.map((x) => x.toFixed(2)).join(', ')}; when it ended: ${res.loadAfter.map((x) => x.toFixed(2)).join(', ')}.`,
     '',
     '<details><summary>every run, requests by method</summary>',
     '',
@@ -909,6 +1258,7 @@ async function main(): Promise<void> {
       large: { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       'concurrency-sweep': { type: 'string', default: '' },
+      peers: { type: 'string', default: 'kubectl,kapp,flux' },
     },
   });
   const sizes = (values.objects ?? (values.large ? '100,1000,5000' : '100,1000'))
@@ -939,15 +1289,21 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const peers = buildPeers();
+  const wanted = values.peers.split(',').map((x) => x.trim());
+  const known = ['kubectl', 'kapp', 'flux'];
+  if (wanted.some((x) => x !== '' && !known.includes(x))) {
+    throw new Error(`--peers takes a comma-separated list of ${known.join(', ')}; got ${values.peers}`);
+  }
+  const peers = buildPeers().filter((p) => wanted.includes(p.tool === 'kustomize-controller' ? 'flux' : p.tool));
   for (const p of peers) process.stderr.write(`peer ${p.tool}: ${p.bin ? `${p.bin} (${p.version})` : p.version}\n`);
-  const peerNames = peers.some((p) => p.tool === 'kubectl' && p.bin) ? ['kubectl ApplySet'] : [];
 
   const results: SizeResult[] = [];
   for (const n of sizes) {
     if (state.stopping) break;
     results.push(await benchSize(n, peers, concurrency, sweep));
   }
+  const tools = results[0]?.tools ?? [];
+  const peerNames = tools.map((t) => t.name).filter((t) => t !== OURS);
 
   const bundle = await readFile(ACTION);
   const cliSize = (await stat(CLI)).size;
@@ -979,7 +1335,11 @@ async function main(): Promise<void> {
       .map((p) => `${p.tool}: ${p.bin ? p.version : `not run: ${p.version}`}`)
       .join('; ')}.`,
     '',
-    'One cluster per size; each tool gets its own tree, namespaces and CRD group on it, and runs the scenarios in order. Every tool talks to the apiserver through the same counting TLS proxy; wall time is process start to exit; "1st req" is process start to the first request the proxy sees; RSS is the peak resident set of the process (`/usr/bin/time %M`). ✗ marks a run that failed (see the details).',
+    'What each waits for before it is done:',
+    '',
+    ...tools.map((t) => `- **${t.name}**: ${t.waits}.`),
+    '',
+    'One cluster per size; each tool gets its own tree, namespaces and CRD group on it, and runs the scenarios in order. Every tool talks to the apiserver through the same counting TLS proxy. Wall time is process start to exit (Flux: from the trigger, a new artifact revision or a reconcile request, to the Kustomization reporting it done). CPU is utime + stime from /proc (the apiserver and etcd processes, and the Flux controller) or `/usr/bin/time` (a CLI), so it includes whatever else the apiserver did meanwhile: the machine is shared, see the load averages. "1st req" is process start (Flux: the trigger) to the first request the proxy sees; RSS is the peak resident set of the process (`/usr/bin/time %M`; Flux: the controller VmHWM, its peak since it started). ✗ marks a run that failed (see the details); n/a, a scenario a tool has no equivalent for.',
     '',
     ...results.map((r) => sizeTables(r, peerNames)),
     `Bundle: dist/index.js ${bundleInfo.indexJsBytes} bytes (${bundleInfo.indexJsGzipBytes} gzip -9); dist/cli.js ${bundleInfo.cliJsBytes} bytes.`,
