@@ -87,23 +87,35 @@ const SUBJECTS = (ns: string) => [
 ];
 
 interface Snap {
-  resourceVersion: string;
+  /** The object without status, resourceVersion and managedFields: what the tools write. */
+  body: string;
+  /** The tools' managed fields (manager kustomize-controller, both use it: operation, time, fields). */
   managed: string;
 }
 
-/** Each object's resourceVersion and managed fields (manager, operation, fields; not the time). */
+/**
+ * What the tools wrote of each object. Not the resourceVersion: controllers bump it through the status
+ * subresource (a Deployment rolling out) whatever the tools do. A write by a tool shows in the body or
+ * in its managed fields entry, whose time moves with every change it makes.
+ */
 async function snapshot(api: Api, ns: string): Promise<Record<string, Snap>> {
   const out: Record<string, Snap> = {};
   for (const [path, subject] of SUBJECTS(ns)) {
-    const o = await api.request<{ metadata: { resourceVersion: string; managedFields?: Record<string, unknown>[] } }>(
+    const o = await api.request<{ metadata: Record<string, unknown> & { managedFields?: Record<string, unknown>[] } }>(
       'GET',
       path!,
     );
     const managed = (o.metadata.managedFields ?? [])
-      .filter((m) => m['subresource'] === undefined)
-      .map((m) => JSON.stringify([m['manager'], m['operation'], m['fieldsV1']]))
+      .filter((m) => m['subresource'] === undefined && m['manager'] === 'kustomize-controller')
+      .map((m) => JSON.stringify([m['manager'], m['operation'], m['time'], m['fieldsV1']]))
       .sort();
-    out[subject!] = { resourceVersion: o.metadata.resourceVersion, managed: managed.join('\n') };
+    const { resourceVersion: _rv, managedFields: _mf, ...metadata } = o.metadata;
+    // The Deployment controller's own mark, set when it gets to it.
+    const annotations = { ...(metadata['annotations'] as Record<string, string> | undefined) };
+    delete annotations['deployment.kubernetes.io/revision'];
+    metadata['annotations'] = annotations;
+    const { status: _status, ...rest } = o as Record<string, unknown>;
+    out[subject!] = { body: JSON.stringify({ ...rest, metadata }), managed: managed.join('\n') };
   }
   return out;
 }

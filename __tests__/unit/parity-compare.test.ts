@@ -145,6 +145,8 @@ describe('subjectOfId', () => {
     ['ns_cm__ConfigMap', 'ConfigMap/ns/cm'],
     ['_team-a__Namespace', 'Namespace/team-a'],
     ['ns_web_apps_Deployment', 'Deployment/ns/web'],
+    ['_system__reader_rbac.authorization.k8s.io_ClusterRole', 'ClusterRole/system:reader'],
+    ['_system:reader_rbac.authorization.k8s.io_ClusterRole', 'ClusterRole/system:reader'],
   ])('%s → %s', (id, subject) => {
     expect(subjectOfId(id)).toBe(subject);
   });

@@ -199,7 +199,8 @@ function missingReferences(file: string, text: string, files: Map<string, string
     .map(({ ref }) => `${file}: ${ref}`);
 }
 
-const owned = (c: Case, name: string) => name === c.name || name.startsWith(`${c.name}-`);
+const owned = (c: Case, name: string) =>
+  name === c.name || name.startsWith(`${c.name}-`) || name.startsWith(`${c.name}:`);
 
 /** Kinds the case's own CRDs declare cluster-scoped. */
 const kindCache = new Map<string, Set<string>>();

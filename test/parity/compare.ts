@@ -261,9 +261,26 @@ export function inventoryId(o: { apiVersion: string; kind: string; namespace?: s
   return `${o.namespace ?? ''}_${o.name}_${group}_${o.kind}`;
 }
 
-/** The subject (`Kind/namespace/name` or `Kind/name`) of a Flux inventory id. */
+/**
+ * The parts of an inventory id, as cli-utils parses Flux's: namespace up to the first `_`, group and
+ * kind after the last two, the name in between with `__` standing for `:` (RBAC names). Our own ids
+ * keep the `:`; both forms name the same object.
+ */
+export function parseId(id: string): { namespace: string; name: string; group: string; kind: string } {
+  const first = id.indexOf('_');
+  const last = id.lastIndexOf('_');
+  const middle = id.lastIndexOf('_', last - 1);
+  return {
+    namespace: id.slice(0, first),
+    name: id.slice(first + 1, middle).replaceAll('__', ':'),
+    group: id.slice(middle + 1, last),
+    kind: id.slice(last + 1),
+  };
+}
+
+/** The subject (`Kind/namespace/name` or `Kind/name`) of an inventory id. */
 export function subjectOfId(id: string): string {
-  const [namespace = '', name = '', , kind = ''] = id.split('_');
+  const { namespace, name, kind } = parseId(id);
   return namespace === '' ? `${kind}/${name}` : `${kind}/${namespace}/${name}`;
 }
 

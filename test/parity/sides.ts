@@ -19,7 +19,7 @@ import {
   type FluxKustomization,
   type FluxLogLine,
 } from '../flux/flux.ts';
-import { fluxVerdicts, subjectOfId, type SideStep } from './compare.ts';
+import { fluxVerdicts, parseId, subjectOfId, type SideStep } from './compare.ts';
 import { applyGitStep, copyTree, type ParityCase, type Step } from './corpus.ts';
 
 export const KS_NAMESPACE = 'flux-system';
@@ -114,7 +114,7 @@ export async function readObjects(
   const out: Record<string, Record<string, unknown> | null> = {};
   for (const entry of ids) {
     const [id = '', v = ''] = entry.split(' ');
-    const [namespace = '', name = '', group = '', kind = ''] = id.split('_');
+    const { namespace, name, group, kind } = parseId(id);
     const apiVersion = group === '' ? v : `${group}/${v}`;
     const path = await resources.path(apiVersion, kind, namespace || undefined, name);
     const subject = subjectOfId(id);
