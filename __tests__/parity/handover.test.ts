@@ -11,6 +11,7 @@ import {
   ArtifactServer,
   applyKustomization,
   kustomizationPath,
+  parseLog,
   publishExternalArtifact,
   requestReconcile,
   testClusterClient,
@@ -128,17 +129,7 @@ async function setSuspend(api: Api, name: string, suspend: boolean): Promise<voi
 }
 
 async function fluxLines(): Promise<FluxLogLine[]> {
-  const text = await readFile(inject('parity').fluxLog, 'utf8');
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as FluxLogLine];
-      } catch {
-        return [];
-      }
-    });
+  return parseLog(await readFile(inject('parity').fluxLog, 'utf8'));
 }
 
 async function world(): Promise<{

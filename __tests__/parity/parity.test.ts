@@ -5,7 +5,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { ArtifactServer, testClusterClient, type FluxLogLine } from '../../test/flux/flux.ts';
+import { ArtifactServer, parseLog, testClusterClient, type FluxLogLine } from '../../test/flux/flux.ts';
 import { compareStep, keyOf, knownPatterns, listedAs } from '../../test/parity/compare.ts';
 import { loadCases, stepLabel, type Step } from '../../test/parity/corpus.ts';
 import { FluxSide, OursSide, runCommand } from '../../test/parity/sides.ts';
@@ -78,16 +78,3 @@ describe('parity with Flux kustomize-controller', () => {
     expect(unlisted, 'differences from Flux that docs/flux-differences.md does not list').toEqual([]);
   });
 });
-
-function parseLog(text: string): FluxLogLine[] {
-  const out: FluxLogLine[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      out.push(JSON.parse(line) as FluxLogLine);
-    } catch {
-      // a line being written
-    }
-  }
-  return out;
-}

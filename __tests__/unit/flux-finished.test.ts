@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { finished, loggedEnd, type Condition, type FluxKustomization, type FluxLogLine } from '../../test/flux/flux.ts';
+import {
+  finished,
+  loggedEnd,
+  parseLog,
+  type Condition,
+  type FluxKustomization,
+  type FluxLogLine,
+} from '../../test/flux/flux.ts';
 
 const ks = (status: FluxKustomization['status'], generation = 2): FluxKustomization => ({
   metadata: { name: 'app', namespace: 'flux-system', generation },
@@ -150,5 +157,12 @@ describe('loggedEnd: the controller logged the end of a reconcile', () => {
     ],
   ])('%s: %s', (_what, lines, want) => {
     expect(loggedEnd(lines, 'flux-system', 'app', 1000)).toBe(want);
+  });
+});
+
+describe('parseLog', () => {
+  it('keeps the JSON lines, and leaves out plain text and a line being written', () => {
+    const text = ['{"msg":"a","name":"x"}', 'plain text', '{"msg":"b"}', '{"msg":"half'].join('\n');
+    expect(parseLog(text).map((l) => l.msg)).toEqual(['a', 'b']);
   });
 });

@@ -223,17 +223,7 @@ export class FluxController {
 
   /** Every JSON line the controller has logged so far. */
   async lines(): Promise<FluxLogLine[]> {
-    const text = await readFile(this.logFile, 'utf8').catch(() => '');
-    const out: FluxLogLine[] = [];
-    for (const line of text.split('\n')) {
-      if (!line.startsWith('{')) continue;
-      try {
-        out.push(JSON.parse(line) as FluxLogLine);
-      } catch {
-        // a line being written
-      }
-    }
-    return out;
+    return parseLog(await readFile(this.logFile, 'utf8').catch(() => ''));
   }
 
   async stop(): Promise<void> {
@@ -245,6 +235,20 @@ export class FluxController {
     await exited;
     clearTimeout(timer);
   }
+}
+
+/** The JSON lines of a controller log (a line being written, or not JSON, is left out). */
+export function parseLog(text: string): FluxLogLine[] {
+  const out: FluxLogLine[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      out.push(JSON.parse(line) as FluxLogLine);
+    } catch {
+      // a line being written
+    }
+  }
+  return out;
 }
 
 /** A published revision of a tree. */
