@@ -8,7 +8,7 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -303,9 +303,21 @@ export class ArtifactServer {
     return new ArtifactServer(undefined, dir, base);
   }
 
-  async publish(name: string, tree: string, exclude: readonly string[] = []): Promise<Artifact> {
+  /**
+   * Packs `tree` as a new artifact: everything in it but the `exclude`d top-level names, or, given
+   * `files` (paths relative to the tree), exactly those files, as source-controller archives what its
+   * `.sourceignore` rules leave.
+   */
+  async publish(
+    name: string,
+    tree: string,
+    exclude: readonly string[] = [],
+    files?: readonly string[],
+  ): Promise<Artifact> {
     const file = `${name}-${randomBytes(4).toString('hex')}.tar.gz`;
     const path = join(this.dir, file);
+    const list = `${path}.files`;
+    if (files) await writeFile(list, files.map((f) => `./${f}\n`).join(''));
     await run('tar', [
       '--sort=name',
       '--owner=0',
@@ -317,8 +329,9 @@ export class ArtifactServer {
       path,
       '-C',
       tree,
-      '.',
+      ...(files ? ['--verbatim-files-from', '--files-from', list] : ['.']),
     ]);
+    if (files) await rm(list, { force: true });
     const bytes = await readFile(path);
     const hex = createHash('sha256').update(bytes).digest('hex');
     return {

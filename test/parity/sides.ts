@@ -4,7 +4,7 @@
  * steps and reporting what it did and the state it left (see compare.ts: SideStep).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import {
@@ -19,6 +19,14 @@ import {
   type FluxKustomization,
   type FluxLogLine,
 } from '../flux/flux.ts';
+import { listTree } from '../../src/kustomize/copy.js';
+import {
+  isIgnored,
+  readPatterns,
+  sourcePatterns,
+  SOURCEIGNORE_FILE,
+  type IgnorePattern,
+} from '../../src/kustomize/sourceignore.js';
 import { fluxVerdicts, parseId, subjectOfId, type SideStep } from './compare.ts';
 import { applyGitStep, copyTree, type ParityCase, type Step } from './corpus.ts';
 
@@ -130,6 +138,30 @@ export async function readObjects(
   return out;
 }
 
+/**
+ * The files source-controller would archive from a checkout of `tree`: its `.sourceignore` rules
+ * (every such file, root first, then each directory's, depth first by name), the VCS patterns, and
+ * the default ones when there are no rules (the project's own matcher, src/kustomize/sourceignore.ts).
+ */
+export async function sourceFiles(tree: string): Promise<string[]> {
+  const entries = (await listTree(tree, () => false)).sort((a, b) => comparePaths(a.path, b.path));
+  const found: IgnorePattern[] = [];
+  for (const e of entries) {
+    if (e.type === 'file' && e.path.at(-1) === SOURCEIGNORE_FILE) {
+      found.push(...readPatterns(await readFile(join(tree, ...e.path), 'utf8'), e.path.slice(0, -1)));
+    }
+  }
+  const patterns = sourcePatterns(found);
+  return entries.filter((e) => e.type === 'file' && !isIgnored(patterns, e.path, false)).map((e) => e.path.join('/'));
+}
+
+function comparePaths(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
 interface StepContext {
   c: ParityCase;
   step: Step | 'apply' | 'noop';
@@ -168,7 +200,7 @@ export class FluxSide {
     const wants = new Map<string, { revision?: string; token?: string }>();
     if (step === 'apply' || (typeof step === 'object' && 'git' in step)) {
       if (typeof step === 'object' && 'git' in step) await applyGitStep(this.tree, step.git);
-      const artifact = await this.artifacts.publish(c.name, this.tree);
+      const artifact = await this.artifacts.publish(c.name, this.tree, [], await sourceFiles(this.tree));
       this.revision = artifact.revision;
       if (step === 'apply') await applyObjects(this.api, this.resources, c.setup);
       await publishExternalArtifact(this.api, KS_NAMESPACE, c.name, artifact);
