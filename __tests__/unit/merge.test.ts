@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRemoteRef, mergeKustomization, referencedPaths, takeOrigin } from '../../src/kustomize/merge.js';
-import { applyCommonMetadata, maskSecrets } from '../../src/kustomize/metadata.js';
+import { applyCommonMetadata } from '../../src/kustomize/metadata.js';
 
 describe('mergeKustomization (Flux spec fields into kustomization.yaml)', () => {
   it.each([
@@ -190,30 +190,5 @@ describe('applyCommonMetadata', () => {
     expect(out!.metadata.labels).toEqual(labels);
     expect(out!.metadata.annotations).toEqual(annotations);
     expect(obj.metadata.labels).toEqual({ app: 'x', team: 'old' });
-  });
-});
-
-describe('maskSecrets', () => {
-  it.each([
-    {
-      obj: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 's' },
-        data: { a: 'c2VjcmV0' },
-        stringData: { b: 'plain' },
-      },
-      data: { a: '***' },
-      stringData: { b: '***' },
-    },
-    {
-      obj: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'visible' } },
-      data: { a: 'visible' },
-      stringData: undefined,
-    },
-  ])('$obj.kind', ({ obj, data, stringData }) => {
-    const [out] = maskSecrets([obj]);
-    expect(out!['data']).toEqual(data);
-    expect(out!['stringData']).toEqual(stringData);
   });
 });

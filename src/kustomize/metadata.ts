@@ -19,21 +19,3 @@ export function applyCommonMetadata(
     return { ...obj, metadata };
   });
 }
-
-/**
- * Secret values hidden for display (`build` without --show-secrets): every value of `data` and
- * `stringData` becomes `***`, so a build can be shared without leaking what it holds.
- */
-export function maskSecrets(objects: readonly KubeObject[]): KubeObject[] {
-  return objects.map((obj) => {
-    if (obj.kind !== 'Secret' || obj.apiVersion !== 'v1') return obj;
-    const out: KubeObject = { ...obj };
-    for (const field of ['data', 'stringData']) {
-      const map = obj[field];
-      if (typeof map === 'object' && map !== null) {
-        out[field] = Object.fromEntries(Object.keys(map).map((k) => [k, '***']));
-      }
-    }
-    return out;
-  });
-}
