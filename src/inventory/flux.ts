@@ -30,6 +30,24 @@ const RBAC_KINDS = new Set(['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBi
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
 /**
+ * The parts of a cli-utils object id as it parses them: namespace up to the first `_`, group and kind
+ * after the last two, and in between the name, where `__` stands for `:`. Undefined with fewer than
+ * three `_`. (An id of ours, which keeps the `:`, splits the same way.)
+ */
+export function splitFluxId(id: string): { namespace: string; name: string; group: string; kind: string } | undefined {
+  const first = id.indexOf('_');
+  const last = id.lastIndexOf('_');
+  const middle = id.lastIndexOf('_', last - 1);
+  if (first === -1 || middle <= first) return undefined;
+  return {
+    namespace: id.slice(0, first),
+    name: id.slice(first + 1, middle).replaceAll('__', ':'),
+    group: id.slice(middle + 1, last),
+    kind: id.slice(last + 1),
+  };
+}
+
+/**
  * One of Flux's `status.inventory.entries[]` as this tool's entry, or undefined when it is not one.
  * Flux's id is `<namespace>_<name>_<group>_<kind>` as cli-utils parses it: namespace up to the first
  * `_`, kind and group after the last two, and in between the name, where `__` stands for `:`.
@@ -39,14 +57,9 @@ export function fluxEntry(raw: unknown): Entry | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const { id, v } = raw as { id?: unknown; v?: unknown };
   if (typeof id !== 'string' || typeof v !== 'string' || v === '' || v.includes('/')) return undefined;
-  const first = id.indexOf('_');
-  const last = id.lastIndexOf('_');
-  const middle = id.lastIndexOf('_', last - 1);
-  if (first === -1 || middle <= first) return undefined;
-  const namespace = id.slice(0, first);
-  const kind = id.slice(last + 1);
-  const group = id.slice(middle + 1, last);
-  const name = id.slice(first + 1, middle).replaceAll('__', ':');
+  const parts = splitFluxId(id);
+  if (parts === undefined) return undefined;
+  const { namespace, name, group, kind } = parts;
   if (name === '' || kind === '' || name.includes('_')) return undefined;
   if (name.includes(':') && !(group === RBAC_GROUP && RBAC_KINDS.has(kind))) return undefined;
   return entryOf({

@@ -3,6 +3,7 @@
  * kustomize-controller, and ours), normalised and compared aspect by aspect, and which differences
  * docs/flux-differences.md lists as intended.
  */
+import { splitFluxId } from '../../src/inventory/flux.js';
 
 /** What one side did in one step, and the state it left. */
 export interface SideStep {
@@ -255,27 +256,12 @@ export function listedAs(
   return known.find((k) => matches(k.pattern, key));
 }
 
-/** Flux's inventory id of an object: `namespace_name_group_kind`. */
-export function inventoryId(o: { apiVersion: string; kind: string; namespace?: string; name: string }): string {
-  const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0]! : '';
-  return `${o.namespace ?? ''}_${o.name}_${group}_${o.kind}`;
-}
-
-/**
- * The parts of an inventory id, as cli-utils parses Flux's: namespace up to the first `_`, group and
- * kind after the last two, the name in between with `__` standing for `:` (RBAC names). Our own ids
- * keep the `:`; both forms name the same object.
- */
+/** The parts of an inventory id, Flux's (`__` for `:`) or ours (src/inventory/flux.ts: splitFluxId). */
 export function parseId(id: string): { namespace: string; name: string; group: string; kind: string } {
-  const first = id.indexOf('_');
-  const last = id.lastIndexOf('_');
-  const middle = id.lastIndexOf('_', last - 1);
-  return {
-    namespace: id.slice(0, first),
-    name: id.slice(first + 1, middle).replaceAll('__', ':'),
-    group: id.slice(middle + 1, last),
-    kind: id.slice(last + 1),
-  };
+  const parts = splitFluxId(id);
+  if (parts === undefined)
+    throw new Error(`inventory id ${JSON.stringify(id)} is not <namespace>_<name>_<group>_<kind>`);
+  return parts;
 }
 
 /** The subject (`Kind/namespace/name` or `Kind/name`) of an inventory id. */
