@@ -20,8 +20,7 @@ import {
   type FluxLogLine,
 } from '../../test/flux/flux.ts';
 import { fluxVerdicts } from '../../test/parity/compare.ts';
-import { runCommand } from '../../test/parity/sides.ts';
-import { NODE, REPO, TOOLS } from '../helpers/paths.js';
+import { applyOurs, writeOurKustomizations, type OurReport } from '../../test/parity/sides.ts';
 
 const KS_NS = 'flux-system';
 
@@ -152,57 +151,10 @@ async function world(): Promise<{
 }
 
 /** Ours, over `root` with a Kustomization file of the same name as Flux's. */
-async function ours(
-  root: string,
-  name: string,
-  kubeconfig: string,
-): Promise<{ code: number; report: OurReport; stderr: string }> {
-  await mkdir(join(root, '.parity'), { recursive: true });
-  await writeFile(
-    join(root, '.parity', 'ks.yaml'),
-    stringify({
-      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-      kind: 'Kustomization',
-      metadata: { name, namespace: KS_NS },
-      spec: { interval: '60m', path: './deploy', prune: true, sourceRef: { kind: 'GitRepository', name: 'parity' } },
-    }),
-  );
-  const env = { ...process.env, PATH: `${TOOLS}:${process.env['PATH'] ?? ''}` };
-  const r = await runCommand(
-    NODE,
-    [
-      join(REPO, 'dist', 'cli.js'),
-      'apply',
-      '--root',
-      root,
-      '--kustomizations',
-      '.parity/ks.yaml',
-      '--source',
-      `${KS_NS}/parity`,
-      '--kubeconfig',
-      kubeconfig,
-      '--output',
-      'json',
-    ],
-    env,
-  );
-  let report: OurReport;
-  try {
-    report = JSON.parse(r.stdout) as OurReport;
-  } catch {
-    throw new Error(`ours printed no JSON (exit ${r.code}): ${r.stderr.slice(-2000)}`);
-  }
-  return { code: r.code, report, stderr: r.stderr };
-}
-
-interface OurReport {
-  ok: boolean;
-  error?: string;
-  counts: Record<string, number>;
-  changeset: { subject: string; action: string }[];
-  pruned?: { subject: string; action: string }[];
-  notes: string[];
-  kustomizations?: OurReport[];
+async function ours(root: string, name: string, kubeconfig: string): Promise<{ report: OurReport; stderr: string }> {
+  await writeOurKustomizations(root, [{ name, spec: { path: './deploy', prune: true } }]);
+  const { raw, report } = await applyOurs(root, kubeconfig);
+  return { report, stderr: raw.stderr };
 }
 
 async function fluxReconciles(api: Api, artifacts: ArtifactServer, root: string, name: string): Promise<void> {

@@ -8,8 +8,8 @@ import { describe, expect, inject, it } from 'vitest';
 import { ArtifactServer, parseLog, testClusterClient, type FluxLogLine } from '../../test/flux/flux.ts';
 import { compareStep, keyOf, knownPatterns, listedAs } from '../../test/parity/compare.ts';
 import { loadCases, stepLabel, type Step } from '../../test/parity/corpus.ts';
-import { FluxSide, OursSide, runCommand } from '../../test/parity/sides.ts';
-import { NODE, REPO, TOOLS } from '../helpers/paths.js';
+import { FluxSide, OursSide } from '../../test/parity/sides.ts';
+import { REPO } from '../helpers/paths.js';
 import { RESULTS, type CaseResult } from './setup.ts';
 
 const cases = await loadCases(process.env['KR_PARITY_CORPUS'] || undefined);
@@ -27,10 +27,7 @@ describe('parity with Flux kustomize-controller', () => {
     const artifacts = ArtifactServer.attach(world.artifacts, world.artifactBase);
     const logLines = async (): Promise<FluxLogLine[]> => parseLog(await readFile(world.fluxLog, 'utf8'));
     const flux = await FluxSide.create(fluxApi, artifacts, logLines, c, world.work);
-    const env = { ...process.env, PATH: `${TOOLS}:${process.env['PATH'] ?? ''}` };
-    const ours = await OursSide.create(oursApi, world.oursKubeconfig, c, world.work, (args) =>
-      runCommand(NODE, [join(REPO, 'dist', 'cli.js'), ...args], env),
-    );
+    const ours = await OursSide.create(oursApi, world.oursKubeconfig, c, world.work);
     const steps: (Step | 'apply' | 'noop')[] = ['apply', 'noop', ...c.steps];
     const fluxSeen = new Set<string>();
     const oursSeen = new Set<string>();

@@ -10,7 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TestProject } from 'vitest/node';
-import { ArtifactServer, FluxController, installFluxCrds, testClusterClient } from '../../test/flux/flux.ts';
+import {
+  ArtifactServer,
+  ensureNamespace,
+  FluxController,
+  installFluxCrds,
+  testClusterClient,
+} from '../../test/flux/flux.ts';
 import { REPO, TOOLS } from '../helpers/paths.js';
 
 declare module 'vitest' {
@@ -68,13 +74,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const fluxApi = await testClusterClient(fluxCluster.kubeconfig);
   const oursApi = await testClusterClient(oursCluster.kubeconfig);
   await Promise.all([installFluxCrds(fluxApi), installFluxCrds(oursApi)]);
-  for (const api of [fluxApi, oursApi]) {
-    await api.request('PATCH', '/api/v1/namespaces/flux-system', {
-      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flux-system' } },
-      contentType: 'application/apply-patch+yaml',
-      query: { fieldManager: 'kr-parity-setup' },
-    });
-  }
+  for (const api of [fluxApi, oursApi]) await ensureNamespace(api, 'flux-system', 'kr-parity-setup');
   const artifacts = await ArtifactServer.start(join(work, 'artifacts'));
   const flux = await FluxController.start({
     kubeconfig: fluxCluster.kubeconfig,

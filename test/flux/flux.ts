@@ -143,6 +143,15 @@ export async function installFluxCrds(client: Api): Promise<void> {
   }
 }
 
+/** Creates namespace `name` when missing (server-side apply as `fieldManager`). */
+export async function ensureNamespace(api: Api, name: string, fieldManager = 'kr-flux-setup'): Promise<void> {
+  await api.request('PATCH', `/api/v1/namespaces/${name}`, {
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+    contentType: 'application/apply-patch+yaml',
+    query: { fieldManager },
+  });
+}
+
 export interface FluxOptions {
   kubeconfig: string;
   /** Where the log goes (`kustomize-controller.log`). */

@@ -13,7 +13,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ArtifactServer, FluxController, installFluxCrds, testClusterClient } from './flux.ts';
+import { ArtifactServer, ensureNamespace, FluxController, installFluxCrds, testClusterClient } from './flux.ts';
 
 const { values } = parseArgs({
   options: {
@@ -31,11 +31,7 @@ if (!kubeconfig) {
 const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'kr-flux-')));
 const client = await testClusterClient(kubeconfig);
 await installFluxCrds(client);
-await client.request('PATCH', '/api/v1/namespaces/flux-system', {
-  body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flux-system' } },
-  contentType: 'application/apply-patch+yaml',
-  query: { fieldManager: 'kr-flux-setup' },
-});
+await ensureNamespace(client, 'flux-system');
 const artifacts = await ArtifactServer.start(join(dir, 'artifacts'));
 const flux = await FluxController.start({
   kubeconfig,

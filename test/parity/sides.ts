@@ -5,10 +5,11 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import {
   applyKustomization,
+  ensureNamespace,
   kustomizationPath,
   loggedEnd,
   publishExternalArtifact,
@@ -19,6 +20,8 @@ import {
   type FluxKustomization,
   type FluxLogLine,
 } from '../flux/flux.ts';
+import { decodeInventory } from '../../src/inventory/codec.js';
+import { inventoryName } from '../../src/inventory/store.js';
 import { listTree } from '../../src/kustomize/copy.js';
 import {
   isIgnored,
@@ -28,7 +31,7 @@ import {
   type IgnorePattern,
 } from '../../src/kustomize/sourceignore.js';
 import { fluxVerdicts, parseId, subjectOfId, type SideStep } from './compare.ts';
-import { applyGitStep, copyTree, type ParityCase, type Step } from './corpus.ts';
+import { applyGitStep, copyTree, type KustomizationCase, type ParityCase, type Step } from './corpus.ts';
 
 export const KS_NAMESPACE = 'flux-system';
 /** Where ours keeps the case's Kustomization objects, inside its root but outside every spec.path. */
@@ -79,7 +82,7 @@ export async function applyObjects(
 ): Promise<void> {
   for (const o of objects) {
     const meta = (o['metadata'] ?? {}) as { name?: string; namespace?: string };
-    if (meta.namespace) await ensureNamespace(api, meta.namespace);
+    if (meta.namespace) await ensureNamespace(api, meta.namespace, 'kr-parity-setup');
     const path = await resources.path(String(o['apiVersion']), String(o['kind']), meta.namespace, meta.name ?? '');
     if (!path) throw new Error(`setup: no API resource for ${String(o['apiVersion'])} ${String(o['kind'])}`);
     await api.request('PATCH', path, {
@@ -88,14 +91,6 @@ export async function applyObjects(
       query: { fieldManager: 'kr-parity-setup', force: true },
     });
   }
-}
-
-export async function ensureNamespace(api: Api, name: string): Promise<void> {
-  await api.request('PATCH', `/api/v1/namespaces/${name}`, {
-    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
-    contentType: 'application/apply-patch+yaml',
-    query: { fieldManager: 'kr-parity-setup' },
-  });
 }
 
 /** A drift step: a JSON merge patch with kubectl edit's field manager (an Update operation). */
@@ -254,6 +249,54 @@ export interface CliResult {
   stderr: string;
 }
 
+/** The repository, its bundled CLI and the pinned tools (kustomize) ours runs with. */
+const REPO = resolve(import.meta.dirname, '..', '..');
+const TOOLS = join(REPO, 'test', 'cluster', 'bin');
+
+/** Writes Flux Kustomizations (sourceRef: this checkout) into `root`'s `.parity/` file, for ours. */
+export async function writeOurKustomizations(
+  root: string,
+  kustomizations: readonly KustomizationCase[],
+): Promise<void> {
+  await mkdir(join(root, '.parity'), { recursive: true });
+  const docs = kustomizations.map((k) =>
+    stringify({
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { name: k.name, namespace: KS_NAMESPACE },
+      spec: { interval: '60m', ...k.spec, sourceRef: { kind: 'GitRepository', name: 'parity' } },
+    }),
+  );
+  await writeFile(join(root, OURS_FILE), docs.join('---\n'));
+}
+
+/** Runs `dist/cli.js apply` over `root` and the Kustomizations written there; its JSON report. */
+export async function applyOurs(root: string, kubeconfig: string): Promise<{ raw: CliResult; report: OurReport }> {
+  const raw = await runCommand(
+    process.execPath,
+    [
+      join(REPO, 'dist', 'cli.js'),
+      'apply',
+      '--root',
+      root,
+      '--kustomizations',
+      OURS_FILE,
+      '--source',
+      `${KS_NAMESPACE}/parity`,
+      '--kubeconfig',
+      kubeconfig,
+      '--output',
+      'json',
+    ],
+    { ...process.env, PATH: `${TOOLS}:${process.env['PATH'] ?? ''}` },
+  );
+  try {
+    return { raw, report: JSON.parse(raw.stdout) as OurReport };
+  } catch {
+    throw new Error(`ours printed no JSON report (exit ${raw.code}):\n${raw.stderr.slice(-2000)}`);
+  }
+}
+
 /** Ours: dist/cli.js apply over a working copy of the tree, the case's Kustomizations in a file. */
 export class OursSide {
   readonly resources: Resources;
@@ -261,30 +304,14 @@ export class OursSide {
     private readonly api: Api,
     private readonly kubeconfig: string,
     private readonly tree: string,
-    private readonly cli: (args: string[]) => Promise<CliResult>,
   ) {
     this.resources = new Resources(api);
   }
 
-  static async create(
-    api: Api,
-    kubeconfig: string,
-    c: ParityCase,
-    work: string,
-    cli: (args: string[]) => Promise<CliResult>,
-  ): Promise<OursSide> {
-    const side = new OursSide(api, kubeconfig, join(work, 'ours', c.name), cli);
+  static async create(api: Api, kubeconfig: string, c: ParityCase, work: string): Promise<OursSide> {
+    const side = new OursSide(api, kubeconfig, join(work, 'ours', c.name));
     await copyTree(c, side.tree);
-    await mkdir(join(side.tree, '.parity'), { recursive: true });
-    const docs = c.kustomizations.map((k) =>
-      stringify({
-        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-        kind: 'Kustomization',
-        metadata: { name: k.name, namespace: KS_NAMESPACE },
-        spec: { interval: '60m', ...k.spec, sourceRef: { kind: 'GitRepository', name: 'parity' } },
-      }),
-    );
-    await writeFile(join(side.tree, OURS_FILE), docs.join('---\n'));
+    await writeOurKustomizations(side.tree, c.kustomizations);
     return side;
   }
 
@@ -292,25 +319,7 @@ export class OursSide {
     if (step === 'apply') await applyObjects(this.api, this.resources, c.setup);
     if (typeof step === 'object' && 'git' in step) await applyGitStep(this.tree, step.git);
     if (typeof step === 'object' && 'drift' in step) await applyDrift(this.api, this.resources, step.drift);
-    const raw = await this.cli([
-      'apply',
-      '--root',
-      this.tree,
-      '--kustomizations',
-      OURS_FILE,
-      '--source',
-      `${KS_NAMESPACE}/parity`,
-      '--kubeconfig',
-      this.kubeconfig,
-      '--output',
-      'json',
-    ]);
-    let report: OurReport;
-    try {
-      report = JSON.parse(raw.stdout) as OurReport;
-    } catch {
-      throw new Error(`ours printed no JSON report (exit ${raw.code}):\n${raw.stderr.slice(-2000)}`);
-    }
+    const { raw, report } = await applyOurs(this.tree, this.kubeconfig);
     const reports = report.kustomizations ?? [report];
     const outcomes: SideStep['outcomes'] = {};
     const messages: Record<string, string> = {};
@@ -335,8 +344,6 @@ export class OursSide {
 
   /** Our inventory's entries as `id v`, read from its ConfigMap (empty when there is none). */
   private async inventory(name: string): Promise<string[]> {
-    const { decodeInventory } = await import('../../src/inventory/codec.js');
-    const { inventoryName } = await import('../../src/inventory/store.js');
     const cm = await this.api
       .request<{ data?: Record<string, string>; binaryData?: Record<string, string> }>(
         'GET',
@@ -352,17 +359,19 @@ export class OursSide {
   }
 }
 
-interface OurReport {
+export interface OurReport {
   kustomization: string;
   ok: boolean;
   error?: string;
+  counts: Record<string, number>;
+  notes: string[];
   changeset: { subject: string; action: string }[];
   pruned?: { subject: string; action: string }[];
   kustomizations?: OurReport[];
 }
 
 /** Runs a command, resolving with its exit code and output (never rejecting on a non-zero exit). */
-export function runCommand(bin: string, args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
+function runCommand(bin: string, args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolveP) => {
     execFile(bin, args, { env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
