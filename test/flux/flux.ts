@@ -523,7 +523,8 @@ export function loggedEnd(lines: readonly FluxLogLine[], namespace: string, name
 /** Thrown inside `until` to stop waiting at once. */
 class Fatal extends Error {}
 
-async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>): Promise<T> {
+/** Polls `fn` every 200 ms until it returns a value, or fails after `timeoutMs` naming `what`. */
+export async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

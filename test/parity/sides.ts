@@ -14,6 +14,7 @@ import {
   loggedEnd,
   publishExternalArtifact,
   requestReconcile,
+  until,
   waitForReconcile,
   type Api,
   type ArtifactServer,
@@ -212,11 +213,9 @@ export class FluxSide {
     const inventory: SideStep['inventory'] = {};
     for (const n of names) {
       await waitForReconcile(this.api, KS_NAMESPACE, n, wants.get(n)!, 180_000);
-      const deadline = Date.now() + 60_000;
-      while (!loggedEnd(await this.logLines(), KS_NAMESPACE, n, since)) {
-        if (Date.now() > deadline) throw new Error(`Flux logged no end of the reconcile of ${KS_NAMESPACE}/${n}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      await until(`Flux to log the end of the reconcile of ${KS_NAMESPACE}/${n}`, 60_000, async () =>
+        loggedEnd(await this.logLines(), KS_NAMESPACE, n, since) ? true : undefined,
+      );
       const k = await this.api.request<FluxKustomization>('GET', kustomizationPath(KS_NAMESPACE, n));
       const ready = k.status?.conditions?.find((x) => x.type === 'Ready');
       outcomes[n] = ready?.status === 'True' ? 'ready' : 'failed';
