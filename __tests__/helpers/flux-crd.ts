@@ -1,56 +1,17 @@
-// Flux's Kustomization CRD on the shared test cluster, from the pinned kustomize-controller module.
-import { execFile } from 'node:child_process';
-import { access, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { parse } from 'yaml';
+// Flux's Kustomization CRD on the shared test cluster, as test/flux/build.sh collected it.
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { ApiError } from '../../src/cluster/errors.js';
+import { installFluxCrds } from '../../test/flux/flux.ts';
 import { eventually } from './cluster.js';
 
-const run = promisify(execFile);
-
-/** The kustomize-controller version whose CRD the tests install (the one test/flux builds). */
-export const FLUX_KUSTOMIZE_CONTROLLER = 'github.com/fluxcd/kustomize-controller@v1.9.6';
-const CRD_FILE = join('config', 'crd', 'bases', 'kustomize.toolkit.fluxcd.io_kustomizations.yaml');
 const CRD_NAME = 'kustomizations.kustomize.toolkit.fluxcd.io';
 
 /**
- * The module's directory: in the Go module cache, downloaded through the module proxy (`go mod
- * download`) when it is not there yet. KR_FLUX_MODULE_DIR names another copy.
- */
-async function moduleDir(): Promise<string> {
-  const given = process.env['KR_FLUX_MODULE_DIR'];
-  if (given) return given;
-  const { stdout } = await run('go', ['mod', 'download', '-json', FLUX_KUSTOMIZE_CONTROLLER], {
-    maxBuffer: 1024 * 1024,
-  });
-  const dir = (JSON.parse(stdout) as { Dir?: string; Error?: string }).Dir;
-  if (!dir) throw new Error(`go mod download ${FLUX_KUSTOMIZE_CONTROLLER} gave no directory: ${stdout}`);
-  return dir;
-}
-
-/**
- * Installs Flux's Kustomization CRD (cluster-scoped, shared by every test and the parity suite)
- * unless it is there, and waits until it is Established. Several tests may race: AlreadyExists is
- * success.
+ * Installs the Flux CRDs test/flux/build.sh collected (the Kustomization one among them; cluster-scoped,
+ * shared by every test) by server-side apply, so tests racing each other all succeed, and waits until
+ * the Kustomization API answers.
  */
 export async function installFluxKustomizationCrd(client: ClusterClient): Promise<void> {
-  const file = join(await moduleDir(), CRD_FILE);
-  await access(file);
-  const crd = parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-  try {
-    await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
-  } catch (err) {
-    if (!(err instanceof ApiError && err.status === 409)) throw err;
-  }
-  await eventually(`CRD ${CRD_NAME} to be Established`, 60_000, async () => {
-    const got = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>(
-      'GET',
-      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`,
-    );
-    return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-  });
+  await installFluxCrds(client);
   // Established says the API is served; the first object write can still race the handler's start.
   await eventually(`the ${CRD_NAME} API to answer`, 30_000, async () => {
     await client.request('GET', '/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations?limit=1');
