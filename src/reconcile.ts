@@ -7,17 +7,17 @@ import { kubeconfigSecrets, loadKubeConfig } from './cluster/kubeconfig.js';
 import { remoteKubeConfig } from './cluster/remote.js';
 import { build, type BuildResult } from './kustomize/build.js';
 import { applyCommonMetadata } from './kustomize/metadata.js';
-import { objectKey, subjectOf, type KubeObject } from './kustomize/parse.js';
+import { objectKey, subjectOf, type KubeObject } from './objects/kube.js';
 import { locateObject, type Problem } from './report/problems.js';
 import { countReport, driftFound, type Report } from './report/model.js';
 import { scrubText } from './report/scrub.js';
 import type { Settings } from './settings.js';
-import { specFromInputs } from './spec/from-inputs.js';
-import { loadKustomizations } from './spec/load.js';
-import { findGitRepositories, sourceVerdict, type SourceVerdict } from './spec/checkout.js';
-import { dependencyOrder, runInDependencyOrder } from './spec/graph.js';
-import { describeSpec, impersonatedUser, unsupportedFields } from './spec/support.js';
-import type { KustomizationSpec } from './spec/types.js';
+import { specFromInputs } from './flux/from-inputs.js';
+import { loadKustomizations } from './flux/load.js';
+import { findGitRepositories, sourceVerdict, type SourceVerdict } from './flux/checkout.js';
+import { dependencyOrder, runInDependencyOrder } from './flux/graph.js';
+import { describeSpec, impersonatedUser, unsupportedFields } from './flux/support.js';
+import type { KustomizationSpec } from './flux/types.js';
 import { applyAll, ApplyError } from './ssa/apply.js';
 import { prevalidate } from './ssa/prevalidate.js';
 import { ApiError } from './cluster/errors.js';
@@ -38,7 +38,7 @@ import { setIdentity } from './inventory/removal.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
 import type { ChangeSetEntry } from './ssa/changeset.js';
 import { celStatusReader, evalReadyExpr } from './kstatus/cel.js';
-import { kustomizationObject, type Outcome } from './spec/object.js';
+import { kustomizationObject, type Outcome } from './flux/object.js';
 import {
   formatDuration,
   healthFailure,

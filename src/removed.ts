@@ -24,8 +24,8 @@ import {
 import { formatDuration } from './kstatus/wait.js';
 import type { PrunedObject, RemovedKustomization } from './report/model.js';
 import type { Settings } from './settings.js';
-import { impersonatedUser } from './spec/support.js';
-import type { KustomizationSpec } from './spec/types.js';
+import { impersonatedUser } from './flux/support.js';
+import type { KustomizationSpec } from './flux/types.js';
 import { namespacePruneRefusal } from './ssa/contents.js';
 import { deleteStale, PruneStopped, type PruneResult } from './ssa/delete.js';
 

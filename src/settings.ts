@@ -1,10 +1,10 @@
 import * as core from '@actions/core';
 import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { parseDuration } from './spec/parse.js';
+import { parseDuration } from './flux/parse.js';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
 import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './cluster/timeouts.js';
-import { splitPatterns } from './spec/load.js';
+import { splitPatterns } from './flux/load.js';
 import { maskLines } from './sops/keys.js';
 import { vaultAddresses } from './sops/kms/settings.js';
 import { parseVarsInput } from './substitute/variables.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build, type BuildOptions } from '../../src/kustomize/build.js';
-import { subjectOf } from '../../src/kustomize/parse.js';
+import { subjectOf } from '../../src/objects/kube.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 async function tree(files: Record<string, string>): Promise<string> {

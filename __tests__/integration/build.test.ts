@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { build, type BuildOptions } from '../../src/kustomize/build.js';
-import { parseManifests, subjectOf, type KubeObject } from '../../src/kustomize/parse.js';
+import { parseManifests, subjectOf, type KubeObject } from '../../src/objects/kube.js';
 import { KUSTOMIZE, REPO } from '../helpers/paths.js';
 
 const ROOT = join(REPO, '__fixtures__', 'trees');

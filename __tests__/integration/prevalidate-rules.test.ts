@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { Discovery, objectPath } from '../../src/cluster/discovery.js';
 import { ApiError } from '../../src/cluster/errors.js';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 import { objectProblems } from '../../src/ssa/prevalidate.js';
 import { adminClient, freshNamespace } from '../helpers/cluster.js';
 

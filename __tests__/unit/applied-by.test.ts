@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { decideNamespaces, type NamespaceCandidate, type Transform } from '../../src/spec/applied-by.js';
-import { loadKustomizations } from '../../src/spec/load.js';
-import { SpecError } from '../../src/spec/parse.js';
+import { decideNamespaces, type NamespaceCandidate, type Transform } from '../../src/flux/applied-by.js';
+import { loadKustomizations } from '../../src/flux/load.js';
+import { SpecError } from '../../src/flux/parse.js';
 
 type Candidate = Omit<NamespaceCandidate, 'builds' | 'name'> & {
   name?: string;

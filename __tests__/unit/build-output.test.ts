@@ -2,7 +2,7 @@
 // then maskSopsData): SOPS-encrypted Secret values masked, nothing else.
 import { describe, expect, it } from 'vitest';
 import { buildOutput, maskSops, SOPS_MASK } from '../../src/build-output.js';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const MASK = b64(SOPS_MASK);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { celStatusReader, celSyntaxProblem, evalReadyExpr, toCel } from '../../src/kstatus/cel.js';
 import type { Status } from '../../src/kstatus/status.js';
-import type { HealthCheckExpr } from '../../src/spec/types.js';
+import type { HealthCheckExpr } from '../../src/flux/types.js';
 
 // cert-manager's Certificate, with the expressions from Flux's CEL cheatsheet.
 const CERT: HealthCheckExpr = {

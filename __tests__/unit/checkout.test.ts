@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { gitRepositoriesIn, sourceVerdict, type CheckoutFacts } from '../../src/spec/checkout.js';
-import { specFromInputs } from '../../src/spec/from-inputs.js';
-import type { KustomizationSpec } from '../../src/spec/types.js';
+import { gitRepositoriesIn, sourceVerdict, type CheckoutFacts } from '../../src/flux/checkout.js';
+import { specFromInputs } from '../../src/flux/from-inputs.js';
+import type { KustomizationSpec } from '../../src/flux/types.js';
 
 const spec = (ref?: { name: string; namespace?: string }): KustomizationSpec => ({
   ...specFromInputs({ path: 'apps', name: 'apps', source: 'acme/fleet' }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { SpecError, parseKustomizations } from '../../src/spec/parse.js';
+import { SpecError, parseKustomizations } from '../../src/flux/parse.js';
 
 // The cases of Test_IsLocalRelativePath in fluxcd/pkg/kustomize (v1.35.7): which spec.components entries Flux
 // takes as local paths (true) and which it refuses ("component path '...' must be local and relative").

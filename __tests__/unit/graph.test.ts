@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dependencyOrder, dependentsOf, runInDependencyOrder } from '../../src/spec/graph.js';
-import type { KustomizationSpec } from '../../src/spec/types.js';
+import { dependencyOrder, dependentsOf, runInDependencyOrder } from '../../src/flux/graph.js';
+import type { KustomizationSpec } from '../../src/flux/types.js';
 
 const FILE = 'clusters/prod.yaml';
 

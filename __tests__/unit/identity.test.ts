@@ -9,8 +9,8 @@ import {
   repositoryId,
   sameSource,
 } from '../../src/inventory/identity.js';
-import { specFromInputs } from '../../src/spec/from-inputs.js';
-import { unsupportedFields } from '../../src/spec/support.js';
+import { specFromInputs } from '../../src/flux/from-inputs.js';
+import { unsupportedFields } from '../../src/flux/support.js';
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;

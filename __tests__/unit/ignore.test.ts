@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/kustomize/parse.js';
-import type { Selector } from '../../src/spec/types.js';
+import type { KubeObject } from '../../src/objects/kube.js';
+import type { Selector } from '../../src/flux/types.js';
 import {
   adoptPaths,
   ignoredPaths,

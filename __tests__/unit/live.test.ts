@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ResourceMapping } from '../../src/cluster/discovery.js';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 import { itemsOfList, ownerSelector, versionOf } from '../../src/ssa/live.js';
 
 const NAME = 'kustomize.toolkit.fluxcd.io/name';

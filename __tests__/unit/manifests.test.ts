@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { generateKustomization, type Entry } from '../../src/kustomize/generate.js';
-import { parseManifests, subjectOf } from '../../src/kustomize/parse.js';
+import { parseManifests, subjectOf } from '../../src/objects/kube.js';
 
 describe('parseManifests', () => {
   it.each([

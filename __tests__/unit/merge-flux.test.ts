@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mergeKustomization } from '../../src/kustomize/merge.js';
-import type { Image } from '../../src/spec/types.js';
+import type { Image } from '../../src/flux/types.js';
 
 // The cases of Test_Images in fluxcd/pkg/kustomize (v1.35.7, the version kustomize-controller v1.9.6 uses):
 // spec.images merged into the images a kustomization.yaml already has.

@@ -3,7 +3,7 @@
 // output of a Go program calling it, except where a comment says we differ on purpose.
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 import { normalizeForApply } from '../../src/ssa/normalize.js';
 
 const y = (text: string) => parse(text) as KubeObject;

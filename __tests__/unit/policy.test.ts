@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 import { cleanupPatch, migrateManagedFields, unionFields } from '../../src/ssa/cleanup.js';
 import { hasMarker, immutableFields, policyOf, setOwnerLabels } from '../../src/ssa/policy.js';
 

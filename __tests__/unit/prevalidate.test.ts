@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 import { appliedSoFar } from '../../src/ssa/applied.js';
 import { objectProblems, unservedKinds } from '../../src/ssa/prevalidate.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { kubeconfigKey, sanitizeKubeconfig } from '../../src/cluster/remote.js';
 import { refuseCrossNamespaceRefs } from '../../src/reconcile.js';
-import { impersonatedUser } from '../../src/spec/support.js';
-import { specFromInputs } from '../../src/spec/from-inputs.js';
-import type { KustomizationSpec } from '../../src/spec/types.js';
+import { impersonatedUser } from '../../src/flux/support.js';
+import { specFromInputs } from '../../src/flux/from-inputs.js';
+import type { KustomizationSpec } from '../../src/flux/types.js';
 
 const KC = `apiVersion: v1
 kind: Config

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 import { classifySecretKeys, maskLines } from '../../src/sops/keys.js';
 import { decryptionDisabled, isEncryptedResource, stillEncrypted } from '../../src/sops/resources.js';
 

@@ -4,17 +4,17 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { specFromInputs } from '../../src/spec/from-inputs.js';
+import { specFromInputs } from '../../src/flux/from-inputs.js';
 import { derivedName } from '../../src/inventory/identity.js';
-import { loadKustomizations, splitPatterns } from '../../src/spec/load.js';
+import { loadKustomizations, splitPatterns } from '../../src/flux/load.js';
 import {
   SpecError,
   effectiveTimeout,
   normalizeSourcePath,
   parseDuration,
   parseKustomizations,
-} from '../../src/spec/parse.js';
-import type { KustomizationSpec } from '../../src/spec/types.js';
+} from '../../src/flux/parse.js';
+import type { KustomizationSpec } from '../../src/flux/types.js';
 
 const FIXTURES = fileURLToPath(new URL('../../__fixtures__/flux/', import.meta.url));
 const FILE = 'clusters/prod.yaml';

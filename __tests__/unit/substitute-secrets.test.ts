@@ -1,7 +1,7 @@
 // Substitution provenance: every field into which a variable of a secret layer was substituted, through
 // any envsubst function, is a secret path; the transformed text is reported for masking.
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 import { substituteObjects } from '../../src/substitute/objects.js';
 import { mergeVariables, secretNames, type VariableLayer } from '../../src/substitute/variables.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 import { structureChange, substituteObjects, substitutionDisabled } from '../../src/substitute/objects.js';
 import { mergeVariables, parseVarFlags, parseVarsInput, type VariableLayer } from '../../src/substitute/variables.js';
 

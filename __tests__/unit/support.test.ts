@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { specFromInputs } from '../../src/spec/from-inputs.js';
-import { unsupportedFields } from '../../src/spec/support.js';
-import type { KustomizationSpec } from '../../src/spec/types.js';
+import { specFromInputs } from '../../src/flux/from-inputs.js';
+import { unsupportedFields } from '../../src/flux/support.js';
+import type { KustomizationSpec } from '../../src/flux/types.js';
 
 // Flux v1.9.6 stalls a Kustomization with spec.decryption.serviceAccountName unless the controller runs with
 // the ObjectLevelWorkloadIdentity feature gate, which is off by default (kustomization_configuration_error_test.go).

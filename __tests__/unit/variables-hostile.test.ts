@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/kustomize/parse.js';
+import type { KubeObject } from '../../src/objects/kube.js';
 import { substituteObjects } from '../../src/substitute/objects.js';
 import { mergeVariables, parseVarFlags, parseVarsInput } from '../../src/substitute/variables.js';
 

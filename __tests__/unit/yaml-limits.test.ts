@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseManifests } from '../../src/kustomize/parse.js';
+import { parseManifests } from '../../src/objects/kube.js';
 import { jsonPatchProblem } from '../../src/kustomize/jsonpatch.js';
 import { locateObject } from '../../src/report/problems.js';
-import { MAX_DEPTH, parseYamlStream } from '../../src/kustomize/yaml.js';
+import { MAX_DEPTH, parseYamlStream } from '../../src/objects/yaml.js';
 
 const manyKeys = (n: number) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n${Array.from({ length: n }, (_, i) => `  k${i}: v`).join('\n')}\n`;

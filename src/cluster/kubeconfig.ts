@@ -5,7 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { installExecCredentials } from './exec-credential.js';
 import { kubeconfigProblem } from './kubeconfig-check.js';
 import { DEFAULT_TIMEOUTS } from './timeouts.js';
-import { parseYamlValue } from '../kustomize/yaml.js';
+import { parseYamlValue } from '../objects/yaml.js';
 
 /** Where the kubeconfig comes from: a file, the file's text (as an action input), or KUBECONFIG / ~/.kube/config. */
 export type KubeconfigSource =

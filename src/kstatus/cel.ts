@@ -8,7 +8,7 @@
  * type-checked, as in Flux: a custom resource may lack any field, so mistakes show at evaluation.
  */
 import { Environment, ParseError } from '@marcbachmann/cel-js';
-import type { HealthCheckExpr } from '../spec/types.js';
+import type { HealthCheckExpr } from '../flux/types.js';
 import type { StatusResult } from './status.js';
 
 type Obj = Record<string, unknown>;

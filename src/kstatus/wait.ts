@@ -1,7 +1,7 @@
 import { isUnreachable } from '../cluster/failure.js';
 import type { ClusterClient } from '../cluster/client.js';
 import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
-import { mapLimit } from '../concurrency.js';
+import { mapLimit } from '../util/concurrency.js';
 import { LiveObjects } from '../ssa/live.js';
 import { computeStatus, type Status, type StatusResult } from './status.js';
 

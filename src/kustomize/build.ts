@@ -1,4 +1,4 @@
-import { mapLimit } from '../concurrency.js';
+import { mapLimit } from '../util/concurrency.js';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
@@ -7,11 +7,11 @@ import { copyEntries, listTree, type TreeEntry } from './copy.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
 import { isRemoteRef, mergeKustomization, takeOrigin, type BuildFields, ORIGIN_ANNOTATION } from './merge.js';
 import { loadedEntries, localName, mapLoadedEntries, restoreOriginPath, type LoadedEntry } from './references.js';
-import { objectKey, parseManifests, type KubeObject } from './parse.js';
+import { objectKey, parseManifests, type KubeObject } from '../objects/kube.js';
 import { cutStderr, DEFAULT_LIMITS, formatBytes, runBounded, type ProcessLimits, type RunResult } from './run.js';
 import { jsonPatchProblem, patchTextProblem } from './jsonpatch.js';
 import { isIgnored, readPatterns, sourcePatterns, SOURCEIGNORE_FILE, type IgnorePattern } from './sourceignore.js';
-import { manifestTextProblem, parseYamlStream, parseYamlValue } from './yaml.js';
+import { manifestTextProblem, parseYamlStream, parseYamlValue } from '../objects/yaml.js';
 
 export interface BuildOptions extends Omit<BuildFields, 'components'> {
   /** The source root (the workspace); `path` is relative to it and may not leave it. */

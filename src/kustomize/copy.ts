@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { copyFile, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { mapLimit } from '../concurrency.js';
+import { mapLimit } from '../util/concurrency.js';
 
 export interface CopyOptions {
   /** Entry names (files or directories, at any depth) left out of the copy and not looked into. */

@@ -1,4 +1,4 @@
-import { listItemsProblem, parseYamlStream } from './yaml.js';
+import { listItemsProblem, parseYamlStream } from '../objects/yaml.js';
 
 /** The file names kustomize recognises as a kustomization, in its order of preference. */
 export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;

@@ -1,4 +1,4 @@
-import { parseYamlStream } from './yaml.js';
+import { parseYamlStream } from '../objects/yaml.js';
 
 /** The operations of RFC 6902; kustomize answers any other with "Unexpected kind: <op>". */
 const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);

@@ -1,4 +1,4 @@
-import type { KubeObject } from './parse.js';
+import type { KubeObject } from '../objects/kube.js';
 
 /**
  * Flux's spec.commonMetadata: after the build, every object's labels and annotations get these

@@ -8,7 +8,7 @@
  * `stores/metadata.go` (metadata fields, flattening), `stores/flatten.go`, and the stores in
  * `stores/{yaml,json,dotenv,ini}/store.go`. Errors never contain a decrypted value or the data key.
  */
-import { treeProblem, yamlErrorText } from '../kustomize/yaml.js';
+import { treeProblem, yamlErrorText } from '../objects/yaml.js';
 import { createDecipheriv, createHash, type Hash } from 'node:crypto';
 import {
   isAlias,
@@ -31,7 +31,7 @@ import {
   type SopsFormat,
 } from './types.js';
 
-/** YAML aliases beyond this count are refused (see `src/kustomize/parse.ts`). */
+/** YAML aliases beyond this count are refused (see `src/objects/kube.ts`). */
 const MAX_ALIAS_COUNT = 100;
 /** Nesting deeper than this is refused, so a hostile document cannot exhaust the stack. */
 const MAX_DEPTH = 1000;

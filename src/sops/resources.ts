@@ -1,5 +1,5 @@
 import { parseAllDocuments } from 'yaml';
-import { subjectOf, type KubeObject } from '../kustomize/parse.js';
+import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { encryptedLeftovers } from '../ssa/mask.js';
 import { decryptText, decryptTree, formatForPath, isSopsEncrypted } from './decrypt.js';
 import { SopsError, type DecryptOptions, type SopsFormat } from './types.js';

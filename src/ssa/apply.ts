@@ -1,9 +1,9 @@
-import { mapLimit } from '../concurrency.js';
+import { mapLimit } from '../util/concurrency.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
 import { objectPath } from '../cluster/discovery.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
-import { subjectOf, type KubeObject } from '../kustomize/parse.js';
+import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { ChangeSetEntry } from './changeset.js';
 import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
 import { diffObjects } from './diff.js';

@@ -16,7 +16,7 @@ import {
   type NamespacedObject,
   type PruneGuard,
 } from '../inventory/plan.js';
-import { mapLimit } from '../concurrency.js';
+import { mapLimit } from '../util/concurrency.js';
 import { LIST_PAGE_SIZE } from './live.js';
 
 /** Metadata only: no Secret value is read, and the lists stay small. */

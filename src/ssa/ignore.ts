@@ -1,5 +1,5 @@
-import type { KubeObject } from '../kustomize/parse.js';
-import type { IgnoreRule, Selector } from '../spec/types.js';
+import type { KubeObject } from '../objects/kube.js';
+import type { IgnoreRule, Selector } from '../flux/types.js';
 import { isMap } from './json.js';
 
 /**

@@ -1,5 +1,5 @@
 import { forEachString } from './json.js';
-import type { KubeObject } from '../kustomize/parse.js';
+import type { KubeObject } from '../objects/kube.js';
 
 /**
  * The sensitive strings of a Secret: each value of `data` (base64, and decoded) and of

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../kustomize/parse.js';
+import type { KubeObject } from '../objects/kube.js';
 
 /** Kinds applied first, in this order (Flux's ssa sort). */
 const FIRST = [

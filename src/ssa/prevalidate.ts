@@ -1,6 +1,6 @@
 import { clip } from '../report/truncate.js';
 import type { Discovery } from '../cluster/discovery.js';
-import { subjectOf, type KubeObject } from '../kustomize/parse.js';
+import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { ApplyError } from './apply.js';
 
 interface Failure {

@@ -1,6 +1,6 @@
 import { isAlias, isMap as isYamlMap, isPair, isScalar, isSeq, parseDocument, stringify, type Node } from 'yaml';
-import { parseYamlValue } from '../kustomize/yaml.js';
-import { subjectOf, type KubeObject } from '../kustomize/parse.js';
+import { parseYamlValue } from '../objects/yaml.js';
+import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { envsubst } from './envsubst.js';
 import { escapePointer, isMap } from '../ssa/json.js';
 

@@ -4,7 +4,7 @@
  * any envsubst function), or any field holding a known secret value (a decrypted patch file, a
  * secretGenerator source). Diffs and messages mask these fields whatever the object's kind. Pure.
  */
-import type { KubeObject } from '../kustomize/parse.js';
+import type { KubeObject } from '../objects/kube.js';
 import { entryOf } from '../inventory/entries.js';
 import { maskPaths, pathsHolding } from '../ssa/mask.js';
 

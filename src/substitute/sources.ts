@@ -1,6 +1,6 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { isNotFound } from '../cluster/errors.js';
-import type { KustomizationSpec } from '../spec/types.js';
+import type { KustomizationSpec } from '../flux/types.js';
 import type { VariableLayer } from './variables.js';
 
 /**

@@ -1,4 +1,4 @@
-import { parseYamlValue } from '../kustomize/yaml.js';
+import { parseYamlValue } from '../objects/yaml.js';
 
 /** Flux's rule for variable names given to postBuild (`^[_[:alpha:]][_[:alpha:][:digit:]]*$`, ASCII). */
 const NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;

@@ -9,7 +9,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { repositoryId, sameSource } from '../inventory/identity.js';
-import { mapLimit } from '../concurrency.js';
+import { mapLimit } from '../util/concurrency.js';
 import type { KustomizationSpec } from './types.js';
 
 /** A GitRepository definition found in the repository. */

@@ -1,6 +1,6 @@
 import { glob, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { mapLimit } from '../concurrency.js';
+import { mapLimit } from '../util/concurrency.js';
 import { builtFiles, decideNamespaces } from './applied-by.js';
 import {
   DEFAULT_NAMESPACE,

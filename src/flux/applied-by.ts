@@ -1,7 +1,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isRemoteRef } from '../kustomize/merge.js';
-import { parseYamlValue } from '../kustomize/yaml.js';
+import { parseYamlValue } from '../objects/yaml.js';
 import { DEFAULT_NAMESPACE } from './parse.js';
 
 /*

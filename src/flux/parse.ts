@@ -1,6 +1,6 @@
 import { celSyntaxProblem } from '../kstatus/cel.js';
 import { jsonPatchProblem } from '../kustomize/jsonpatch.js';
-import { parseYamlStream } from '../kustomize/yaml.js';
+import { parseYamlStream } from '../objects/yaml.js';
 import type {
   Dependency,
   HealthCheckExpr,
