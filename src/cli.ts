@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import type { KubeObject } from './objects/kube.js';
 import { ClusterClient } from './cluster/client.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
-import { checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile.js';
+import { checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile/index.js';
 import { exitCode } from './report/model.js';
 import { closingLines } from './report/render.js';
 import { Scrubber, scrubReport } from './report/scrub.js';

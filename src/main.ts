@@ -2,7 +2,7 @@ import * as core from '@actions/core';
 import { readFile } from 'node:fs/promises';
 import { githubContext, type GitHubContext } from './github/context.js';
 import { publish, type Published } from './github/publish.js';
-import { reconcile } from './reconcile.js';
+import { reconcile } from './reconcile/index.js';
 import { exitCode, hasChanges, type Report } from './report/model.js';
 import { closingLines, renderSummary } from './report/render.js';
 import { Scrubber, scrubReport } from './report/scrub.js';
@@ -19,15 +19,15 @@ export async function run(): Promise<void> {
       for (const f of scrubber.add(s)) core.setSecret(f);
     };
     [...Object.values(settings.secretVars), ...settings.masked].forEach(secret);
-    const raw = await core.group(`kustomize-reconcile ${settings.mode}`, () =>
-      reconcile(settings, {
-        // Scrubbed as well as masked: a value must not depend on the runner's masking to stay hidden.
-        log: (l) => {
-          core.info(scrubber.text(l));
-        },
-        secret,
-      }),
-    );
+    core.info(`kustomize-reconcile ${settings.mode}`);
+    const raw = await reconcile(settings, {
+      // Scrubbed as well as masked: a value must not depend on the runner's masking to stay hidden.
+      log: (l) => {
+        core.info(scrubber.text(l));
+      },
+      secret,
+      group: logGroups((title) => scrubber.text(title)),
+    });
     // Everything below leaves the runner's masked log: comment, check run, summary, outputs.
     const report = scrubReport(raw, scrubber.known);
     // Each applied and pruned object had its line in the group above.
@@ -46,6 +46,29 @@ export async function run(): Promise<void> {
     core.setFailed(err instanceof Error ? err.message : String(err));
     process.exitCode = 2;
   }
+}
+
+/**
+ * One collapsible group per phase. The runner's log does not nest groups, and several
+ * Kustomizations run at once: a phase that starts while another's group is open is a heading line
+ * inside it instead.
+ */
+function logGroups(clean: (title: string) => string): <T>(title: string, fn: () => Promise<T>) => Promise<T> {
+  let open = false;
+  return async (title, fn) => {
+    if (open) {
+      core.info(`── ${clean(title)}`);
+      return fn();
+    }
+    open = true;
+    core.startGroup(clean(title));
+    try {
+      return await fn();
+    } finally {
+      core.endGroup();
+      open = false;
+    }
+  };
 }
 
 async function readEvent(): Promise<unknown> {

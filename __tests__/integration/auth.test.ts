@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { ApiError } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import { normalize } from '../../src/settings.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE } from '../helpers/paths.js';

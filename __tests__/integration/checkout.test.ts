@@ -2,7 +2,7 @@
 // naming its source, its dependents are skipped, and the others are applied.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import { normalize } from '../../src/settings.js';
 import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE } from '../helpers/paths.js';

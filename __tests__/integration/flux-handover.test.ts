@@ -8,7 +8,7 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { FLUX_GROUP_VERSION } from '../../src/inventory/flux.js';
 import { readFluxKustomization } from '../../src/inventory/flux-object.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import { exitCode, type Report } from '../../src/report/model.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
 import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';

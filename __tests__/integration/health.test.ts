@@ -1,7 +1,7 @@
 // Waiting for health on the real cluster (tier b: controllers and a kwok node make workloads real).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import { normalize } from '../../src/settings.js';
 import { adminClient, eventually, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { startFaultProxy } from '../helpers/fault-proxy.js';

@@ -7,7 +7,7 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { ClusterClient as Client } from '../../src/cluster/client.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
 import { Discovery } from '../../src/cluster/discovery.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import { LiveObjects, selectorFor } from '../../src/ssa/live.js';
 import type { Report } from '../../src/report/model.js';
 import { normalize } from '../../src/settings.js';

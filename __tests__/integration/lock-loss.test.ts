@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
 import { startReconcileChild, stopped } from '../helpers/child.js';
 import { exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';

@@ -3,7 +3,7 @@
 // one that dry-runs everything (always-dry-run) must give the same action for every object.
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
 import { normalize, type Mode } from '../../src/settings.js';
 import { freshNamespace, writeTree } from '../helpers/cluster.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
 import { normalize, type Mode } from '../../src/settings.js';
 import { adminClient, eventually, kubeconfigPath } from '../helpers/cluster.js';

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import { normalize } from '../../src/settings.js';
 import { adminClient, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE } from '../helpers/paths.js';

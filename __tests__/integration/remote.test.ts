@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterClient } from '../../src/cluster/client.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import { normalize } from '../../src/settings.js';
 import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE, TOOLS } from '../helpers/paths.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
 import { normalize } from '../../src/settings.js';
 import { freshNamespace, writeTree } from '../helpers/cluster.js';

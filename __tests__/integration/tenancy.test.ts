@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile.js';
+import { reconcile } from '../../src/reconcile/index.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
 import { adminClient, exists as existsAt, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { KUSTOMIZE } from '../helpers/paths.js';

@@ -6,6 +6,17 @@ import { countActions, type Action, type ChangeSetEntry } from '../ssa/changeset
 /** A run's totals: the changeset's actions and the objects prune deleted (in a preview, would delete). */
 export type Counts = Record<Action, number> & { deleted: number };
 
+/** The phase of a run a failure happened in (src/reconcile/). */
+export type Stage = 'resolve' | 'render' | 'plan' | 'apply' | 'health' | 'prune' | 'record' | 'dependency' | 'removed';
+
+/** Why a run failed: its phase, Flux's Ready reason for it, and the message (as `error`). */
+export interface Failure {
+  stage: Stage;
+  /** kustomize-controller's Ready reason where the same step fails (ArtifactFailed, BuildFailed, ...). */
+  reason: string;
+  message: string;
+}
+
 /** One run's outcome: the single value every report (log, summary, outputs, JSON) is rendered from. */
 export interface Report {
   mode: Mode;
@@ -36,6 +47,8 @@ export interface Report {
   drift?: { detected: boolean; corrected: boolean };
   /** Set when the run failed; the changeset then holds what was done before the failure. */
   error?: string;
+  /** Set with `error`: the phase that failed and Flux's reason for it. */
+  failure?: Failure;
 }
 
 export interface PrunedObject {

@@ -84,9 +84,7 @@ export async function decryptResources(
       const origin = opts.originOf?.(obj);
       throw new SopsError(
         `${subject}${origin ? ` (${origin})` : ''}: SOPS decryption failed: ${(err as Error).message}`,
-        {
-          cause: err,
-        },
+        { cause: err, subject },
       );
     }
     out.push(current);

@@ -42,8 +42,12 @@ export interface DecryptOptions {
 
 /** A decryption failure; the message says which document, key kind and key failed, never a value. */
 export class SopsError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** The object it is about (`Kind/namespace/name`), when it is about one. */
+  readonly subject?: string;
+
+  constructor(message: string, options?: { cause?: unknown; subject?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SopsError';
+    if (options?.subject !== undefined) this.subject = options.subject;
   }
 }

@@ -3,6 +3,7 @@ import { parseYamlValue } from '../objects/yaml.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { envsubst } from './envsubst.js';
 import { escapePointer, isMap } from '../ssa/json.js';
+import { ObjectError } from '../objects/errors.js';
 
 export const SUBSTITUTE_KEY = 'kustomize.toolkit.fluxcd.io/substitute';
 
@@ -70,7 +71,9 @@ function substituteObject(
       },
     });
   } catch (err) {
-    throw new Error(`${subject}: postBuild substitution failed: ${(err as Error).message}`, { cause: err });
+    throw new ObjectError(subject, `${subject}: postBuild substitution failed: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const ranges = charRanges(expanded, secretRanges);
   for (const [start, end] of ranges) if (end > start) opts.onSecret?.(expanded.slice(start, end));
@@ -84,14 +87,19 @@ function substituteObject(
       ranges.length > 0
         ? `in a field a secret variable went into (${secretFields(expanded, ranges, err)}; its value is not shown)`
         : (err as Error).message.slice(subject.length).replace(/^(, document \d+)?: /, '');
-    throw new Error(`${subject}: postBuild substitution made invalid YAML (a value with ": " or a quote?): ${detail}`, {
-      cause: err,
-    });
+    throw new ObjectError(
+      subject,
+      `${subject}: postBuild substitution made invalid YAML (a value with ": " or a quote?): ${detail}`,
+      {
+        cause: err,
+      },
+    );
   }
   if (ranges.length > 0) opts.onSecretPaths?.(index, pathsIn(expanded, ranges));
   const problem = structureChange(obj, result, '');
   if (problem) {
-    throw new Error(
+    throw new ObjectError(
+      subject,
       `${subject}: postBuild substitution changed the object's structure at ${problem}; a variable may only fill in a value (quote it in the manifest if it must stay text)`,
     );
   }

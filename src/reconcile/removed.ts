@@ -4,30 +4,32 @@
  * orphaned (the default) or, with the input removed-kustomizations: delete, apply each one's
  * recorded deletionPolicy under its lock and remove the inventory.
  */
-import type { ClusterClient } from './cluster/client.js';
-import { objectPath, type Discovery } from './cluster/discovery.js';
-import { ApiError, isNotFound } from './cluster/errors.js';
-import { refOf, staleEntries, subjectOfEntry, union, type Entry } from './inventory/entries.js';
-import type { InventoryRecord } from './inventory/codec.js';
-import { Lock } from './inventory/lock.js';
-import { fluxHolds } from './inventory/flux.js';
-import { readFluxKustomization } from './inventory/flux-object.js';
-import { shareRefusal } from './inventory/plan.js';
-import { removalAction, removedOf, setIdentity } from './inventory/removal.js';
+import type { ClusterClient } from '../cluster/client.js';
+import { objectPath, type Discovery } from '../cluster/discovery.js';
+import { ApiError, isNotFound } from '../cluster/errors.js';
+import { refOf, staleEntries, subjectOfEntry, union, type Entry } from '../inventory/entries.js';
+import type { InventoryRecord } from '../inventory/codec.js';
+import { fluxHolds } from '../inventory/flux.js';
+import { readFluxKustomization } from '../inventory/flux-object.js';
+import { shareRefusal } from '../inventory/plan.js';
+import { removalAction, removedOf, setIdentity } from '../inventory/removal.js';
 import {
   INVENTORY_LABEL,
   InventoryStore,
   KS_NAME_LABEL,
   KS_NAMESPACE_LABEL,
   type ConfigMap,
-} from './inventory/store.js';
-import { formatDuration } from './kstatus/wait.js';
-import type { PrunedObject, RemovedKustomization } from './report/model.js';
-import type { Settings } from './settings.js';
-import { impersonatedUser } from './flux/support.js';
-import type { KustomizationSpec } from './flux/types.js';
-import { namespacePruneRefusal } from './ssa/contents.js';
-import { deleteStale, PruneStopped, type PruneResult } from './ssa/delete.js';
+} from '../inventory/store.js';
+import { formatDuration } from '../kstatus/wait.js';
+import type { PrunedObject, RemovedKustomization } from '../report/model.js';
+import type { Settings } from '../settings.js';
+import { impersonatedUser } from '../flux/support.js';
+import type { KustomizationSpec } from '../flux/types.js';
+import { namespacePruneRefusal } from '../ssa/contents.js';
+import { deleteStale, PruneStopped, type PruneResult } from '../ssa/delete.js';
+import type { RunContext } from './context.js';
+import { acquireLock } from './inventory-run.js';
+import { describeFailure, failedDeletions } from './phases.js';
 
 export interface RemovalReport {
   removed: RemovedKustomization[];
@@ -48,13 +50,14 @@ interface Found {
  * Kustomization of the run succeeded: a failed run deletes nothing, as a failed apply never prunes.
  */
 export async function handleRemoved(
-  client: ClusterClient,
-  discovery: Discovery,
-  settings: Settings,
+  ctx: RunContext,
   specs: readonly KustomizationSpec[],
   succeeded: boolean,
-  log: (line: string) => void,
 ): Promise<RemovalReport> {
+  const { client, discovery, settings } = ctx;
+  const log = (line: string) => {
+    ctx.log.info(line);
+  };
   const out: RemovalReport = { removed: [], pruned: [], notes: [] };
   if (settings.kustomizations.length === 0) return out;
   const set = setIdentity(settings.run.source, settings.kustomizations);
@@ -197,14 +200,7 @@ async function removeOne(
 ): Promise<{ removed: RemovedKustomization; pruned: PrunedObject[] }> {
   const [namespace, name] = f.kustomization.split('/') as [string, string];
   const dryRun = settings.mode !== 'apply';
-  const lock = dryRun
-    ? undefined
-    : await Lock.acquire(client, f.store.namespace, f.store.name, {
-        holder: settings.run.holder,
-        leaseMs: settings.lockLeaseMs,
-        waitMs: settings.lockTimeoutMs,
-        log,
-      });
+  const lock = dryRun ? undefined : await acquireLock(client, f.store, settings, log);
   try {
     // Read again under the lock: the last run before the file went may have changed it.
     const record = dryRun ? f.record : ((await f.store.read()).record ?? f.record);
@@ -259,7 +255,7 @@ async function removeOne(
       return { removed: { ...base, action: 'failed', reason: err.message }, pruned: prunedOf(err.results) };
     }
     const pruned = prunedOf(results);
-    const survivors = results.filter((r) => r.action === 'failed');
+    const survivors = failedDeletions(results);
     if (survivors.length > 0) {
       if (!dryRun) {
         await checkpoint?.();
@@ -274,7 +270,7 @@ async function removeOne(
           ...base,
           action: 'failed',
           reason: `${survivors.length} object(s) could not be deleted and stay in the inventory: ${survivors
-            .map((s) => `${s.subject}: ${s.reason ?? ''}`)
+            .map(describeFailure)
             .join('; ')}`,
         },
         pruned,

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { ObjectError } from '../../src/objects/errors.js';
+import { prefixed, SecretRegistry, type Logger } from '../../src/reconcile/context.js';
+import { failureOf, rootCause, STAGE_REASONS, StageError, type Stage } from '../../src/reconcile/errors.js';
+import { combine, outcomeOf, skippedReport } from '../../src/reconcile/report.js';
+import { countReport, type Report } from '../../src/report/model.js';
+import { SopsError } from '../../src/sops/types.js';
+import { normalize } from '../../src/settings.js';
+import { specFromInputs } from '../../src/flux/from-inputs.js';
+
+const settings = normalize({ kubeconfig: { kind: 'path', path: '/dev/null' }, root: '/tmp', path: 'app' });
+const spec = specFromInputs({ path: 'app', source: 'github.com/acme/app', wait: false, prune: true, force: false });
+
+describe('StageError', () => {
+  // kustomize-controller's Ready reason where the same step fails (internal/controller/kustomization_controller.go).
+  it.each<[Stage, string]>([
+    ['resolve', 'ArtifactFailed'],
+    ['render', 'BuildFailed'],
+    ['plan', 'ReconciliationFailed'],
+    ['apply', 'ReconciliationFailed'],
+    ['health', 'HealthCheckFailed'],
+    ['prune', 'PruneFailed'],
+    ['record', 'ReconciliationFailed'],
+    ['dependency', 'DependencyNotReady'],
+  ])('a failure in %s has the reason %s', (stage, reason) => {
+    expect(new StageError(stage, 'boom').failure).toEqual({ stage, reason, message: 'boom' });
+    expect(failureOf(stage, 'boom').reason).toBe(reason);
+    expect(STAGE_REASONS[stage]).toBe(reason);
+  });
+
+  it.each([
+    ['an Error', new Error('no such file'), 'no such file', undefined],
+    ['a string', 'plain text', 'plain text', undefined],
+    [
+      'an error about one object',
+      new ObjectError('ConfigMap/ns/a', 'ConfigMap/ns/a: bad'),
+      'ConfigMap/ns/a: bad',
+      'ConfigMap/ns/a',
+    ],
+    [
+      'a SOPS error about one object',
+      new SopsError('Secret/ns/s: failed', { subject: 'Secret/ns/s' }),
+      'Secret/ns/s: failed',
+      'Secret/ns/s',
+    ],
+  ])('wraps %s keeping its message, its subject and its cause', (_, thrown, message, subject) => {
+    const err = StageError.of('render', thrown);
+    expect(err.message).toBe(message);
+    expect(err.stage).toBe('render');
+    expect(err.subject).toBe(subject);
+    expect(rootCause(err)).toBe(thrown);
+  });
+
+  it('keeps the stage of an error already tagged', () => {
+    const inner = new StageError('health', 'unhealthy');
+    expect(StageError.of('apply', inner)).toBe(inner);
+  });
+
+  it('takes a location and a reason of its own', () => {
+    const err = StageError.of('resolve', new Error('lock'), {
+      reason: 'ReconciliationFailed',
+      file: 'ks.yaml',
+      line: 3,
+    });
+    expect(err.failure.reason).toBe('ReconciliationFailed');
+    expect([err.file, err.line]).toEqual(['ks.yaml', 3]);
+  });
+});
+
+describe('outcomeOf', () => {
+  const failed = (stage: Stage): Report => skippedReport(settings, spec, `${stage} went wrong`, stage);
+  it.each<[string, Report, { ok: boolean; reason: string }]>([
+    ['a success', { ...failed('apply'), ok: true }, { ok: true, reason: 'ReconciliationSucceeded' }],
+    ['a skipped dependency', failed('dependency'), { ok: false, reason: 'DependencyNotReady' }],
+    ['a failed build', failed('render'), { ok: false, reason: 'BuildFailed' }],
+    ['a failed health check', failed('health'), { ok: false, reason: 'HealthCheckFailed' }],
+    ['a wrong source', failed('resolve'), { ok: false, reason: 'ArtifactFailed' }],
+  ])('gives %s the Ready reason Flux would', (_, report, expected) => {
+    expect(outcomeOf(report)).toMatchObject(expected);
+  });
+
+  it('reads the reason from the failure, not from the text of the error', () => {
+    const report = skippedReport(settings, spec, 'health check failed? no: skipped: in the text only', 'render');
+    expect(outcomeOf(report).reason).toBe('BuildFailed');
+  });
+});
+
+describe('combine', () => {
+  it('keeps the first failure with the combined message', () => {
+    const ok: Report = { ...skippedReport(settings, spec, 'x', 'apply'), ok: true, counts: countReport([]) };
+    delete ok.error;
+    delete ok.failure;
+    const bad = skippedReport(settings, { ...spec, name: 'b' }, 'prune refused: too many', 'prune');
+    const report = combine(settings, [ok, bad], Date.now(), 'https://k');
+    expect(report.ok).toBe(false);
+    expect(report.failure).toEqual({ stage: 'prune', reason: 'PruneFailed', message: report.error });
+    expect(report.error).toContain('prune refused: too many');
+  });
+});
+
+describe('SecretRegistry', () => {
+  it('passes each value on and keeps the ones a scope saw apart', () => {
+    const sunk: string[] = [];
+    const run = new SecretRegistry((v) => sunk.push(v));
+    const scope = run.scoped();
+    run.add('run-token');
+    scope.add('rendered-secret');
+    expect(sunk).toEqual(['run-token', 'rendered-secret']);
+    expect([...scope.known]).toEqual(['rendered-secret']);
+    expect([...run.known]).toEqual(['run-token', 'rendered-secret']);
+  });
+});
+
+describe('prefixed', () => {
+  it('prefixes lines and group titles, and runs the group', async () => {
+    const out: string[] = [];
+    const log: Logger = {
+      info: (l) => out.push(l),
+      group: async (title, fn) => {
+        out.push(`> ${title}`);
+        return fn();
+      },
+    };
+    const p = prefixed(log, '[ns/app]');
+    const value = await p.group('Render', () => {
+      p.info('built 3 objects');
+      return Promise.resolve(7);
+    });
+    expect(value).toBe(7);
+    expect(out).toEqual(['> [ns/app] Render', '[ns/app] built 3 objects']);
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * What every phase of a run is given: the settings, the clusters, discovery, a logger with groups,
+ * the secret registry and the clock. The edges (the action, the CLI, tests) build one with
+ * `runContext`; the graph runner derives one per Kustomization (`forKustomization`).
+ */
+import type { ClusterClient } from '../cluster/client.js';
+import type { Discovery } from '../cluster/discovery.js';
+import type { KustomizationSpec } from '../flux/types.js';
+import type { Settings } from '../settings.js';
+
+/** What a caller gives a run: where its lines go, and every credential as soon as it is known. */
+export interface Hooks {
+  /** Progress lines (one per applied object). */
+  log: (line: string) => void;
+  /** Called with every credential as soon as it is known, so the caller can mask it. */
+  secret: (value: string) => void;
+  /**
+   * Runs `fn` as one titled section of the log (the action: a collapsible group). Without it,
+   * sections are not marked.
+   */
+  group?: <T>(title: string, fn: () => Promise<T>) => Promise<T>;
+}
+
+export interface Logger {
+  info(line: string): void;
+  group<T>(title: string, fn: () => Promise<T>): Promise<T>;
+}
+
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * Every secret value met while running: passed on to the caller (who masks it) at once, and kept
+ * so that texts the run writes into the cluster (the inventory's status message) can be scrubbed.
+ */
+export class SecretRegistry {
+  readonly known = new Set<string>();
+
+  constructor(private readonly sink: (value: string) => void) {}
+
+  readonly add = (value: string): void => {
+    this.known.add(value);
+    this.sink(value);
+  };
+
+  /** A registry of its own that also passes each value on to this one. */
+  scoped(): SecretRegistry {
+    return new SecretRegistry(this.add);
+  }
+}
+
+export interface RunContext {
+  settings: Settings;
+  /** The action's cluster: substituteFrom, decryption and kubeConfig Secrets are read from it. */
+  management: ClusterClient;
+  /** The cluster the objects, inventory and lock are in (the management one without spec.kubeConfig). */
+  client: ClusterClient;
+  /** Discovery of `client`. */
+  discovery: Discovery;
+  log: Logger;
+  secrets: SecretRegistry;
+  clock: Clock;
+}
+
+/** A logger over `hooks`: lines to hooks.log, sections to hooks.group (or unmarked). */
+export function loggerOf(hooks: Pick<Hooks, 'log' | 'group'>): Logger {
+  return {
+    info: (line) => {
+      hooks.log(line);
+    },
+    group: (title, fn) => (hooks.group ? hooks.group(title, fn) : fn()),
+  };
+}
+
+/** The same logger with every line and section title prefixed (several Kustomizations at once). */
+export function prefixed(log: Logger, prefix: string): Logger {
+  return {
+    info: (line) => {
+      log.info(`${prefix} ${line}`);
+    },
+    group: (title, fn) => log.group(`${prefix} ${title}`, fn),
+  };
+}
+
+export function runContext(
+  settings: Settings,
+  client: ClusterClient,
+  discovery: Discovery,
+  hooks: Hooks,
+  clock: Clock = systemClock,
+): RunContext {
+  return {
+    settings,
+    management: client,
+    client,
+    discovery,
+    log: loggerOf(hooks),
+    secrets: new SecretRegistry(hooks.secret),
+    clock,
+  };
+}
+
+/** A RunContext for one Kustomization: its spec, and `note` (a line kept in its report and logged). */
+export interface KustomizationContext extends RunContext {
+  spec: KustomizationSpec;
+  note: (line: string) => void;
+}

@@ -1,0 +1,85 @@
+/**
+ * A run end to end: resolve the Kustomizations, reconcile each in dependsOn order (graph.ts, one.ts:
+ * render, plan, apply, health, prune, record), then the Kustomizations removed from the repository
+ * (removed.ts). Failures land in the report, never thrown. See docs/architecture.md.
+ */
+import { Discovery } from '../cluster/discovery.js';
+import { countReport, driftFound, type Report } from '../report/model.js';
+import type { Settings } from '../settings.js';
+import type { KustomizationSpec } from '../flux/types.js';
+import { runContext, type Clock, type Hooks, type RunContext } from './context.js';
+import { failureOf } from './errors.js';
+import { reconcileAll } from './graph.js';
+import { handleRemoved, type RemovalReport } from './removed.js';
+import { emptyReport } from './report.js';
+import { resolveRun } from './resolve.js';
+
+export type { Hooks } from './context.js';
+export { StageError, type Failure, type Stage } from './errors.js';
+export { checkSupported, refuseCrossNamespaceRefs, resolveSpecs } from './resolve.js';
+export { forkHint, renderSpec } from './render.js';
+export { healthTargets } from './phases.js';
+
+/**
+ * A run: in drift mode a dry-run against the cluster and, with drift-correction, an apply when it
+ * found drift; otherwise one pass of the mode.
+ */
+export async function reconcile(settings: Settings, hooks: Hooks, clock?: Clock): Promise<Report> {
+  if (settings.mode !== 'drift') return reconcileMode(settings, hooks, clock);
+  const check = await reconcileMode(settings, hooks, clock);
+  const detected = check.ok && driftFound(check);
+  if (!detected || !settings.driftCorrection) return { ...check, drift: { detected, corrected: false } };
+  hooks.log('Drift found: correcting it (drift-correction: true)');
+  const applied = await reconcileMode({ ...settings, mode: 'apply' }, hooks, clock);
+  return { ...applied, mode: 'drift', drift: { detected, corrected: applied.ok } };
+}
+
+async function reconcileMode(settings: Settings, hooks: Hooks, clock?: Clock): Promise<Report> {
+  const started = Date.now();
+  let resolved;
+  try {
+    resolved = await resolveRun(settings, hooks.log, hooks.secret);
+  } catch (err) {
+    return emptyReport(settings, started, err instanceof Error ? err.message : String(err));
+  }
+  const { specs, levels, sources, client } = resolved;
+  try {
+    // One discovery for the run: it reads the server again by itself after CRDs are established.
+    const ctx = runContext(settings, client, new Discovery(client), hooks, clock);
+    const report = await reconcileAll(ctx, specs, levels, sources, started);
+    return await withRemoved(ctx, report, specs);
+  } finally {
+    client.close();
+  }
+}
+
+/** The run's report with what became of the Kustomizations removed from the repository. */
+async function withRemoved(ctx: RunContext, report: Report, specs: KustomizationSpec[]): Promise<Report> {
+  let r: RemovalReport;
+  if (ctx.client.unreachable) return report;
+  try {
+    r = await handleRemoved(ctx, specs, report.ok);
+  } catch (err) {
+    r = {
+      removed: [],
+      pruned: [],
+      notes: [],
+      error: `looking for removed Kustomizations failed: ${(err as Error).message}`,
+    };
+  }
+  if (r.removed.length === 0 && r.notes.length === 0 && r.error === undefined) return report;
+  const pruned = [...(report.pruned ?? []), ...r.pruned];
+  const error = [report.error, r.error].filter((e) => e !== undefined).join('\n');
+  return {
+    ...report,
+    ok: report.ok && r.error === undefined,
+    counts: countReport(report.changeset, pruned),
+    notes: [...report.notes, ...r.notes],
+    ...(r.removed.length > 0 ? { removed: r.removed } : {}),
+    ...(pruned.length > 0 ? { pruned } : {}),
+    ...(error !== '' ? { error } : {}),
+    ...(error !== ''
+      ? { failure: report.failure ? { ...report.failure, message: error } : failureOf('removed', error) }
+      : {}),
+  };
+}

@@ -1,0 +1,354 @@
+/**
+ * One run's dealings with a Kustomization's inventory and lock (the inventory rule of
+ * src/inventory/plan.ts), shared by the plan and record phases and by removed Kustomizations.
+ */
+import type { ClusterClient } from '../cluster/client.js';
+import { ApiError } from '../cluster/errors.js';
+import { isUnreachable } from '../cluster/failure.js';
+import type { KubeObject } from '../objects/kube.js';
+import type { Settings } from '../settings.js';
+import { impersonatedUser } from '../flux/support.js';
+import type { KustomizationSpec } from '../flux/types.js';
+import { entryOf, minus, union, type Entry } from '../inventory/entries.js';
+import type { InventoryRecord, InventoryStatus } from '../inventory/codec.js';
+import { legacyName, ownershipProblem, recordedBy, type Claim } from '../inventory/identity.js';
+import { Lock } from '../inventory/lock.js';
+import { entriesAfter, mergeConcurrent, type RunOutcome } from '../inventory/plan.js';
+import { lostRunPending, pendingAfter } from '../inventory/lease.js';
+import { InventoryStore } from '../inventory/store.js';
+import { fluxConflict, fluxConflictNote, fluxImport } from '../inventory/flux.js';
+import { readFluxKustomization, type FluxLookup } from '../inventory/flux-object.js';
+import { setIdentity } from '../inventory/removal.js';
+import { recordSecretPaths, type SecretPaths } from '../substitute/provenance.js';
+import { systemClock, type Clock } from './context.js';
+
+/** Takes the lock of the inventory in `store` as this run (waiting as the settings allow). */
+export function acquireLock(
+  client: ClusterClient,
+  store: Pick<InventoryStore, 'namespace' | 'name'>,
+  settings: Settings,
+  log: (line: string) => void,
+): Promise<Lock> {
+  return Lock.acquire(client, store.namespace, store.name, {
+    holder: settings.run.holder,
+    leaseMs: settings.lockLeaseMs,
+    waitMs: settings.lockTimeoutMs,
+    log,
+  });
+}
+
+/** Runs `fn`; a 403 on the inventory or its lock becomes an error saying what the credentials need. */
+export async function explained<T>(
+  store: Pick<InventoryStore, 'namespace' | 'name'>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 403)) throw err;
+    const ns = store.namespace;
+    throw new Error(
+      `inventory ${ns}/${store.name}: ${err.message}. The action's credentials need get, create and update ` +
+        `on configmaps and coordination.k8s.io leases in namespace ${ns}; or set inventory-namespace to a ` +
+        'namespace where they have them',
+      { cause: err },
+    );
+  }
+}
+
+/** Where a Kustomization comes from, as its inventory records it: its file, or the path input. */
+const originOf = (spec: KustomizationSpec): string =>
+  spec.origin.kind === 'file' ? spec.origin.file : `path: ${spec.path}`;
+
+/**
+ * The inventory this path-input Kustomization had under its former name (the path alone), when its
+ * name is derived; it is read only to be adopted if it records this repository.
+ */
+export function legacyStore(
+  client: ClusterClient,
+  store: InventoryStore,
+  settings: Settings,
+  spec: KustomizationSpec,
+): InventoryStore | undefined {
+  if (spec.origin.kind !== 'inputs' || settings.name !== undefined) return undefined;
+  const former = { name: legacyName(spec.path), namespace: spec.namespace };
+  return former.name === spec.name ? undefined : new InventoryStore(client, store.namespace, former);
+}
+
+export const entryOfObject = (o: KubeObject): Entry =>
+  entryOf({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace });
+
+/**
+ * One run's dealings with a Kustomization's inventory: lock, read, pending record, final record
+ * (the inventory rule of src/inventory/plan.ts), release. Previews only read.
+ */
+export class InventoryRun {
+  /** Confirmed entries when the run started. */
+  private base: Entry[] = [];
+  /** Pending entries a killed run left behind. */
+  private leftover: Entry[] = [];
+  private held: Lock | undefined;
+  private lastApplied: string | undefined;
+  /** The inventory under this path's former name, adopted because it records this repository. */
+  private adopted: { store: InventoryStore; kustomization: string } | undefined;
+  /** The pending entries as this run recorded them. */
+  private recorded: Entry[] = [];
+  /** Secret field paths recorded by earlier runs, and those of this run (see substitute/provenance.ts). */
+  secretPaths: SecretPaths = new Map();
+  private newSecretPaths: SecretPaths = new Map();
+  /** The Flux Kustomization of this namespace/name (read from the management cluster), if any. */
+  private flux: FluxLookup = {};
+  begun = false;
+
+  constructor(
+    private readonly client: ClusterClient,
+    private readonly store: InventoryStore,
+    private readonly settings: Settings,
+    private readonly spec: KustomizationSpec,
+    private readonly started: number,
+    private readonly legacy?: InventoryStore,
+    private readonly management: ClusterClient = client,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  /**
+   * Looks for a Flux Kustomization of this namespace/name (src/inventory/flux.ts): one that is not
+   * suspended refuses a run that writes (throws), and is a note in a preview.
+   */
+  private async lookForFlux(writes: boolean, note: (line: string) => void): Promise<void> {
+    this.flux = await readFluxKustomization(this.management, this.spec);
+    const found = this.flux.object;
+    if (found === undefined) return;
+    if (writes) {
+      const conflict = fluxConflict(found, this.spec.kubeConfig);
+      if (conflict !== undefined) throw new Error(conflict);
+    } else {
+      const warning = fluxConflictNote(found, this.spec.kubeConfig);
+      if (warning !== undefined) note(warning);
+    }
+  }
+
+  /** With no inventory of its own, the Flux Kustomization's status.inventory is the previous one. */
+  private importFlux(note: (line: string) => void, preview: boolean): InventoryRecord | undefined {
+    if (this.flux.forbidden !== undefined) note(this.flux.forbidden);
+    if (this.flux.object === undefined) return undefined;
+    const imported = fluxImport(this.flux.object, this.spec.kubeConfig, preview);
+    note(imported.note);
+    if (imported.entries.length === 0) return undefined;
+    return { entries: imported.entries, pending: [], status: this.status('InProgress') };
+  }
+
+  /** What the run starts from: confirmed ∪ leftover pending entries (prune looks each one up). */
+  get old(): Entry[] {
+    return union(this.base, this.leftover);
+  }
+
+  /** The owner names the adopted inventory's objects may still carry. */
+  get formerOwners(): { name: string; namespace: string }[] {
+    if (!this.adopted) return [];
+    const [namespace = '', name = ''] = this.adopted.kustomization.split('/');
+    return [{ name, namespace }];
+  }
+
+  /** This run as the inventory records it, and as ownership is judged. */
+  private get claim(): Claim {
+    return {
+      kustomization: `${this.spec.namespace}/${this.spec.name}`,
+      source: this.settings.run.source,
+      origin: originOf(this.spec),
+    };
+  }
+
+  /** Refuses (throws) an inventory recorded by another repository, before anything is applied. */
+  private checkOwner(record: InventoryRecord | undefined): void {
+    const problem = ownershipProblem(record?.status, `${this.store.namespace}/${this.store.name}`, this.claim);
+    if (problem !== undefined) throw new Error(problem);
+  }
+
+  /**
+   * With no inventory under the derived name yet, the one this path had under its former name is
+   * taken as the starting point, but only when it records this repository (never otherwise).
+   */
+  private async adoptLegacy(note: (line: string) => void): Promise<InventoryRecord | undefined> {
+    const legacy = this.legacy;
+    if (!legacy) return undefined;
+    const snap = await legacy.read();
+    const status = snap.record?.status;
+    if (!snap.record || !status) return undefined;
+    const where = `${legacy.namespace}/${legacy.name}`;
+    const expected = `${this.spec.namespace}/${legacyName(this.spec.path)}`;
+    if (status.set !== undefined || status.kustomization !== expected) return undefined;
+    if (status.source === undefined || !recordedBy({ ...status, source: status.source }, this.settings.run.source)) {
+      note(
+        `Inventory ${where} has this path's former name but ${status.source ? `records repository ${status.source}` : 'records no repository'}, ` +
+          `not ${this.settings.run.source}: it was not adopted, and its objects are left alone`,
+      );
+      return undefined;
+    }
+    this.adopted = { store: legacy, kustomization: status.kustomization };
+    note(
+      `Adopted inventory ${where} (this path's name before names included the repository): ` +
+        `its ${snap.record.entries.length} object(s) now belong to ${this.claim.kustomization}`,
+    );
+    return snap.record;
+  }
+
+  /** A preview reads the inventory to show the prune set; no inventory yet is not an error. */
+  async peek(note: (line: string) => void): Promise<void> {
+    let record: InventoryRecord | undefined;
+    await this.lookForFlux(false, note);
+    try {
+      record = (await this.store.read()).record ?? (await this.adoptLegacy(note)) ?? this.importFlux(note, true);
+      this.secretPaths = new Map(Object.entries(record?.secretPaths ?? {}));
+    } catch (err) {
+      if (isUnreachable(err)) throw err;
+      note(
+        `The inventory ${this.store.namespace}/${this.store.name} could not be read, so the prune preview is empty: ${(err as Error).message}`,
+      );
+      return;
+    }
+    this.checkOwner(record);
+    this.base = record?.entries ?? [];
+    this.leftover = record?.pending ?? [];
+  }
+
+  /**
+   * Takes the Kustomization's lock (creating the inventory's namespace if needed); then refuses
+   * (throws) while a Flux Kustomization of the same name is not suspended.
+   */
+  async lock(log: (line: string) => void, note: (line: string) => void): Promise<void> {
+    await this.explained(async () => {
+      if (await this.store.ensureNamespace()) note(`Created namespace ${this.store.namespace} for the inventory`);
+      this.held = await acquireLock(this.client, this.store, this.settings, log);
+    });
+    // Read once the lock is held (it may have been waited for): Flux's state as it is now.
+    await this.lookForFlux(true, note);
+  }
+
+  /**
+   * Under the lock: reads the inventory and records the planned objects as pending. An inventory
+   * recorded by another repository is refused here, before anything is written or applied.
+   */
+  async record(planned: Entry[], note: (line: string) => void, secretPaths: SecretPaths): Promise<void> {
+    this.newSecretPaths = secretPaths;
+    await this.explained(async () => {
+      const snapshot = await this.store.read();
+      const current = snapshot.record;
+      this.checkOwner(current);
+      const adopted =
+        current === undefined ? ((await this.adoptLegacy(note)) ?? this.importFlux(note, false)) : undefined;
+      this.begun = true;
+      await this.store.update((latest) => {
+        this.checkOwner(latest);
+        const from = latest ?? adopted;
+        this.base = from?.entries ?? [];
+        this.leftover = from?.pending ?? [];
+        this.lastApplied = from?.status.lastAppliedRevision;
+        this.secretPaths = new Map(Object.entries(from?.secretPaths ?? {}));
+        this.recorded = union(this.leftover, minus(planned, this.base));
+        return {
+          entries: this.base,
+          pending: this.recorded,
+          status: this.status('InProgress'),
+          ...recordSecretPaths(from?.secretPaths, this.newSecretPaths, [...this.base, ...this.recorded]),
+        };
+      }, snapshot);
+    });
+  }
+
+  private explained(fn: () => Promise<void>): Promise<void> {
+    return explained(this.store, fn);
+  }
+
+  async end(
+    outcome: RunOutcome,
+    next: Entry[],
+    error: string | undefined,
+    note: (line: string) => void,
+  ): Promise<void> {
+    const ours = entriesAfter(this.base, next, outcome);
+    const result = outcome.kind === 'succeeded' && error === undefined ? 'Succeeded' : 'Failed';
+    await this.store.update((latest) => {
+      const entries = mergeConcurrent(this.base, latest?.entries ?? [], ours);
+      // Leftover pending entries stay pending until a successful run settles them (pruned or kept).
+      const pending = pendingAfter({
+        succeeded: outcome.kind === 'succeeded',
+        leftover: this.leftover,
+        recorded: this.recorded,
+        latest: latest?.pending ?? [],
+        confirmed: ours,
+      });
+      return {
+        entries,
+        pending,
+        status: this.status(result, error),
+        ...recordSecretPaths(latest?.secretPaths, this.newSecretPaths, [...entries, ...pending]),
+      };
+    });
+    // Everything the former inventory held is in the new one now (as entries or pending).
+    if (this.adopted) {
+      const { store } = this.adopted;
+      await store.remove();
+      note(`Removed the adopted inventory ${store.namespace}/${store.name}`);
+      this.adopted = undefined;
+    }
+  }
+
+  /** The checkpoint before each write: rejects (LockLost) once the lock is not this run's any more. */
+  readonly checkpoint = async (): Promise<void> => {
+    await this.held?.assertHeld();
+  };
+
+  /** Why the lock was lost while this run held it, if it was. */
+  get lost(): string | undefined {
+    return this.held?.lostReason;
+  }
+
+  /**
+   * The record of a run that lost its lock: the new holder's record stays as it is, but for the
+   * objects this run wrote that still exist and that it does not hold, added as pending.
+   */
+  async endLost(stillThere: Entry[], error: string): Promise<void> {
+    if (!lostRunPending((await this.store.read()).record, stillThere)) return;
+    await this.store.update((latest) => ({
+      entries: latest?.entries ?? [],
+      pending: lostRunPending(latest, stillThere) ?? latest?.pending ?? [],
+      status: latest?.status ?? this.status('Failed', error),
+      ...(latest?.secretPaths ? { secretPaths: latest.secretPaths } : {}),
+    }));
+  }
+
+  private status(result: InventoryStatus['result'], message?: string): InventoryStatus {
+    const { run } = this.settings;
+    const now = this.clock.now();
+    const applied = result === 'Succeeded' ? run.revision : this.lastApplied;
+    return {
+      kustomization: `${this.spec.namespace}/${this.spec.name}`,
+      source: run.source,
+      ...(this.settings.kustomizations.length > 0
+        ? { set: setIdentity(run.source, this.settings.kustomizations) }
+        : {}),
+      origin: originOf(this.spec),
+      result,
+      ...(message ? { message: message.split('\n')[0]! } : {}),
+      ...(run.revision ? { lastAttemptedRevision: run.revision } : {}),
+      ...(applied ? { lastAppliedRevision: applied } : {}),
+      startedAt: new Date(this.started).toISOString(),
+      ...(result !== 'InProgress' ? { finishedAt: new Date(now).toISOString(), durationMs: now - this.started } : {}),
+      ...(run.url ? { runUrl: run.url } : {}),
+      prune: this.spec.prune,
+      ...(impersonatedUser(this.spec, this.settings)
+        ? { impersonate: impersonatedUser(this.spec, this.settings) }
+        : {}),
+      deletionPolicy: this.spec.deletionPolicy,
+      timeoutMs: this.spec.timeout,
+    };
+  }
+
+  async release(): Promise<void> {
+    // A cluster that cannot be reached keeps the lease until it expires; the run's error says why.
+    await this.held?.release().catch((err: unknown) => {
+      if (!isUnreachable(err)) throw err;
+    });
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * One Kustomization, phase by phase: resolve (its target cluster, its inventory and lock), render,
+ * plan, apply, health, prune, record. Each phase is a log group and tags what it throws with its
+ * stage (errors.ts); a failure in any phase is recorded (record.ts) and lands in the report.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ClusterClient } from '../cluster/client.js';
+import { Discovery } from '../cluster/discovery.js';
+import { subjectOf } from '../objects/kube.js';
+import { locateObject, type Problem } from '../report/problems.js';
+import { countReport, type Report } from '../report/model.js';
+import { describeSpec } from '../flux/support.js';
+import type { KustomizationSpec } from '../flux/types.js';
+import { ApplyError } from '../ssa/apply.js';
+import { PruneStopped } from '../ssa/delete.js';
+import { InventoryStore } from '../inventory/store.js';
+import type { KustomizationContext, RunContext } from './context.js';
+import { rootCause, StageError, type Failure, type Location, type Stage } from './errors.js';
+import { InventoryRun, legacyStore } from './inventory-run.js';
+import { apply, health, plan, prune } from './phases.js';
+import { recordFailure, recordSuccess, type Progress } from './record.js';
+import { render } from './render.js';
+import { resolveTarget } from './resolve.js';
+import { skippedReport } from './report.js';
+
+/** Runs `fn` as the log group of a phase; what it throws is tagged with the phase's stage. */
+export async function phase<T>(ctx: RunContext, stage: Stage, title: string, fn: () => Promise<T>): Promise<T> {
+  return ctx.log.group(title, async () => {
+    try {
+      return await fn();
+    } catch (err) {
+      throw StageError.of(stage, err);
+    }
+  });
+}
+
+/**
+ * One Kustomization in the cluster it targets: the action's cluster, or with spec.kubeConfig a
+ * remote one whose kubeconfig is a Secret in the action's cluster. Objects, health, prune, the
+ * inventory and the lock are in the target; substituteFrom and decryption Secrets are read from the
+ * action's cluster, as Flux reads them with the controller's client.
+ */
+export async function reconcileTarget(run: RunContext, spec: KustomizationSpec): Promise<Report> {
+  const ref = spec.kubeConfig?.secretRef;
+  const notes: string[] = [];
+  const note = (line: string) => {
+    notes.push(line);
+    run.log.info(line);
+  };
+  const ctx: KustomizationContext = { ...run, spec, note };
+  if (!ref) return reconcileOne(ctx, notes);
+  let remote: ClusterClient;
+  try {
+    remote = await resolveTarget(run.settings, spec, ref, run.management, note, run.secrets.add);
+  } catch (err) {
+    const message = `${describeSpec(spec)}: ${(err as Error).message}`;
+    return { ...skippedReport(run.settings, spec, message, 'resolve', 'ReconciliationFailed'), notes };
+  }
+  run.log.info(`Reconciling into ${remote.server} (spec.kubeConfig.secretRef ${spec.namespace}/${ref.name})`);
+  try {
+    return await reconcileOne({ ...ctx, client: remote, discovery: new Discovery(remote) }, notes);
+  } finally {
+    remote.close();
+  }
+}
+
+async function reconcileOne(ctx: KustomizationContext, notes: string[]): Promise<Report> {
+  const { settings, spec, note } = ctx;
+  const started = ctx.clock.now();
+  const done: Progress = { changeset: [], problems: [], origins: new Map() };
+  const store = new InventoryStore(ctx.client, settings.inventoryNamespace ?? spec.namespace, spec);
+  const inventory = new InventoryRun(
+    ctx.client,
+    store,
+    settings,
+    spec,
+    started,
+    legacyStore(ctx.client, store, settings, spec),
+    ctx.management,
+    ctx.clock,
+  );
+  const finish = (failure?: Failure): Report => ({
+    mode: settings.mode,
+    kustomization: `${spec.namespace}/${spec.name}`,
+    path: spec.path,
+    server: ctx.client.server,
+    ok: failure === undefined,
+    changeset: done.changeset,
+    counts: countReport(done.changeset, done.pruned),
+    durationMs: ctx.clock.now() - started,
+    notes,
+    inventory: `${store.namespace}/${store.name}`,
+    ...(done.health ? { health: done.health } : {}),
+    ...(done.pruned
+      ? {
+          pruned: done.pruned.map(({ subject, action, reason }) => ({
+            subject,
+            action,
+            ...(reason ? { reason } : {}),
+          })),
+        }
+      : {}),
+    ...(failure !== undefined ? { error: failure.message, failure } : {}),
+    ...(failure !== undefined && done.problems.length > 0 ? { problems: done.problems } : {}),
+  });
+  const applying = settings.mode === 'apply';
+  // The secrets rendering met: the inventory's status message is scrubbed of them (it is in the cluster).
+  const secrets = ctx.secrets.scoped();
+  // Started before the build and awaited after it, so that the cluster round trips (discovery, the
+  // lock, the inventory read) overlap the build instead of following it.
+  let ready: Promise<void> = Promise.resolve();
+  try {
+    if (spec.suspend) {
+      note(`${describeSpec(spec)} is suspended (spec.suspend: true); nothing was built or applied`);
+      return finish();
+    }
+    ctx.discovery.warm();
+    ready = (
+      applying
+        ? inventory.lock((l) => {
+            ctx.log.info(l);
+          }, note)
+        : inventory.peek(note)
+    ).catch((err: unknown) => {
+      throw StageError.of('resolve', err, { reason: 'ReconciliationFailed' });
+    });
+    // A refusal (another repository's inventory) is known before the build's result is needed.
+    ready.catch(() => undefined);
+    const rendered = await phase(ctx, 'render', 'Render', () =>
+      render(settings, spec, ctx.management, secrets.add, note),
+    );
+    done.origins = rendered.origins;
+    await ready;
+    const planned = await phase(ctx, 'plan', 'Plan', () => plan(ctx, rendered, inventory));
+    done.changeset = await phase(ctx, 'apply', applying ? 'Apply' : 'Apply (dry run)', () => apply(ctx, planned));
+    if (applying) {
+      const healthy = await phase(ctx, 'health', 'Health', () => health(ctx, planned, done.changeset));
+      if (healthy.results) done.health = healthy.results;
+      if (healthy.failure !== undefined) throw new StageError('health', healthy.failure);
+    }
+    const pruned = await phase(ctx, 'prune', applying ? 'Prune' : 'Prune (dry run)', () =>
+      prune(ctx, planned, inventory, done.changeset),
+    );
+    if (pruned.results) done.pruned = pruned.results;
+    await phase(ctx, 'record', 'Record', () => recordSuccess(ctx, inventory, planned, pruned, secrets.known));
+    return finish(pruned.error === undefined ? undefined : new StageError('prune', pruned.error).failure);
+  } catch (err) {
+    const cause = rootCause(err);
+    if (cause instanceof ApplyError) done.changeset = cause.changeset;
+    if (cause instanceof PruneStopped) done.pruned = cause.results;
+    const failed = StageError.of('apply', err);
+    const recorded = await recordFailure(ctx, inventory, done, failed, secrets.known);
+    if (recorded.locate) done.problems = await locateProblems(settings.root, done.origins, problemsOf(failed, done));
+    return finish({ ...failed.failure, message: recorded.message });
+  } finally {
+    // A lock still being taken when the build failed is released once it is held.
+    await ready.catch(() => undefined);
+    await inventory.release();
+  }
+}
+
+/** The objects a failure points at: failed applies, unhealthy objects, or the object the error names. */
+function problemsOf(err: StageError, done: Progress): (Location & { subject: string; message: string })[] {
+  const cause = rootCause(err);
+  if (cause instanceof ApplyError)
+    return cause.failures.map((f) => ({ subject: subjectOf(f.object), message: f.message }));
+  const unhealthy = (done.health ?? [])
+    .filter((h) => h.status !== 'Current')
+    .map((h) => ({ subject: h.subject, message: `${h.status}: ${h.message}` }));
+  if (unhealthy.length > 0 || err.stage === 'health') return unhealthy;
+  if (err.subject === undefined && err.file === undefined) return [];
+  return [
+    {
+      subject: err.subject ?? err.stage,
+      message: err.message,
+      ...(err.file !== undefined ? { file: err.file } : {}),
+      ...(err.line !== undefined ? { line: err.line } : {}),
+    },
+  ];
+}
+
+/** Each problem with the file its object came from and the line of its name there, where known. */
+async function locateProblems(
+  root: string,
+  origins: ReadonlyMap<string, string>,
+  found: (Location & { subject: string; message: string })[],
+): Promise<Problem[]> {
+  const texts = new Map<string, Promise<string | undefined>>();
+  return Promise.all(
+    found.map(async (p) => {
+      const file = p.file ?? origins.get(p.subject);
+      if (file === undefined) return { subject: p.subject, message: p.message };
+      if (p.line !== undefined) return { subject: p.subject, message: p.message, file, line: p.line };
+      if (!texts.has(file))
+        texts.set(
+          file,
+          readFile(join(root, file), 'utf8').catch(() => undefined),
+        );
+      const text = await texts.get(file)!;
+      const [kind = '', ...rest] = p.subject.split('/');
+      const line = text === undefined ? undefined : locateObject(text, kind, rest[rest.length - 1] ?? '');
+      return { subject: p.subject, message: p.message, file, ...(line !== undefined ? { line } : {}) };
+    }),
+  );
+}

@@ -1,0 +1,225 @@
+/**
+ * The phases of one Kustomization after render, each a function of the context and what the
+ * phase before it returned: plan, apply, health, prune. (record is in record.ts, render in
+ * render.ts.) Each is called by reconcileOne (one.ts) in order, as kustomize-controller's
+ * reconciler calls one method per step.
+ */
+import type { ClusterClient } from '../cluster/client.js';
+import type { KubeObject } from '../objects/kube.js';
+import type { Settings } from '../settings.js';
+import { impersonatedUser } from '../flux/support.js';
+import type { KustomizationSpec } from '../flux/types.js';
+import { applyAll } from '../ssa/apply.js';
+import type { ChangeSetEntry } from '../ssa/changeset.js';
+import { namespacePruneRefusal } from '../ssa/contents.js';
+import { deleteStale, type PruneResult } from '../ssa/delete.js';
+import { adoptPaths, ignoredPaths, stripPaths } from '../ssa/ignore.js';
+import { selectorFor } from '../ssa/live.js';
+import { prevalidate } from '../ssa/prevalidate.js';
+import { entryOf, staleEntries, subjectOfEntry, type Entry } from '../inventory/entries.js';
+import { pruneRefusal } from '../inventory/plan.js';
+import { celStatusReader } from '../kstatus/cel.js';
+import {
+  formatDuration,
+  healthFailure,
+  healthTable,
+  waitForHealth,
+  type HealthResult,
+  type HealthTarget,
+} from '../kstatus/wait.js';
+import { mergeSecretPaths, secretPathsId, type SecretPaths } from '../substitute/provenance.js';
+import type { KustomizationContext } from './context.js';
+import { entryOfObject, type InventoryRun } from './inventory-run.js';
+import type { Rendered } from './render.js';
+
+/** What the apply phase sends, and as whom. */
+export interface Plan {
+  objects: KubeObject[];
+  /** The client of the applies, health reads and prunes (impersonating, when the spec says so). */
+  actor: ClusterClient;
+  secretPaths: SecretPaths;
+  /** Before each write in a run that writes: rejects once the lock is not this run's any more. */
+  checkpoint?: () => Promise<void>;
+}
+
+/**
+ * The plan phase: the objects are checked against what the server would refuse, and (applying)
+ * recorded as pending in the inventory under the lock, before anything is written.
+ */
+export async function plan(ctx: KustomizationContext, rendered: Rendered, inventory: InventoryRun): Promise<Plan> {
+  const { settings, spec, note } = ctx;
+  const apply = settings.mode === 'apply';
+  // Names, label keys and kinds the server would refuse fail the run before anything is written.
+  await prevalidate(rendered.objects, ctx.discovery);
+  const checkpoint = apply ? inventory.checkpoint : undefined;
+  await checkpoint?.();
+  if (apply) await inventory.record(rendered.objects.map(entryOfObject), note, rendered.secretPaths);
+  return {
+    objects: rendered.objects,
+    actor: actingAs(ctx.client, spec, settings, note),
+    // This run's secret fields and those earlier runs recorded (a value's old text stays secret).
+    secretPaths: mergeSecretPaths(rendered.secretPaths, inventory.secretPaths),
+    ...(checkpoint ? { checkpoint } : {}),
+  };
+}
+
+/**
+ * The client a Kustomization's dry-runs, applies, health reads and prunes go through: as Flux, the
+ * ServiceAccount of spec.serviceAccountName (or the default-service-account input) in the
+ * Kustomization's namespace, impersonated by user name alone (no groups), so that RBAC bindings to
+ * that account are what it may do.
+ */
+export function actingAs(
+  client: ClusterClient,
+  spec: Pick<KustomizationSpec, 'namespace' | 'serviceAccountName'>,
+  settings: Pick<Settings, 'defaultServiceAccount'>,
+  note: (line: string) => void,
+): ClusterClient {
+  const user = impersonatedUser(spec, settings);
+  if (user === undefined) return client;
+  note(`Acting as ${user}${spec.serviceAccountName ? '' : ' (input default-service-account)'}`);
+  return client.impersonating(user);
+}
+
+/** The apply phase: staged server-side apply (in a preview, dry-runs only). Throws ApplyError. */
+export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeSetEntry[]> {
+  const { settings, spec } = ctx;
+  return applyAll(planned.actor, ctx.discovery, planned.objects, {
+    force: spec.force,
+    ...(spec.ignore.length > 0
+      ? { ignoredPaths: (obj: KubeObject) => ignoredPaths(spec.ignore, obj), strip: stripPaths, adopt: adoptPaths }
+      : {}),
+    fieldManager: settings.fieldManager,
+    dryRunOnly: settings.mode !== 'apply',
+    concurrency: settings.concurrency,
+    alwaysDryRun: settings.alwaysDryRun,
+    log: (l) => {
+      ctx.log.info(l);
+    },
+    ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
+    secretPaths: (o) => planned.secretPaths.get(secretPathsId(o)) ?? [],
+  });
+}
+
+/**
+ * What to wait for, as Flux decides: with spec.wait every applied object but skipped ones (and
+ * healthChecks are ignored); otherwise the spec.healthChecks references, which may name objects
+ * outside the build.
+ */
+export function healthTargets(spec: KustomizationSpec, changeset: readonly ChangeSetEntry[]): HealthTarget[] {
+  if (spec.wait) {
+    return changeset
+      .filter((e) => e.action !== 'skipped')
+      .map((e) => ({
+        subject: e.subject,
+        apiVersion: e.apiVersion,
+        kind: e.kind,
+        name: e.name,
+        ...(e.namespace ? { namespace: e.namespace } : {}),
+        selector: selectorFor(spec.name, spec.namespace),
+      }));
+  }
+  return spec.healthChecks.map((r) => ({
+    subject: r.namespace ? `${r.kind}/${r.namespace}/${r.name}` : `${r.kind}/${r.name}`,
+    apiVersion: r.apiVersion,
+    kind: r.kind,
+    name: r.name,
+    ...(r.namespace ? { namespace: r.namespace } : {}),
+  }));
+}
+
+/** The health phase's outcome: each waited-for object's last status, and why it failed if it did. */
+export interface Health {
+  results?: HealthResult[];
+  failure?: string;
+}
+
+/** The health phase (applying only): waits for the targets with kstatus rules and healthCheckExprs. */
+export async function health(ctx: KustomizationContext, planned: Plan, changeset: ChangeSetEntry[]): Promise<Health> {
+  const { spec, log } = ctx;
+  const targets = healthTargets(spec, changeset);
+  if (targets.length === 0) return {};
+  log.info(`Waiting up to ${formatDuration(spec.timeout)} for ${targets.length} object(s) to become healthy`);
+  const outcome = await waitForHealth(planned.actor, ctx.discovery, targets, {
+    timeoutMs: spec.timeout,
+    concurrency: ctx.settings.concurrency,
+    log: (l) => {
+      log.info(l);
+    },
+    ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
+    ...(spec.healthCheckExprs.length > 0 ? { custom: celStatusReader(spec.healthCheckExprs) } : {}),
+  });
+  for (const line of healthTable(outcome.results)) log.info(line);
+  return { results: outcome.results, ...(outcome.ok ? {} : { failure: healthFailure(outcome, spec.timeout) }) };
+}
+
+/** The prune phase's outcome: what was deleted, what stays in the inventory, and why the phase failed. */
+export interface Pruned {
+  /** The entries of this run's objects. */
+  next: Entry[];
+  results?: PruneResult[];
+  /** Stale objects that stay (refused or failed deletions): they remain in the inventory. */
+  survivors: Entry[];
+  error?: string;
+}
+
+/**
+ * The prune phase: the objects of the previous inventory that left Git are deleted (in a preview,
+ * dry-run), unless spec.prune is off or a prune guard refuses. Throws PruneStopped (lock lost).
+ */
+export async function prune(
+  ctx: KustomizationContext,
+  planned: Plan,
+  inventory: InventoryRun,
+  changeset: ChangeSetEntry[],
+): Promise<Pruned> {
+  const { settings, spec, note, log } = ctx;
+  const applying = settings.mode === 'apply';
+  const next = changeset.map(entryOf);
+  const stale = staleEntries(inventory.old, next);
+  if (stale.length === 0) return { next, survivors: [] };
+  if (!spec.prune) {
+    note(
+      `${stale.length} object(s) left Git but stay in the cluster: spec.prune is off (${stale.map(subjectOfEntry).join(', ')})`,
+    );
+    return { next, survivors: [] };
+  }
+  const guard = { maxShare: settings.pruneMaxShare, allowLarge: settings.allowLargePrune };
+  // A Namespace's contents are read with the run's own credentials, not the impersonated
+  // account's: its deletion takes everything in it, whatever that account may see.
+  const refusal =
+    pruneRefusal(inventory.old, next, stale, guard) ??
+    (await namespacePruneRefusal(ctx.client, ctx.discovery, stale, next, spec, guard, note));
+  if (refusal !== undefined) return { next, survivors: stale, error: `prune refused: ${refusal}` };
+  log.info(`Pruning ${stale.length} object(s)${applying ? '' : ' (dry run)'}`);
+  const results = await deleteStale(planned.actor, ctx.discovery, stale, {
+    owner: spec,
+    formerOwners: inventory.formerOwners,
+    dryRun: !applying,
+    log: (l) => {
+      log.info(l);
+    },
+    ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
+  });
+  const failed = failedDeletions(results);
+  return {
+    next,
+    results,
+    survivors: failed.map((r) => r.entry),
+    ...(failed.length > 0
+      ? {
+          error: `prune failed for ${failed.length} object(s); they stay in the inventory:\n${failed
+            .map((r) => `  ${describeFailure(r)}`)
+            .join('\n')}`,
+        }
+      : {}),
+  };
+}
+
+/** The deletions that failed (their objects stay, and stay in the inventory). */
+export const failedDeletions = (results: readonly PruneResult[]): PruneResult[] =>
+  results.filter((r) => r.action === 'failed');
+
+/** `Kind/namespace/name: why` of a failed deletion. */
+export const describeFailure = (r: Pick<PruneResult, 'subject' | 'reason'>): string =>
+  `${r.subject}: ${r.reason ?? ''}`;

@@ -1,0 +1,95 @@
+/**
+ * The record phase: the inventory after the run, succeeded or failed (the inventory rule of
+ * src/inventory/plan.ts). A failed run never records what it did not apply, and a run that lost
+ * its lock leaves the inventory to the run that holds it (src/inventory/lease.ts).
+ */
+import { lostLockMessage, stillThere, written } from '../inventory/lost-run.js';
+import { entryOf } from '../inventory/entries.js';
+import type { Problem } from '../report/problems.js';
+import { scrubText } from '../report/scrub.js';
+import type { ChangeSetEntry } from '../ssa/changeset.js';
+import type { PruneResult } from '../ssa/delete.js';
+import type { HealthResult } from '../kstatus/wait.js';
+import type { KustomizationContext } from './context.js';
+import { rootCause, type StageError } from './errors.js';
+import type { InventoryRun } from './inventory-run.js';
+import type { Plan, Pruned } from './phases.js';
+import { forkHint } from './render.js';
+
+/** What a Kustomization's run did so far: the report is made from it, whether the run ends well or not. */
+export interface Progress {
+  changeset: ChangeSetEntry[];
+  health?: HealthResult[];
+  pruned?: PruneResult[];
+  problems: Problem[];
+  /** Each object's source file, keyed by subject. */
+  origins: Map<string, string>;
+}
+
+/** A run that got to the end: this run's objects are the inventory now, but for the prune's survivors. */
+export async function recordSuccess(
+  ctx: KustomizationContext,
+  inventory: InventoryRun,
+  planned: Plan,
+  pruned: Pruned,
+  known: ReadonlySet<string>,
+): Promise<void> {
+  await planned.checkpoint?.();
+  if (ctx.settings.mode !== 'apply') return;
+  const error = pruned.error && scrubText(pruned.error, known);
+  await inventory.end({ kind: 'succeeded', survivors: pruned.survivors }, pruned.next, error, ctx.note);
+}
+
+/**
+ * A failed run's record, and the report's error: `locate` says whether the error is about objects
+ * that annotations can point at (not a lost lock or an unreachable cluster).
+ */
+export async function recordFailure(
+  ctx: KustomizationContext,
+  inventory: InventoryRun,
+  done: Progress,
+  err: StageError,
+  known: ReadonlySet<string>,
+): Promise<{ message: string; locate: boolean }> {
+  const applying = ctx.settings.mode === 'apply';
+  // The failed run's record is a write too: only while the lock is still this run's.
+  if (applying) await inventory.checkpoint().catch(() => undefined);
+  const lost = inventory.lost;
+  if (lost !== undefined) {
+    // Another run holds the lock now: stop, and leave its inventory to it (src/inventory/lease.ts).
+    const error = lostLockMessage(
+      lost,
+      done.changeset,
+      done.pruned ?? [],
+      err.message === lost ? undefined : err.message,
+    );
+    try {
+      await inventory.endLost(await stillThere(ctx.client, ctx.discovery, written(done.changeset)), error);
+    } catch (writeErr) {
+      return {
+        message: `${error}\nand the inventory could not be updated: ${(writeErr as Error).message}`,
+        locate: false,
+      };
+    }
+    return { message: error, locate: false };
+  }
+  // A cluster that cannot be reached is one error, not one per object or per step after it.
+  const unreachable = ctx.client.unreachable ?? ctx.management.unreachable;
+  if (unreachable) {
+    const notRecorded = applying && inventory.begun ? '\nThe inventory could not be updated either.' : '';
+    return { message: unreachable.message + notRecorded, locate: false };
+  }
+  const message = err.message + forkHint(ctx.settings, rootCause(err));
+  if (applying && inventory.begun) {
+    const applied = done.changeset.filter((e) => e.action !== 'skipped').map(entryOf);
+    try {
+      await inventory.end({ kind: 'failed', applied }, [], scrubText(message, known), ctx.note);
+    } catch (writeErr) {
+      return {
+        message: `${message}\nand the inventory could not be updated: ${(writeErr as Error).message}`,
+        locate: true,
+      };
+    }
+  }
+  return { message, locate: true };
+}

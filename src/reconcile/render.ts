@@ -1,0 +1,224 @@
+/**
+ * The render phase: kustomize with Flux's spec fields, SOPS decryption, postBuild substitution and
+ * commonMetadata, then the objects as they are sent (Flux's normalisation, the owner labels).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ClusterClient } from '../cluster/client.js';
+import { build, type BuildResult } from '../kustomize/build.js';
+import { applyCommonMetadata } from '../kustomize/metadata.js';
+import { objectKey, subjectOf, type KubeObject } from '../objects/kube.js';
+import type { Settings } from '../settings.js';
+import { describeSpec } from '../flux/support.js';
+import type { KustomizationSpec } from '../flux/types.js';
+import { normalizeForApply } from '../ssa/normalize.js';
+import { setOwnerLabels } from '../ssa/policy.js';
+import { decryptResources, refuseCiphertext, stillEncrypted } from '../sops/resources.js';
+import { keyServices, readDecryptionSecret, type SecretKeys } from '../sops/keys.js';
+import { decryptSources } from '../sops/sources.js';
+import { SopsError, type DecryptOptions } from '../sops/types.js';
+import { substituteObjects } from '../substitute/objects.js';
+import { readSubstituteFrom } from '../substitute/sources.js';
+import { mergeVariables, secretNames, type VariableLayer } from '../substitute/variables.js';
+import { collectSecretPaths, type SecretPaths } from '../substitute/provenance.js';
+import { subjectOfError } from '../objects/errors.js';
+import type { Hooks } from './context.js';
+import { StageError } from './errors.js';
+
+/**
+ * Renders one Kustomization the way kustomize-controller does: kustomize with Flux's spec fields,
+ * then postBuild substitution, then commonMetadata. `client` reads substituteFrom; without one
+ * (a `build` with no kubeconfig) those sources are skipped with a note, as `flux build --dry-run` does.
+ */
+export async function renderSpec(
+  settings: Settings,
+  spec: KustomizationSpec,
+  client: ClusterClient | undefined,
+  hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
+  decrypt = true,
+): Promise<BuildResult & { secretPaths: SecretPaths }> {
+  // Every secret value seen while rendering, and by index the fields written from a secret source.
+  const values = new Set<string>();
+  const outer = hooks.secret;
+  hooks = {
+    ...hooks,
+    secret: (v) => {
+      values.add(v);
+      outer(v);
+    },
+  };
+  const decryption = decrypt ? await decryptOptions(settings, spec, client, hooks) : undefined;
+  const built = await build({
+    root: settings.root,
+    path: spec.path,
+    kustomizeBin: settings.kustomizeBin,
+    limits: settings.buildLimits,
+    targetNamespace: spec.targetNamespace,
+    namePrefix: spec.namePrefix,
+    nameSuffix: spec.nameSuffix,
+    patches: spec.patches,
+    images: spec.images,
+    components: spec.components,
+    ignoreMissingComponents: spec.ignoreMissingComponents,
+    buildMetadata: spec.buildMetadata,
+    allowRemoteBases: settings.allowRemoteBases,
+    ...(decryption
+      ? {
+          beforeBuild: async (copyRoot: string, kdir: string) => {
+            const files = await decryptSources(copyRoot, kdir, decryption);
+            if (files.length > 0)
+              hooks.note(`Decrypted ${files.length} SOPS file(s) before the build: ${files.join(', ')}`);
+          },
+        }
+      : {}),
+  });
+  const origin = (obj: KubeObject) => built.origins.get(objectKey(obj));
+  try {
+    const byIndex: string[][] = [];
+    const addPaths = (i: number, p: string[]) => (byIndex[i] ??= []).push(...p);
+    const decrypted = decryption
+      ? await decryptResources(built.objects, {
+          ...decryption,
+          originOf: origin,
+          sourceOf: async (obj) => {
+            const file = origin(obj);
+            return file === undefined ? undefined : readFile(join(settings.root, file), 'utf8').catch(() => undefined);
+          },
+          note: hooks.note,
+          onSecretPaths: addPaths,
+        })
+      : built.objects;
+    if (decrypt) refuseCiphertext(decrypted, origin);
+    const objects = applyCommonMetadata(
+      await substitute(settings, spec, decrypted, client, hooks, addPaths),
+      spec.commonMetadata,
+    );
+    return { ...built, objects, secretPaths: collectSecretPaths(objects, byIndex, values) };
+  } catch (err) {
+    // An error about one object points at the file it came from (a check-run annotation).
+    const subject = subjectOfError(err);
+    const found = subject === undefined ? undefined : built.objects.find((o) => subjectOf(o) === subject);
+    const file = found && origin(found);
+    throw file === undefined ? err : StageError.of('render', err, { file });
+  }
+}
+
+/**
+ * SOPS decryption runs when the spec asks for it (spec.decryption) or the run was given keys. Keys
+ * come from the decryption Secret in the cluster, the run's inputs, and the runner's ambient cloud
+ * credentials.
+ */
+async function decryptOptions(
+  settings: Settings,
+  spec: KustomizationSpec,
+  client: ClusterClient | undefined,
+  hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
+): Promise<DecryptOptions | undefined> {
+  const inputKeys = {
+    ...(settings.sopsAgeKey ? { age: settings.sopsAgeKey } : {}),
+    ...(settings.sopsPgpKey ? { pgp: settings.sopsPgpKey } : {}),
+    vaultAddresses: settings.sopsVaultAddresses,
+  };
+  if (!spec.decryption && !inputKeys.age && !inputKeys.pgp) return undefined;
+  let fromSecret: SecretKeys | undefined;
+  if (spec.decryption?.secretRef) {
+    if (client) fromSecret = await readDecryptionSecret(client, spec, hooks.secret);
+    else
+      hooks.note(
+        `${describeSpec(spec)}: spec.decryption.secretRef skipped: no cluster to read it from (give --kubeconfig)`,
+      );
+  }
+  return {
+    keyServices: keyServices(inputKeys, fromSecret, settings.env),
+    verifyMac: settings.sopsVerifyMac,
+    onSecret: hooks.secret,
+  };
+}
+
+/**
+ * postBuild substitution with Flux's sources and precedence, plus the action's own inputs at the
+ * bottom: vars/secret-vars < substituteFrom (in order) < postBuild.substitute. It runs when the spec
+ * has postBuild, or, for the single Kustomization of the inputs, when variables were given.
+ */
+async function substitute(
+  settings: Settings,
+  spec: KustomizationSpec,
+  objects: KubeObject[],
+  client: ClusterClient | undefined,
+  hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
+  onSecretPaths: (index: number, paths: string[]) => void,
+): Promise<KubeObject[]> {
+  const inputLayers: VariableLayer[] = [
+    { source: 'input "vars"', vars: settings.vars },
+    { source: 'input "secret-vars"', vars: settings.secretVars, secret: true },
+  ];
+  Object.values(settings.secretVars).forEach(hooks.secret);
+  const inputVars = Object.keys(settings.vars).length + Object.keys(settings.secretVars).length > 0;
+  if (!spec.postBuild && !(spec.origin.kind === 'inputs' && inputVars)) return objects;
+  let fromCluster: VariableLayer[] = [];
+  if (spec.postBuild?.substituteFrom.length) {
+    if (client) {
+      fromCluster = await readSubstituteFrom(client, spec, hooks.secret);
+    } else {
+      hooks.note(
+        `${describeSpec(spec)}: spec.postBuild.substituteFrom skipped: no cluster to read it from (give --kubeconfig)`,
+      );
+    }
+  }
+  const layers = [
+    ...inputLayers,
+    ...fromCluster,
+    { source: `${describeSpec(spec)}: spec.postBuild.substitute`, vars: spec.postBuild?.substitute ?? {} },
+  ];
+  return substituteObjects(objects, mergeVariables(layers), {
+    strict: settings.strictSubstitute,
+    strategy: spec.postBuild?.substituteStrategy ?? 'WithVariables',
+    secretNames: secretNames(layers),
+    onSecretPaths,
+    onSecret: hooks.secret,
+  });
+}
+
+/** One Kustomization rendered for the apply: the objects as they are sent, and where each came from. */
+export interface Rendered {
+  objects: KubeObject[];
+  /** Each object's source file, keyed by subject (for annotations). */
+  origins: Map<string, string>;
+  secretPaths: SecretPaths;
+}
+
+/** The render phase of a reconcile: renderSpec, then the objects as Flux sends them. */
+export async function render(
+  settings: Settings,
+  spec: KustomizationSpec,
+  management: ClusterClient,
+  secret: (value: string) => void,
+  note: (line: string) => void,
+): Promise<Rendered> {
+  const built = await renderSpec(settings, spec, management, { secret, note });
+  const origins = new Map(
+    [...built.objects].flatMap((o) => {
+      const file = built.origins.get(objectKey(o));
+      return file === undefined ? [] : [[subjectOf(o), file] as const];
+    }),
+  );
+  const encrypted = stillEncrypted(built.objects);
+  if (encrypted.length > 0) throw new SopsError(encrypted.join('\n'));
+  // As Flux sends them: its normalisation decides which fields our manager owns (src/ssa/normalize.ts).
+  const objects = setOwnerLabels(normalizeForApply(built.objects), spec.name, spec.namespace);
+  if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
+  return { objects, origins, secretPaths: built.secretPaths };
+}
+
+/**
+ * Why a SOPS file could not be decrypted when the run is for a pull request from a fork: said once,
+ * after the error that names the file and the key.
+ */
+export function forkHint(settings: Pick<Settings, 'fork'>, err: unknown): string {
+  if (!settings.fork || !(err instanceof SopsError)) return '';
+  return (
+    '\nNot decrypted because this pull request comes from a fork: GitHub gives its workflows no secrets ' +
+    '(no SOPS key inputs, no cluster credentials to read a decryption Secret with). Its encrypted files are ' +
+    'previewed once the change is on a branch of this repository, or from a workflow_run workflow that has them.'
+  );
+}

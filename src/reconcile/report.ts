@@ -1,0 +1,89 @@
+/** The reports of a run that are not one Kustomization's own: failed before it, skipped, combined. */
+import { countReport, type Report } from '../report/model.js';
+import type { Settings } from '../settings.js';
+import type { KustomizationSpec } from '../flux/types.js';
+import type { Outcome } from '../flux/object.js';
+import { failureOf, STAGE_REASONS, type Stage } from './errors.js';
+
+/** The report of a run that failed before any Kustomization could start. */
+export function emptyReport(settings: Settings, started: number, error: string, stage: Stage = 'resolve'): Report {
+  return {
+    mode: settings.mode,
+    kustomization: '',
+    path: settings.path,
+    server: '',
+    ok: false,
+    changeset: [],
+    counts: countReport([]),
+    durationMs: Date.now() - started,
+    notes: [],
+    error,
+    failure: failureOf(stage, error),
+  };
+}
+
+/** The report of a Kustomization that was not built: skipped, or refused before its build. */
+export function skippedReport(
+  settings: Settings,
+  spec: KustomizationSpec,
+  reason: string,
+  stage: Stage,
+  fluxReason: string = STAGE_REASONS[stage],
+): Report {
+  return {
+    ...emptyReport(settings, Date.now(), reason),
+    kustomization: `${spec.namespace}/${spec.name}`,
+    path: spec.path,
+    failure: { stage, reason: fluxReason, message: reason },
+  };
+}
+
+/** One report for several Kustomizations: totals, all objects, and each Kustomization's own report. */
+export function combine(settings: Settings, reports: Report[], started: number, server: string): Report {
+  const changeset = reports.flatMap((r) => r.changeset);
+  const problems = reports.flatMap((r) => r.problems ?? []);
+  const health = reports.flatMap((r) => r.health ?? []);
+  const pruned = reports.flatMap((r) => r.pruned ?? []);
+  const failed = reports.filter((r) => !r.ok);
+  const error = failed.length > 0 ? combinedError(failed) : undefined;
+  const first = failed[0]?.failure;
+  return {
+    mode: settings.mode,
+    kustomization: reports.map((r) => r.kustomization).join(', '),
+    path: reports.map((r) => r.path).join(', '),
+    server,
+    ok: failed.length === 0,
+    changeset,
+    counts: countReport(changeset, pruned),
+    durationMs: Date.now() - started,
+    notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
+    ...(health.length > 0 ? { health } : {}),
+    ...(pruned.length > 0 ? { pruned } : {}),
+    ...(problems.length > 0 ? { problems } : {}),
+    ...(error !== undefined ? { error } : {}),
+    ...(error !== undefined && first ? { failure: { ...first, message: error } } : {}),
+    kustomizations: reports,
+  };
+}
+
+/** The failed Kustomizations' errors, each text once: Kustomizations that failed alike share a line. */
+function combinedError(failed: readonly Report[]): string {
+  const byError = new Map<string, string[]>();
+  for (const r of failed) {
+    const error = r.error ?? 'failed';
+    byError.set(error, [...(byError.get(error) ?? []), r.kustomization]);
+  }
+  return [...byError]
+    .map(([error, names]) => `Kustomization${names.length > 1 ? 's' : ''} ${names.join(', ')}: ${error}`)
+    .join('\n');
+}
+
+/** The Ready condition kustomize-controller would have written for this report. */
+export function outcomeOf(report: Report): Outcome {
+  if (report.ok) return { ok: true, reason: 'ReconciliationSucceeded', message: 'Applied revision' };
+  return {
+    ok: false,
+    reason: report.failure?.reason ?? STAGE_REASONS.apply,
+    message: report.error ?? report.failure?.message ?? 'failed',
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The resolve phase: which Kustomizations a run has, in which order, from which source, and the
+ * cluster each one targets. Nothing is built yet.
+ */
+import { ClusterClient } from '../cluster/client.js';
+import { kubeconfigSecrets, loadKubeConfig } from '../cluster/kubeconfig.js';
+import { remoteKubeConfig } from '../cluster/remote.js';
+import type { Settings } from '../settings.js';
+import { specFromInputs } from '../flux/from-inputs.js';
+import { loadKustomizations } from '../flux/load.js';
+import { findGitRepositories, sourceVerdict, type SourceVerdict } from '../flux/checkout.js';
+import { dependencyOrder } from '../flux/graph.js';
+import { describeSpec, unsupportedFields } from '../flux/support.js';
+import type { KustomizationSpec } from '../flux/types.js';
+
+/** The Kustomizations a run works on: the files named by `kustomizations`, or one from the inputs. */
+export async function resolveSpecs(settings: Settings): Promise<KustomizationSpec[]> {
+  if (settings.kustomizations.length > 0) return loadKustomizations(settings.kustomizations, settings.root);
+  return [
+    specFromInputs({
+      path: settings.path,
+      source: settings.run.source,
+      ...(settings.name ? { name: settings.name } : {}),
+      wait: settings.wait,
+      prune: settings.prune,
+      force: settings.force,
+      ...(settings.timeout ? { timeout: settings.timeout } : {}),
+      ...(settings.targetNamespace ? { targetNamespace: settings.targetNamespace } : {}),
+    }),
+  ];
+}
+
+/**
+ * Which of `specs` this checkout may build (see flux/checkout.ts), keyed `namespace/name`. Notes
+ * (a source taken to be the checkout without proof) are logged once per source.
+ */
+async function checkSources(
+  settings: Settings,
+  specs: readonly KustomizationSpec[],
+  log: (line: string) => void,
+): Promise<Map<string, SourceVerdict>> {
+  const verdicts = new Map<string, SourceVerdict>();
+  if (!specs.some((s) => s.sourceRef !== undefined)) return verdicts;
+  const facts = {
+    source: settings.run.source,
+    ...(settings.run.branch ? { branch: settings.run.branch } : {}),
+    ...(settings.source ? { explicit: settings.source } : {}),
+    definitions: settings.source ? [] : await findGitRepositories(settings.root),
+  };
+  const noted = new Set<string>();
+  for (const spec of specs) {
+    const verdict = sourceVerdict(spec, facts);
+    verdicts.set(`${spec.namespace}/${spec.name}`, verdict);
+    if (verdict.kind === 'checkout' && verdict.note && !noted.has(verdict.note)) {
+      noted.add(verdict.note);
+      log(verdict.note);
+    }
+  }
+  return verdicts;
+}
+
+/** Refuses spec fields of stages not built yet, naming the Kustomization and the fields. */
+export function checkSupported(specs: readonly KustomizationSpec[], command: 'build' | 'apply'): void {
+  const problems = specs.flatMap((s) => unsupportedFields(s, command).map((p) => `${describeSpec(s)}: ${p}`));
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+}
+
+/** Flux's --no-cross-namespace-refs: a sourceRef in another namespace is refused, naming it. */
+export function refuseCrossNamespaceRefs(specs: readonly KustomizationSpec[]): void {
+  const problems = specs.flatMap((s) =>
+    s.sourceRef?.namespace !== undefined && s.sourceRef.namespace !== s.namespace
+      ? [
+          `${describeSpec(s)}: spec.sourceRef.namespace: cross-namespace references are not allowed ` +
+            `(input no-cross-namespace-refs): '${s.sourceRef.namespace}' is not the Kustomization's namespace '${s.namespace}'`,
+        ]
+      : [],
+  );
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+}
+
+/** What a run works on, resolved before anything is built. */
+export interface Resolved {
+  specs: KustomizationSpec[];
+  /** dependsOn levels: each Kustomization after those it depends on. */
+  levels: KustomizationSpec[][];
+  /** Each Kustomization's source verdict, keyed `namespace/name`. */
+  sources: Map<string, SourceVerdict>;
+  client: ClusterClient;
+}
+
+/** The run's Kustomizations, their order and sources, and a client for the action's cluster. */
+export async function resolveRun(
+  settings: Settings,
+  log: (line: string) => void,
+  secret: (value: string) => void,
+): Promise<Resolved> {
+  const kc = await loadKubeConfig(settings.kubeconfig, settings.context, {
+    execTimeoutMs: settings.clusterTimeouts.requestMs,
+  });
+  kubeconfigSecrets(kc).forEach(secret);
+  const specs = await resolveSpecs(settings);
+  checkSupported(specs, 'apply');
+  if (settings.noCrossNamespaceRefs) refuseCrossNamespaceRefs(specs);
+  const levels = dependencyOrder(specs);
+  const sources = await checkSources(settings, specs, log);
+  return { specs, levels, sources, client: new ClusterClient(kc, { timeouts: settings.clusterTimeouts }) };
+}
+
+/**
+ * The client of the cluster a Kustomization with spec.kubeConfig targets: its kubeconfig is a
+ * Secret in the action's cluster (read with the action's client, as Flux reads it with the
+ * controller's).
+ */
+export async function resolveTarget(
+  settings: Settings,
+  spec: KustomizationSpec,
+  ref: { name: string; key?: string },
+  management: ClusterClient,
+  note: (line: string) => void,
+  secret: (value: string) => void,
+): Promise<ClusterClient> {
+  const kc = await remoteKubeConfig(management, spec.namespace, ref, note);
+  kubeconfigSecrets(kc).forEach(secret);
+  return new ClusterClient(kc, { timeouts: settings.clusterTimeouts });
+}
