@@ -161,6 +161,21 @@ export function readString(p: Problems, value: unknown, at: string, options: Str
   return value;
 }
 
+/** Reads a string (see readString) that must also pass `problemOf`, which says why a text is refused. */
+export function readCheckedString(
+  p: Problems,
+  value: unknown,
+  at: string,
+  options: StringOptions,
+  problemOf: (text: string) => string | undefined,
+): string | undefined {
+  const text = readString(p, value, at, options);
+  if (text === undefined) return undefined;
+  const problem = problemOf(text);
+  if (problem !== undefined) p.add(at, problem);
+  return problem === undefined ? text : undefined;
+}
+
 /** Reads a boolean; strings such as "true" are refused because Flux's CRD types the field boolean. */
 export function readBoolean(p: Problems, value: unknown, at: string, required = false): boolean | undefined {
   if (isAbsent(value)) {

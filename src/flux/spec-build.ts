@@ -12,6 +12,7 @@ import {
   quote,
   readList,
   readMapping,
+  readCheckedString,
   readString,
   readStringMap,
   withoutUndefined,
@@ -93,13 +94,9 @@ function componentProblem(component: string, path: string | undefined): string |
 }
 
 export function readComponents(p: Problems, value: unknown, path: string | undefined): string[] {
-  return readList(p, value, 'spec.components', (entry, at) => {
-    const component = readString(p, entry, at, { required: true });
-    if (component === undefined) return undefined;
-    const problem = componentProblem(component, path);
-    if (problem !== undefined) p.add(at, problem);
-    return problem === undefined ? component : undefined;
-  });
+  return readList(p, value, 'spec.components', (entry, at) =>
+    readCheckedString(p, entry, at, { required: true }, (component) => componentProblem(component, path)),
+  );
 }
 
 /** Why `text` is not an RFC 6901 JSON pointer into an object, or undefined. */
@@ -115,12 +112,9 @@ export function readIgnoreRule(p: Problems, value: unknown, at: string): IgnoreR
   const raw = readMapping(p, value, at, ['paths', 'target'], { required: true });
   if (raw === undefined) return undefined;
   const pathsAt = child(at, 'paths');
-  const paths = readList(p, raw.paths, pathsAt, (entry, entryAt) => {
-    const pointer = readString(p, entry, entryAt, { required: true });
-    const problem = pointer === undefined ? undefined : jsonPointerProblem(pointer);
-    if (problem !== undefined) p.add(entryAt, problem);
-    return problem === undefined ? pointer : undefined;
-  });
+  const paths = readList(p, raw.paths, pathsAt, (entry, entryAt) =>
+    readCheckedString(p, entry, entryAt, { required: true }, jsonPointerProblem),
+  );
   if (isAbsent(raw.paths) || (Array.isArray(raw.paths) && raw.paths.length === 0)) {
     p.add(pathsAt, 'is required: list at least one JSON pointer, e.g. /spec/replicas');
   }

@@ -3,7 +3,7 @@
  * field readers; shared by the Kustomization file parser and from-inputs.ts.
  */
 
-import { Problems, describe, isAbsent, quote, readString, reportMissing } from './fields.js';
+import { Problems, describe, isAbsent, quote, readCheckedString, reportMissing } from './fields.js';
 
 /** GetTimeout never returns less than this, whether the timeout is set or derived from the interval. */
 const MIN_TIMEOUT_MS = 30_000;
@@ -112,20 +112,12 @@ export function readDuration(p: Problems, value: unknown, at: string, required =
 
 /** Reads a name that Kubernetes requires to be a DNS-1123 label (namespaces). */
 export function readNamespaceName(p: Problems, value: unknown, at: string, required = false): string | undefined {
-  const text = readString(p, value, at, { required, min: 1, max: 63 });
-  if (text === undefined) return undefined;
-  const problem = dnsLabelProblem(text);
-  if (problem !== undefined) p.add(at, problem);
-  return problem === undefined ? text : undefined;
+  return readCheckedString(p, value, at, { required, min: 1, max: 63 }, dnsLabelProblem);
 }
 
 /** Reads an object name that must be a DNS-1123 subdomain (Kustomization names). */
 export function readObjectName(p: Problems, value: unknown, at: string): string | undefined {
-  const text = readString(p, value, at, { required: true });
-  if (text === undefined) return undefined;
-  const problem = dnsSubdomainProblem(text);
-  if (problem !== undefined) p.add(at, problem);
-  return problem === undefined ? text : undefined;
+  return readCheckedString(p, value, at, { required: true }, dnsSubdomainProblem);
 }
 
 /**
