@@ -1,13 +1,6 @@
-import {
-  DEFAULT_NAMESPACE,
-  Problems,
-  SpecError,
-  effectiveTimeout,
-  readDuration,
-  readNamespaceName,
-  readObjectName,
-  readSourcePath,
-} from './parse.js';
+import { Problems, SpecError } from './fields.js';
+import { DEFAULT_NAMESPACE } from './parse.js';
+import { effectiveTimeout, readDuration, readNamespaceName, readObjectName, readSourcePath } from './values.js';
 import type { KustomizationSpec } from './types.js';
 import { derivedName } from '../inventory/identity.js';
 
