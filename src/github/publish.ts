@@ -14,13 +14,11 @@ import {
   renderCheckOutput,
   renderComment,
 } from '../report/comment.js';
+import { annotationBatches, checkAnnotations } from '../report/annotations.js';
 import { missingPermission, type GitHubContext } from './context.js';
 
 const Client = Octokit.plugin(paginateRest);
 type Client = InstanceType<typeof Client>;
-
-/** The Checks API takes at most 50 annotations per request. */
-export const ANNOTATIONS_PER_REQUEST = 50;
 
 export interface PublishOptions {
   token: string;
@@ -115,23 +113,7 @@ async function createCheckRun(
   key: string,
 ): Promise<string> {
   const output = checkOutput(report, ctx.runUrl);
-  const annotations = (report.problems ?? []).flatMap((p) =>
-    p.file === undefined
-      ? []
-      : [
-          {
-            path: p.file,
-            start_line: p.line ?? 1,
-            end_line: p.line ?? 1,
-            annotation_level: 'failure' as const,
-            title: p.subject.slice(0, 255),
-            message: p.message.slice(0, 64_000),
-          },
-        ],
-  );
-  const batches: (typeof annotations)[] = [];
-  for (let i = 0; i < annotations.length; i += ANNOTATIONS_PER_REQUEST)
-    batches.push(annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
+  const batches = annotationBatches(checkAnnotations(report.problems ?? []));
   const repo = { owner: ctx.owner, repo: ctx.repo };
   const created = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
     ...repo,

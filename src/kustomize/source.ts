@@ -1,0 +1,39 @@
+/**
+ * The temporary copy a build runs on: the source root as source-controller would put it in Flux's
+ * artifact, so that the user's files are never touched and what Flux would leave out is left out.
+ */
+import { readFile, realpath } from 'node:fs/promises';
+import { join } from 'node:path';
+import { copyEntries, listTree, type TreeEntry } from './copy.js';
+import { isIgnored, readPatterns, sourcePatterns, SOURCEIGNORE_FILE, type IgnorePattern } from './sourceignore.js';
+
+/**
+ * Directories never copied nor looked into: `.git` (source-controller's archive leaves it out
+ * whatever `.sourceignore` says) and node_modules, which a workspace may hold after `npm ci` and
+ * which would make the copy slow (manifests never live there).
+ */
+const PRUNED = new Set(['.git', 'node_modules']);
+
+/**
+ * Copies `realRoot` to `copyRoot` inside `work` (the build's temporary directory), leaving out what
+ * `.sourceignore` files' patterns and source-controller's default exclusions leave out.
+ */
+export async function copySource(realRoot: string, work: string, copyRoot: string): Promise<void> {
+  // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
+  const entries = await listTree(realRoot, (name) => PRUNED.has(name), new Set([work, await realpath(work)]));
+  const patterns = sourcePatterns(await readSourceIgnores(realRoot, entries));
+  await copyEntries(realRoot, copyRoot, entries, { ignore: (path, isDir) => isIgnored(patterns, path, isDir) });
+}
+
+/**
+ * The patterns of every `.sourceignore` file (a regular file) among `entries`, each scoped to its
+ * directory, shallower files first: the order source-controller loads them in, as far as it
+ * matters (only a file's ancestors' patterns can match the same paths as its own).
+ */
+async function readSourceIgnores(root: string, entries: readonly TreeEntry[]): Promise<IgnorePattern[]> {
+  const files = entries
+    .filter((e) => e.type === 'file' && e.path[e.path.length - 1] === SOURCEIGNORE_FILE)
+    .sort((a, b) => a.path.length - b.path.length);
+  const texts = await Promise.all(files.map((f) => readFile(join(root, ...f.path), 'utf8')));
+  return files.flatMap((f, i) => readPatterns(texts[i]!, f.path.slice(0, -1)));
+}

@@ -1,0 +1,202 @@
+/**
+ * The Markdown sections of a rendering: the heading, the error block, the table, and the objects
+ * per Kustomization with their collapsible diffs; compose puts them together within a budget.
+ */
+import type { ChangeSetEntry } from '../ssa/changeset.js';
+import { renderDiff, type FieldChange } from '../ssa/diff.js';
+import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.js';
+import type { PrunedObject } from './model.js';
+import { escapeCode, escapeText } from './render.js';
+import { cutChars, fence, fields, fmt, oneLine, subject } from './text.js';
+import type { View, Words } from './view.js';
+
+/**
+ * One rendering: `head` (marker, heading, error, table: whatever the caller writes), the notice of
+ * what the tier left out, then the objects. Undefined when it does not fit in `max`.
+ */
+export function compose(
+  max: number,
+  head: (out: Out) => HeadFacts,
+  tier: Tier,
+  diffCap: number,
+  v: View,
+  limit: number,
+  runUrl: string | undefined,
+): string | undefined {
+  return within(max, () => {
+    const top = new Out(max + SLACK);
+    const facts = head(top);
+    const body = new Out(max + SLACK - top.length);
+    const diffsCut = tier === 'summary' ? 0 : objects(body, v, tier === 'list' ? 'none' : diffCap);
+    const note = tier === 'full' ? '' : notice(tier, { ...facts, diffsCut }, v, limit, runUrl);
+    return top.text() + note + body.text();
+  });
+}
+
+export function heading(out: Out, v: View, revision: string | undefined): void {
+  const r = v.report;
+  const changes =
+    r.counts.created + r.counts.configured + v.deletes > 0 || v.removed.some((x) => x.r.action === 'deleted');
+  const icon = !r.ok ? '❌' : changes ? '🔄' : '✅';
+  const n = r.kustomizations?.length ?? 0;
+  const what = v.multi ? `${n} Kustomization${n === 1 ? '' : 's'}` : `\`${escapeCode(cutChars(r.path, 200).text)}\``;
+  out.push(`### ${icon} kustomize-reconcile ${v.words.title}: ${what}`);
+  const meta: string[] = [];
+  if (!v.multi && r.kustomization) meta.push(`Kustomization \`${escapeCode(cutChars(r.kustomization, 200).text)}\``);
+  if (revision) meta.push(`revision \`${escapeCode(cutChars(revision, 80).text)}\``);
+  if (meta.length > 0) {
+    const line = meta.join(' · ');
+    out.push('', line.charAt(0).toUpperCase() + line.slice(1));
+  }
+  out.push('');
+}
+
+/** The error in a text block, at most `cap` characters of it; returns how many were left out. */
+export function errorBlock(out: Out, error: string | undefined, cap: number): number {
+  if (error === undefined) return 0;
+  const { text, cut } = cutChars(error, cap);
+  out.push('**Error:**', '', '```text', ...fence(text).split(/\r?\n/), '```');
+  if (cut > 0) out.push('', `_… ${fmt(cut)} more characters of the error left out; the job summary has all of it._`);
+  out.push('');
+  return cut;
+}
+
+export function table(out: Out, v: View, rowCap: number): void {
+  out.push(
+    '| Kustomization | Result | Create | Configure | Delete (prune) | Unchanged |',
+    '| --- | --- | ---: | ---: | ---: | ---: |',
+    ...v.rows.slice(0, rowCap),
+  );
+  const rest = v.rows.length - rowCap;
+  if (rest > 0) out.push(`| … ${fmt(rest)} more Kustomization${rest === 1 ? '' : 's'} | | | | | |`);
+  out.push('');
+}
+
+/**
+ * The objects, per Kustomization: created, configured (diffs whole, cut to `diffCap` characters each,
+ * or 'none' for a list), skipped, prune results, unhealthy; then removed Kustomizations and notes.
+ * Returns how many diffs were cut.
+ */
+function objects(out: Out, v: View, diffCap: number | 'none'): number {
+  const w = v.words;
+  let cut = 0;
+  const section = (title: string, n: number): void => {
+    out.push(`**${title} (${fmt(n)})**`, '');
+  };
+  for (const g of v.groups) {
+    const empty =
+      g.created.length + g.configured.length + g.skipped.length + g.pruned.length + g.unhealthy.length === 0;
+    if (empty) continue;
+    if (g.title !== undefined) out.push(`#### \`${escapeCode(cutChars(g.title, 200).text)}\``, '');
+    if (g.created.length > 0) {
+      section(w.createHead, g.created.length);
+      for (const e of g.created) out.push(`- ${subject(e.subject)}`);
+      out.push('');
+    }
+    if (g.configured.length > 0) {
+      section(w.configureHead, g.configured.length);
+      const bare = g.configured.filter((e) => !e.diff?.length);
+      const diffed = g.configured.filter((e) => e.diff?.length);
+      if (diffCap === 'none') {
+        for (const e of g.configured) out.push(`- ${subject(e.subject)} — ${fields(e.diff?.length ?? 0)}`);
+        out.push('');
+      } else {
+        for (const e of bare) out.push(`- ${subject(e.subject)} — no field changes to show`);
+        if (bare.length > 0) out.push('');
+        for (const e of diffed) if (diffBlock(out, e, diffCap)) cut++;
+      }
+    }
+    if (g.skipped.length > 0) {
+      section('Skipped', g.skipped.length);
+      for (const e of g.skipped) out.push(`- ${subject(e.subject)}`);
+      out.push('');
+    }
+    if (g.pruned.length > 0) {
+      section(w.pruneHead, g.pruned.length);
+      for (const p of g.pruned) out.push(`- ${prunedLine(p, w, '')}`);
+      out.push('');
+    }
+    if (g.unhealthy.length > 0) {
+      section('Not healthy', g.unhealthy.length);
+      for (const h of g.unhealthy)
+        out.push(`- ${subject(h.subject)} — ${h.status}${h.message ? `: ${escapeText(oneLine(h.message))}` : ''}`);
+      out.push('');
+    }
+  }
+  if (v.removed.length > 0) {
+    if (v.multi) out.push('#### Removed from the repository', '');
+    else section('Removed from the repository', v.removed.length);
+    for (const { r, pruned } of v.removed) {
+      const what = r.action === 'deleted' ? w.deleted : r.action;
+      out.push(
+        `- ${subject(r.kustomization)} — ${what} (deletionPolicy ${r.deletionPolicy}, ${fmt(r.objects)} object${r.objects === 1 ? '' : 's'}, inventory ${subject(r.inventory)})${r.reason ? `: ${escapeText(oneLine(r.reason))}` : ''}`,
+      );
+      for (const p of pruned) out.push(`  - ${prunedLine(p, w, `${r.kustomization} removed`)}`);
+    }
+    out.push('');
+  }
+  if (v.report.notes.length > 0) {
+    section('Notes', v.report.notes.length);
+    for (const n of v.report.notes) out.push(`- ${escapeText(oneLine(n))}`);
+    out.push('');
+  }
+  return cut;
+}
+
+/** One configured object's collapsible diff, at most `cap` characters of it; true when cut. */
+function diffBlock(out: Out, e: ChangeSetEntry, cap: number): boolean {
+  const changes = visibleChanges(e);
+  out.push(
+    `<details><summary>${escapeText(e.subject)} — configured (${fields(changes.length)})</summary>`,
+    '',
+    '```diff',
+  );
+  const lines: string[] = [];
+  let used = 0;
+  for (const c of changes) {
+    const line = changeLine(c);
+    if (used + line.length + 1 > cap) break;
+    lines.push(line);
+    used += line.length + 1;
+  }
+  const trailer = (n: number): string => `… ${fmt(n)} more line${n === 1 ? '' : 's'} cut`;
+  let rest = changes.length - lines.length;
+  if (rest > 0) {
+    while (lines.length > 0 && used + trailer(rest).length + 1 > cap) {
+      used -= lines.pop()!.length + 1;
+      rest++;
+    }
+    lines.push(trailer(rest));
+  }
+  out.push(...lines, '```', '', '</details>', '');
+  return rest > 0;
+}
+
+/** A v1 Secret's changes under /data and /stringData masked again, as src/ssa/diff.ts does. */
+function visibleChanges(e: ChangeSetEntry): readonly FieldChange[] {
+  const diff = e.diff ?? [];
+  if (e.kind !== 'Secret' || e.apiVersion !== 'v1') return diff;
+  return diff.map((c): FieldChange => {
+    if (!/^\/(?:data|stringData)(?:\/|$)/.test(c.path)) return c;
+    switch (c.kind) {
+      case 'added':
+        return { path: c.path, kind: c.kind, after: '***' };
+      case 'removed':
+        return { path: c.path, kind: c.kind, before: '***' };
+      case 'changed':
+        return { path: c.path, kind: c.kind, before: '*** (before)', after: '*** (after)' };
+    }
+  });
+}
+
+/** One change as renderDiff prints it, on one line, unable to close a code fence. */
+function changeLine(c: FieldChange): string {
+  return fence(renderDiff([c], 1).replace(/\r\n|[\r\n\u2028\u2029]/g, ' '));
+}
+
+function prunedLine(p: PrunedObject, w: Words, tag: string): string {
+  let reason = p.reason ?? '';
+  if (tag && reason.startsWith(tag)) reason = reason.slice(tag.length).replace(/^; /, '');
+  const action = p.action === 'deleted' ? w.deleted : p.action;
+  return `${subject(p.subject)} — ${action}${reason ? `: ${escapeText(oneLine(reason))}` : ''}`;
+}

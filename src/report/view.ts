@@ -1,0 +1,145 @@
+/**
+ * The view of a report that the PR comment and the check run share, computed once: the words for
+ * the mode (planned or done), the objects grouped per Kustomization, the removed Kustomizations with
+ * their prune results, and the summary table's rows.
+ */
+import type { HealthResult } from '../kstatus/wait.js';
+import type { ChangeSetEntry } from '../ssa/changeset.js';
+import type { PrunedObject, RemovedKustomization, Report } from './model.js';
+import { escapeCode, escapeText } from './render.js';
+import { cutChars, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
+
+export interface Words {
+  title: string;
+  create: string;
+  configure: string;
+  delete: string;
+  createHead: string;
+  configureHead: string;
+  pruneHead: string;
+  deleted: string;
+  changed: string;
+}
+
+const PLANNED: Words = {
+  title: 'preview',
+  create: 'to create',
+  configure: 'to configure',
+  delete: 'to delete',
+  createHead: 'Would create',
+  configureHead: 'Would configure',
+  pruneHead: 'Prune',
+  deleted: 'would delete',
+  changed: 'would change',
+};
+
+const DONE: Words = {
+  title: 'apply',
+  create: 'created',
+  configure: 'configured',
+  delete: 'deleted',
+  createHead: 'Created',
+  configureHead: 'Configured',
+  pruneHead: 'Prune',
+  deleted: 'deleted',
+  changed: 'changed',
+};
+
+/** What one Kustomization did (or would do) to its objects. */
+export interface Group {
+  /** With several Kustomizations: its `namespace/name`. */
+  title?: string;
+  created: ChangeSetEntry[];
+  configured: ChangeSetEntry[];
+  skipped: ChangeSetEntry[];
+  pruned: PrunedObject[];
+  unhealthy: HealthResult[];
+}
+
+/** A Kustomization removed from the repository, with the prune results of its objects. */
+export interface Removed {
+  r: RemovedKustomization;
+  pruned: PrunedObject[];
+}
+
+export interface View {
+  report: Report;
+  words: Words;
+  multi: boolean;
+  groups: Group[];
+  removed: Removed[];
+  /** The table's rows: one per Kustomization, then one per removed Kustomization. */
+  rows: string[];
+  deletes: number;
+  /** Configured objects with a field diff. */
+  diffs: number;
+}
+
+export function view(report: Report): View {
+  const corrected = (report as { drift?: { corrected?: boolean } }).drift?.corrected === true;
+  const words =
+    report.mode === 'apply'
+      ? DONE
+      : report.mode === 'drift'
+        ? corrected
+          ? { ...DONE, title: 'drift check (corrected)' }
+          : { ...PLANNED, title: 'drift check' }
+        : PLANNED;
+  const removed = (report.removed ?? []).map((r) => ({
+    r,
+    pruned: (report.pruned ?? []).filter((p) => ofRemoved(p, r)),
+  }));
+  const fromRemoved = new Set(removed.flatMap((x) => x.pruned));
+  const multi = (report.kustomizations?.length ?? 0) > 0;
+  const reports = multi ? report.kustomizations! : [report];
+  const groups = reports.map((k) => ({
+    ...(multi ? { title: k.kustomization || k.path } : {}),
+    created: k.changeset.filter((e) => e.action === 'created'),
+    configured: k.changeset.filter((e) => e.action === 'configured'),
+    skipped: k.changeset.filter((e) => e.action === 'skipped'),
+    pruned: multi ? (k.pruned ?? []) : (k.pruned ?? []).filter((p) => !fromRemoved.has(p)),
+    unhealthy: (k.health ?? []).filter((h) => h.status !== 'Current'),
+  }));
+  const rows = reports.map((k, i) => row(k, groups[i]!, words));
+  for (const x of removed) rows.push(removedRow(x, words));
+  return {
+    report,
+    words,
+    multi,
+    groups,
+    removed,
+    rows,
+    deletes: (report.pruned ?? []).filter((p) => p.action === 'deleted').length,
+    diffs: groups.reduce((n, g) => n + g.configured.filter((e) => e.diff?.length).length, 0),
+  };
+}
+
+/** The prune results src/removed.ts adds for a removed Kustomization's objects. */
+function ofRemoved(p: PrunedObject, r: RemovedKustomization): boolean {
+  return p.removedWith === r.kustomization;
+}
+
+function row(k: Report, g: Group, words: Words): string {
+  const deletes = g.pruned.filter((p) => p.action === 'deleted').length;
+  const result = !k.ok
+    ? `❌ ${escapeText(firstLine(k.error ?? 'failed', FIRST_LINE_MAX))}`
+    : k.counts.created + k.counts.configured + deletes > 0
+      ? `🔄 ${words.changed}`
+      : '✅ no changes';
+  const name = escapeCode(cutChars(k.kustomization || k.path || '-', FIRST_LINE_MAX).text);
+  const c = k.counts;
+  return `| \`${name}\` | ${result} | ${fmt(c.created)} | ${fmt(c.configured)} | ${fmt(deletes)} | ${fmt(c.unchanged)} |`;
+}
+
+function removedRow({ r, pruned }: Removed, words: Words): string {
+  const deletes = pruned.filter((p) => p.action === 'deleted').length;
+  const result = {
+    orphaned: '⚠️ removed from Git; objects kept (orphaned)',
+    released: 'removed from Git; objects released',
+    deleted: `🗑️ removed from Git; ${words.deleted} its objects`,
+    failed: '❌ removed from Git; deleting failed',
+    refused: '⛔ removed from Git; deleting refused',
+  }[r.action];
+  const name = escapeCode(cutChars(r.kustomization, FIRST_LINE_MAX).text);
+  return `| \`${name}\` (removed) | ${result} | – | – | ${fmt(deletes)} | – |`;
+}
