@@ -69,7 +69,7 @@ function report(changeset: ChangeSetEntry[], extra: Partial<Report> = {}): Repor
   };
 }
 
-/** As src/reconcile.ts combines several Kustomizations' reports, then adds removed Kustomizations. */
+/** As src/reconcile/report.ts combines several Kustomizations' reports, then adds removed Kustomizations. */
 function combine(reports: Report[], removed: { r: RemovedKustomization; pruned: PrunedObject[] }[] = []): Report {
   const changeset = reports.flatMap((r) => r.changeset);
   const pruned = [...reports.flatMap((r) => r.pruned ?? []), ...removed.flatMap((x) => x.pruned)];

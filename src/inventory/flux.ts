@@ -173,7 +173,7 @@ export function fluxConflictNote(flux: FluxKustomization, target?: Target): stri
  * handed back to Flux), and deleting them would delete Flux's objects.
  */
 export function fluxHolds(flux: FluxKustomization | undefined): string | undefined {
-  // Removed Kustomizations are found in the action's own cluster only (src/removed.ts).
+  // Removed Kustomizations are found in the action's own cluster only (src/reconcile/removed.ts).
   if (flux === undefined || flux.spec?.suspend === true || !sameTarget(flux, undefined)) return undefined;
   return (
     `Flux Kustomization ${flux.metadata?.namespace ?? '?'}/${flux.metadata?.name ?? '?'} is not suspended ` +

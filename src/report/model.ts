@@ -33,7 +33,7 @@ export interface Report {
   health?: HealthResult[];
   /** What prune did (or, in a preview, would do) to objects that left Git. */
   pruned?: PrunedObject[];
-  /** Kustomizations whose file left the repository while their inventory stayed (see src/removed.ts). */
+  /** Kustomizations whose file left the repository while their inventory stayed (see src/reconcile/removed.ts). */
   removed?: RemovedKustomization[];
   /** Where the inventory lives, `namespace/name` of its ConfigMap. */
   inventory?: string;

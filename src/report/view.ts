@@ -114,7 +114,7 @@ export function view(report: Report): View {
   };
 }
 
-/** The prune results src/removed.ts adds for a removed Kustomization's objects. */
+/** The prune results src/reconcile/removed.ts adds for a removed Kustomization's objects. */
 function ofRemoved(p: PrunedObject, r: RemovedKustomization): boolean {
   return p.removedWith === r.kustomization;
 }
