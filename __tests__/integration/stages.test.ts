@@ -89,6 +89,33 @@ describe('phases and stage errors', () => {
     expect(pruned.failure).toMatchObject({ stage: 'prune', reason: 'PruneFailed' });
   });
 
+  it('a Kustomization file that breaks Flux rules is a resolve failure annotated on the field', async () => {
+    const root = await writeTree({
+      'clusters/apps.yaml': [
+        'apiVersion: kustomize.toolkit.fluxcd.io/v1',
+        'kind: Kustomization',
+        'metadata: {name: apps, namespace: flux-system}',
+        'spec:',
+        '  interval: 10m',
+        '  path: ./apps',
+        '  prune: maybe',
+        '  sourceRef: {kind: GitRepository, name: repo}',
+        '',
+      ].join('\n'),
+    });
+    const settings = normalize({
+      kubeconfig: { kind: 'path', path: kubeconfigPath() },
+      root,
+      kustomizations: ['clusters/*.yaml'],
+      kustomizeBin: KUSTOMIZE,
+    });
+    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    expect(report.failure).toMatchObject({ stage: 'resolve', reason: 'ArtifactFailed' });
+    expect(report.problems).toEqual([
+      expect.objectContaining({ subject: 'spec.prune', file: 'clusters/apps.yaml', line: 7 }),
+    ]);
+  });
+
   it('the action log has one group per phase, in order', async () => {
     const ns = await freshNamespace(client);
     const root = await writeTree({ 'app/cm.yaml': cm(ns, 'grouped', 'x') });

@@ -666,8 +666,9 @@ describe('parseKustomizations: invalid fields', () => {
 
   it('uses the problem itself as the message when there is only one', () => {
     const text = yamlOf(kustomization({ timeout: '5 minutes' }, { name: 'apps', namespace: 'flux-system' }));
+    const problem = `${PREFIX}spec.timeout: "5 minutes" is not a duration (use e.g. 30s, 5m, 1h30m)`;
     expect(() => parseKustomizations(text, FILE)).toThrow(
-      new SpecError([`${PREFIX}spec.timeout: "5 minutes" is not a duration (use e.g. 30s, 5m, 1h30m)`]),
+      new SpecError([problem], [{ message: problem, file: FILE, document: 1, field: 'spec.timeout' }]),
     );
     expect(() => parseKustomizations(text, FILE)).toThrow(
       `clusters/prod.yaml, document 1, Kustomization flux-system/apps: spec.timeout: "5 minutes" is not a duration (use e.g. 30s, 5m, 1h30m)`,

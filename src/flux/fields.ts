@@ -11,8 +11,10 @@ const PROBLEMS_SHOWN = 30;
 /** A Kustomization file or action input that breaks Flux's rules; `problems` has one line per problem. */
 export class SpecError extends Error {
   readonly problems: string[];
+  /** Where problems point, for those whose file (and field) is known: annotations on the file. */
+  readonly locations: SpecLocation[];
 
-  constructor(problems: string[]) {
+  constructor(problems: string[], locations: readonly SpecLocation[] = []) {
     // Each line cut, and the list after PROBLEMS_SHOWN counted: a message must not grow with the input.
     const lines = problems.map((p) => (p.length > MAX_PROBLEM ? `${p.slice(0, MAX_PROBLEM)}… (cut)` : p));
     const shown = lines.slice(0, PROBLEMS_SHOWN);
@@ -20,7 +22,18 @@ export class SpecError extends Error {
     super(lines.length === 1 ? lines[0] : `${lines.length} problems:\n- ${shown.join('\n- ')}${more}`);
     this.name = 'SpecError';
     this.problems = lines;
+    this.locations = [...locations];
   }
+}
+
+/** Where one problem of a Kustomization file is: the file, its document, and the field's path. */
+export interface SpecLocation {
+  message: string;
+  file: string;
+  /** 1-based document number in the file. */
+  document: number;
+  /** `spec.patches[0].target.kind`; undefined for the document as a whole. */
+  field?: string;
 }
 
 /**
@@ -29,13 +42,17 @@ export class SpecError extends Error {
  */
 export class Problems {
   readonly items: string[] = [];
+  /** The field of each item, where it has one (same order as items). */
+  readonly fields: (string | undefined)[] = [];
 
   add(field: string, message: string): void {
     this.items.push(`${field}: ${message}`);
+    this.fields.push(field);
   }
 
   addRaw(text: string): void {
     this.items.push(text);
+    this.fields.push(undefined);
   }
 }
 

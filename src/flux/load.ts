@@ -7,6 +7,7 @@ import {
   FLUX_API_VERSION,
   SpecError,
   normalizeSourcePath,
+  type SpecLocation,
   parseKustomizations,
   withIdentity,
   writtenNamespace,
@@ -96,6 +97,7 @@ export async function loadKustomizations(patterns: string[], root: string): Prom
   const absoluteRoot = resolve(root);
   const realRoot = await realpath(absoluteRoot);
   const problems: string[] = [];
+  const locations: SpecLocation[] = [];
   const specs: KustomizationSpec[] = [];
   /** How many Kustomizations (valid or not) each file read so far holds; a file is read once. */
   const counts = new Map<string, number>();
@@ -108,6 +110,7 @@ export async function loadKustomizations(patterns: string[], root: string): Prom
     } catch (error) {
       if (!(error instanceof SpecError)) throw error;
       problems.push(...error.problems);
+      locations.push(...error.locations);
       // Counted as holding one, so that the file is not also reported as holding none.
       return 1;
     }
@@ -140,7 +143,7 @@ export async function loadKustomizations(patterns: string[], root: string): Prom
       );
     }
   }
-  if (problems.length > 0) throw new SpecError(problems);
+  if (problems.length > 0) throw new SpecError(problems, locations);
   const placed = await placeInNamespaces(specs, absoluteRoot);
   if (placed.problems.length > 0) throw new SpecError(placed.problems);
   const duplicates = duplicateProblems(placed.specs);

@@ -20,6 +20,7 @@ import {
   readString,
   withoutUndefined,
   type Mapping,
+  type SpecLocation,
 } from './fields.js';
 import { readCommonMetadata, readComponents, readIgnoreRule, readImage, readPatch } from './spec-build.js';
 import { readDependency, readHealthCheck, readHealthCheckExprs } from './spec-health.js';
@@ -35,7 +36,7 @@ import {
 } from './values.js';
 
 // The entry for the error and the value rules, so callers outside src/flux need only this module.
-export { SpecError } from './fields.js';
+export { SpecError, type SpecLocation } from './fields.js';
 export { effectiveTimeout, normalizeSourcePath, parseDuration } from './values.js';
 
 export const FLUX_API_VERSION = 'kustomize.toolkit.fluxcd.io/v1';
@@ -163,6 +164,7 @@ const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'metadata', 'spec', 'status'] as
 interface DocumentResult {
   spec?: KustomizationSpec;
   problems: string[];
+  locations: SpecLocation[];
 }
 
 /** `Kustomization namespace/name` for messages, from whatever metadata holds, so the reader can find it. */
@@ -207,18 +209,23 @@ function readDocument(value: Mapping, file: string, document: number, identity?:
   const prefix = `${file}, document ${document}, ${displayName(value.metadata)}: `;
   if (value.apiVersion !== FLUX_API_VERSION) {
     const apiVersion = typeof value.apiVersion === 'string' ? value.apiVersion : '';
-    return { problems: [prefix + versionProblem(apiVersion, value.spec)] };
+    const problem = prefix + versionProblem(apiVersion, value.spec);
+    return { problems: [problem], locations: [{ message: problem, file, document, field: 'apiVersion' }] };
   }
   const p = new Problems();
   readMapping(p, value, '', TOP_LEVEL_FIELDS);
   const { name, namespace: effective } = readMetadata(p, value.metadata, identity);
   const fields = readSpec(p, value.spec, effective);
   const problems = p.items.map((item) => prefix + item);
-  if (problems.length > 0 || name === undefined || fields === undefined) return { problems };
+  const locations = problems.map((message, i) => {
+    const field = p.fields[i];
+    return { message, file, document, ...(field !== undefined && field !== '' ? { field } : {}) };
+  });
+  if (problems.length > 0 || name === undefined || fields === undefined) return { problems, locations };
   const origin = { kind: 'file', file, document } as const;
   const spec = withoutUndefined({ name, namespace: effective, origin, ...fields });
   documents.set(spec, value);
-  return { spec, problems };
+  return { spec, problems, locations };
 }
 
 /** metadata.namespace as written in the document `spec` was read from; undefined when left out. */
@@ -239,7 +246,7 @@ export function withIdentity(spec: KustomizationSpec, identity: Identity): Kusto
   const same = spec.namespace === identity.namespace && spec.name === identity.name;
   if (same || value === undefined || spec.origin.kind !== 'file') return spec;
   const result = readDocument(value, spec.origin.file, spec.origin.document, identity);
-  if (result.spec === undefined) throw new SpecError(result.problems);
+  if (result.spec === undefined) throw new SpecError(result.problems, result.locations);
   return result.spec;
 }
 
@@ -260,6 +267,7 @@ export function sourceDocument(spec: KustomizationSpec): Record<string, unknown>
 export function parseKustomizations(text: string, file: string): KustomizationSpec[] {
   const specs: KustomizationSpec[] = [];
   const problems: string[] = [];
+  const locations: SpecLocation[] = [];
   for (const doc of parseYamlStream(text, file)) {
     if (doc.error !== undefined) {
       problems.push(doc.error);
@@ -271,8 +279,9 @@ export function parseKustomizations(text: string, file: string): KustomizationSp
     if (kind === 'other' || !isMapping(value)) continue;
     const result = readDocument(value, file, i + 1);
     problems.push(...result.problems);
+    locations.push(...result.locations);
     if (result.spec !== undefined) specs.push(result.spec);
   }
-  if (problems.length > 0) throw new SpecError(problems);
+  if (problems.length > 0) throw new SpecError(problems, locations);
   return specs;
 }

@@ -12,7 +12,7 @@ import { failureOf } from './errors.js';
 import { reconcileAll } from './graph.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
 import { emptyReport } from './report.js';
-import { resolveRun } from './resolve.js';
+import { resolveRun, specProblems } from './resolve.js';
 
 export type { Hooks } from './context.js';
 export { StageError, type Failure, type Stage } from './errors.js';
@@ -40,7 +40,11 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock?: Clock): P
   try {
     resolved = await resolveRun(settings, hooks.log, hooks.secret);
   } catch (err) {
-    return emptyReport(settings, started, err instanceof Error ? err.message : String(err));
+    const problems = await specProblems(err, settings.root);
+    return {
+      ...emptyReport(settings, started, err instanceof Error ? err.message : String(err)),
+      ...(problems.length > 0 ? { problems } : {}),
+    };
   }
   const { specs, levels, sources, client } = resolved;
   try {

@@ -2,10 +2,14 @@
  * The resolve phase: which Kustomizations a run has, in which order, from which source, and the
  * cluster each one targets. Nothing is built yet.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ClusterClient } from '../cluster/client.js';
 import { kubeconfigSecrets, loadKubeConfig } from '../cluster/kubeconfig.js';
 import { remoteKubeConfig } from '../cluster/remote.js';
+import { locateField, type Problem } from '../report/problems.js';
 import type { Settings } from '../settings.js';
+import { SpecError } from '../flux/parse.js';
 import { specFromInputs } from '../flux/from-inputs.js';
 import { loadKustomizations } from '../flux/load.js';
 import { findGitRepositories, sourceVerdict, type SourceVerdict } from '../flux/checkout.js';
@@ -122,4 +126,25 @@ export async function resolveTarget(
   const kc = await remoteKubeConfig(management, spec.namespace, ref, note);
   kubeconfigSecrets(kc).forEach(secret);
   return new ClusterClient(kc, { timeouts: settings.clusterTimeouts });
+}
+
+/**
+ * The problems of Kustomization files that failed to load, each at the line of its field in its
+ * file (check-run annotations); none for other errors.
+ */
+export async function specProblems(err: unknown, root: string): Promise<Problem[]> {
+  if (!(err instanceof SpecError)) return [];
+  const texts = new Map<string, Promise<string | undefined>>();
+  return Promise.all(
+    err.locations.map(async (l) => {
+      if (!texts.has(l.file))
+        texts.set(
+          l.file,
+          readFile(join(root, l.file), 'utf8').catch(() => undefined),
+        );
+      const text = await texts.get(l.file)!;
+      const line = text === undefined ? undefined : locateField(text, l.document, l.field);
+      return { subject: l.field ?? 'Kustomization', message: l.message, file: l.file, ...(line ? { line } : {}) };
+    }),
+  );
 }

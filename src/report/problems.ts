@@ -2,7 +2,7 @@
  * Problems tied to objects, for annotations on the files they came from (check runs). Pure: the
  * caller reads the files; this finds where in a file an object is defined.
  */
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { isMap, isSeq, LineCounter, parseAllDocuments, type Node } from 'yaml';
 
 export interface Problem {
   /** `Kind/namespace/name`. */
@@ -36,4 +36,43 @@ export function locateObject(text: string, kind: string, name: string): number |
     return counter.linePos(node.range[0]).line;
   }
   return undefined;
+}
+
+/**
+ * The line of `field` (`spec.patches[0].target.kind`) in the `document`-th document (1-based) of a
+ * YAML text: the line of its key, or of the nearest enclosing field that is there (a required field
+ * left out points at its parent), or the document's first line. Undefined when the text does not parse.
+ */
+export function locateField(text: string, document: number, field: string | undefined): number | undefined {
+  const counter = new LineCounter();
+  let docs;
+  try {
+    docs = parseAllDocuments(text, { lineCounter: counter, uniqueKeys: false });
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(docs)) return undefined;
+  const doc = docs[document - 1];
+  if (doc === undefined) return undefined;
+  let node: unknown = doc.contents;
+  let at: number | undefined = (doc.contents as Node | null)?.range?.[0];
+  for (const step of fieldPath(field ?? '')) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => (p.key as { value?: unknown } | null)?.value === step);
+      if (pair === undefined) break;
+      at = (pair.key as Node | null)?.range?.[0] ?? at;
+      node = pair.value;
+    } else if (isSeq(node) && typeof step === 'number') {
+      const item = node.items[step] as Node | undefined;
+      if (item === undefined) break;
+      at = item.range?.[0] ?? at;
+      node = item;
+    } else break;
+  }
+  return at === undefined ? undefined : counter.linePos(at).line;
+}
+
+/** `spec.patches[0].target` as ['spec', 'patches', 0, 'target']. */
+function fieldPath(field: string): (string | number)[] {
+  return [...field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : m[1]!));
 }
