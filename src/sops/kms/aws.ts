@@ -15,11 +15,13 @@ import {
   httpDetail,
   jsonOf,
   keyError,
+  keyStep,
   readTokenFile,
   redact,
   send,
   str,
   TokenCache,
+  type HttpResponse,
 } from './common.js';
 import { awsEndpoint, refusal } from './endpoints.js';
 
@@ -110,12 +112,7 @@ export function awsKmsKeyService(creds?: AwsCredentials, env: NodeJS.ProcessEnv 
       const context = encryptionContext(key.fields['context']);
       if (typeof context === 'string') throw keyError(PROVIDER, name, context);
 
-      let c: TimedCredentials;
-      try {
-        c = await credentialsFor(region, role);
-      } catch (err) {
-        throw keyError(PROVIDER, name, (err as Error).message, err);
-      }
+      const c = await keyStep(PROVIDER, name, () => credentialsFor(region, role));
       const url = endpoint(env, 'KMS', pinned.url);
       const body = JSON.stringify({
         KeyId: arn,
@@ -133,12 +130,7 @@ export function awsKmsKeyService(creds?: AwsCredentials, env: NodeJS.ProcessEnv 
         region,
         'kms',
       );
-      let res;
-      try {
-        res = await send(url, { method: 'POST', headers, body }, 'AWS KMS Decrypt');
-      } catch (err) {
-        throw keyError(PROVIDER, name, (err as Error).message, err);
-      }
+      const res = await keyStep(PROVIDER, name, () => send(url, { method: 'POST', headers, body }, 'AWS KMS Decrypt'));
       const json = jsonOf(res.body);
       if (res.status !== 200) {
         const code = awsJsonErrorCode(res.headers.get('x-amzn-errortype'), json);
@@ -212,18 +204,11 @@ async function assumeRoleWithWebIdentity(
   env: NodeJS.ProcessEnv,
 ): Promise<TimedCredentials> {
   const url = stsEndpoint(env, roleArn, region, 'AWS_ROLE_ARN and the region');
-  const body = new URLSearchParams({
-    Action: 'AssumeRoleWithWebIdentity',
-    Version: '2011-06-15',
-    RoleArn: roleArn,
-    RoleSessionName: env['AWS_ROLE_SESSION_NAME'] || `kustomize-reconcile-${Date.now()}`,
+  const session = env['AWS_ROLE_SESSION_NAME'] || `kustomize-reconcile-${Date.now()}`;
+  const res = await stsPost(url, 'AssumeRoleWithWebIdentity', roleArn, {
+    RoleSessionName: session,
     WebIdentityToken: token,
-  }).toString();
-  const res = await send(
-    url,
-    { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body },
-    'AWS STS AssumeRoleWithWebIdentity',
-  );
+  });
   return stsCredentials(res.status, res.body, `STS AssumeRoleWithWebIdentity for ${roleArn}`, [token]);
 }
 
@@ -235,25 +220,22 @@ async function assumeRole(
   env: NodeJS.ProcessEnv,
 ): Promise<TimedCredentials> {
   const url = stsEndpoint(env, roleArn, region, 'role');
-  const body = new URLSearchParams({
-    Action: 'AssumeRole',
-    Version: '2011-06-15',
-    RoleArn: roleArn,
-    RoleSessionName: sessionName(),
-  }).toString();
-  const headers = signV4(
-    {
-      method: 'POST',
-      url,
-      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
-      body,
-    },
-    base,
-    region,
-    'sts',
-  );
-  const res = await send(url, { method: 'POST', headers, body }, 'AWS STS AssumeRole');
+  const res = await stsPost(url, 'AssumeRole', roleArn, { RoleSessionName: sessionName() }, { creds: base, region });
   return stsCredentials(res.status, res.body, `STS AssumeRole of ${roleArn}`, secretsOf(base));
+}
+
+/** POSTs one STS Query-protocol action about `roleArn`, signed with Signature Version 4 when `sign` is given. */
+function stsPost(
+  url: URL,
+  action: 'AssumeRole' | 'AssumeRoleWithWebIdentity',
+  roleArn: string,
+  params: Record<string, string>,
+  sign?: { creds: AwsCredentials; region: string },
+): Promise<HttpResponse> {
+  const body = new URLSearchParams({ Action: action, Version: '2011-06-15', RoleArn: roleArn, ...params }).toString();
+  const form = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+  const headers = sign ? signV4({ method: 'POST', url, headers: form, body }, sign.creds, sign.region, 'sts') : form;
+  return send(url, { method: 'POST', headers, body }, `AWS STS ${action}`);
 }
 
 function partitionOfRole(arn: string): string {

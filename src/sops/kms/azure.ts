@@ -6,7 +6,6 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID, X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import type { KeyService, MasterKey } from '../types.js';
 import {
@@ -18,10 +17,13 @@ import {
   httpDetail,
   jsonOf,
   keyError,
+  keyStep,
   num,
   oauthError,
+  oauthToken,
   oneLine,
   privateKeyFromPem,
+  readTextFile,
   readTokenFile,
   redact,
   send,
@@ -99,26 +101,12 @@ export function azureKeyVaultKeyService(config?: string, env: NodeJS.ProcessEnv 
       const ciphertext = fromBase64Url(key.enc);
       if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, name, 'enc is not base64url');
 
-      let token: CachedToken;
-      try {
-        token = await tokenFor(endpoint.resource);
-      } catch (err) {
-        throw keyError(PROVIDER, name, (err as Error).message, err);
-      }
-      let res;
-      try {
-        res = await send(
-          url,
-          {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token.value}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ alg: 'RSA-OAEP-256', value: Buffer.from(ciphertext).toString('base64url') }),
-          },
-          'Azure Key Vault decrypt',
-        );
-      } catch (err) {
-        throw keyError(PROVIDER, name, (err as Error).message, err);
-      }
+      const token = await keyStep(PROVIDER, name, () => tokenFor(endpoint.resource));
+      const headers = { authorization: `Bearer ${token.value}`, 'content-type': 'application/json' };
+      const body = JSON.stringify({ alg: 'RSA-OAEP-256', value: Buffer.from(ciphertext).toString('base64url') });
+      const res = await keyStep(PROVIDER, name, () =>
+        send(url, { method: 'POST', headers, body }, 'Azure Key Vault decrypt'),
+      );
       const json = jsonOf(res.body);
       if (res.status !== 200) {
         const e = (json as { error?: unknown } | undefined)?.error;
@@ -206,14 +194,7 @@ function chooseCredential(configText: string | undefined, env: NodeJS.ProcessEnv
     const certPath = env['AZURE_CLIENT_CERTIFICATE_PATH'];
     if (certPath) {
       return async (resource) => {
-        let pem: string;
-        try {
-          pem = await readFile(certPath, 'utf8');
-        } catch (err) {
-          throw new Error(`AZURE_CLIENT_CERTIFICATE_PATH: cannot read ${certPath}: ${(err as Error).message}`, {
-            cause: err,
-          });
-        }
+        const pem = await readTextFile(certPath, 'AZURE_CLIENT_CERTIFICATE_PATH');
         const sendChain = env['AZURE_CLIENT_SEND_CERTIFICATE_CHAIN'] === 'true';
         const password = env['AZURE_CLIENT_CERTIFICATE_PASSWORD'];
         return clientCertificateCredential(envAuthority, tenant, client, pem, password, sendChain)(resource);
@@ -243,30 +224,9 @@ function tokenUrl(authority: string | undefined, tenant: string): string {
 }
 
 /** OAuth 2.0 client credentials grant at Microsoft Entra (the v2.0 token endpoint). */
-async function entraToken(
-  url: string,
-  form: Record<string, string>,
-  what: string,
-  secrets: string[],
-): Promise<CachedToken> {
-  const res = await send(
-    url,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form).toString(),
-    },
-    'Microsoft Entra token',
-  );
-  const json = jsonOf(res.body);
-  const token = str(json, 'access_token');
-  if (res.status !== 200 || !token) {
-    const { code, message } = oauthError(res.body);
-    throw new Error(
-      `${what}: token request to ${new URL(url).host} failed: ${httpDetail(res.status, code, message && redact(message, secrets))}`,
-    );
-  }
-  return { value: token, expiresAt: expiryFromNow(num(json, 'expires_in')) };
+function entraToken(url: string, form: Record<string, string>, what: string, secrets: string[]): Promise<CachedToken> {
+  const failed = `${what}: token request to ${new URL(url).host}`;
+  return oauthToken(url, form, { call: 'Microsoft Entra token', failed }, secrets);
 }
 
 function clientSecretCredential(

@@ -134,6 +134,18 @@ export function keyError(provider: string, keyName: string, detail: string, caus
   return new SopsError(`${provider} key ${keyName}: ${detail}`, cause === undefined ? undefined : { cause });
 }
 
+/**
+ * Runs one step of opening a key (getting a token, calling the service); a failure becomes the
+ * key's error with the step's message, so that every provider names the key the same way.
+ */
+export async function keyStep<T>(provider: string, keyName: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    throw keyError(provider, keyName, (err as Error).message, err);
+  }
+}
+
 /** "HTTP 403 (AccessDenied: not allowed)", or "HTTP 403" when the provider said nothing readable. */
 export function httpDetail(status: number, code: string | undefined, message: string | undefined): string {
   const parts = [code, message].filter((p): p is string => !!p && p.trim() !== '').map((p) => oneLine(p));
@@ -147,6 +159,35 @@ export function oauthError(body: string): { code?: string; message?: string } {
   // Entra's descriptions carry trace and correlation ids on further lines; the first says why.
   const message = str(j, 'error_description')?.split(/\r?\n/)[0];
   return { ...(code ? { code } : {}), ...(message ? { message } : {}) };
+}
+
+/**
+ * POSTs a form to an OAuth 2.0 token endpoint and reads `{access_token, expires_in}`. `call` names
+ * the request in a network error; a refusal reads "<failed> failed: HTTP ...", with `secrets`
+ * (what the form carries) taken out of the endpoint's message.
+ */
+export async function oauthToken(
+  url: string,
+  form: Record<string, string>,
+  names: { call: string; failed: string },
+  secrets: string[],
+): Promise<CachedToken> {
+  const res = await send(
+    url,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams(form).toString(),
+    },
+    names.call,
+  );
+  const json = jsonOf(res.body);
+  const token = str(json, 'access_token');
+  if (res.status !== 200 || !token) {
+    const { code, message } = oauthError(res.body);
+    throw new Error(`${names.failed} failed: ${httpDetail(res.status, code, message && redact(message, secrets))}`);
+  }
+  return { value: token, expiresAt: expiryFromNow(num(json, 'expires_in')) };
 }
 
 export interface CachedToken {
@@ -231,15 +272,20 @@ export function dataKeyOf(bytes: Uint8Array | undefined, provider: string, keyNa
   return bytes;
 }
 
-/** Reads a token file (a projected OIDC token, a credential source), trimmed. */
-export async function readTokenFile(path: string, what: string): Promise<string> {
+/** Reads a file the credentials name; an error says which setting named it (`what`) and why it failed. */
+export async function readTextFile(path: string, what: string): Promise<string> {
   try {
-    const text = (await readFile(path, 'utf8')).trim();
-    if (!text) throw new Error('the file is empty');
-    return text;
+    return await readFile(path, 'utf8');
   } catch (err) {
     throw new Error(`${what}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/** Reads a token file (a projected OIDC token, a credential source), trimmed. */
+export async function readTokenFile(path: string, what: string): Promise<string> {
+  const text = (await readTextFile(path, what)).trim();
+  if (!text) throw new Error(`${what}: cannot read ${path}: the file is empty`);
+  return text;
 }
 
 /**

@@ -4,7 +4,6 @@
  * ciphertext (kept for compatibility with SOPS 3.8 and older), which is also what the REST API takes,
  * and the plaintext it returns is the base64 of the raw 32-byte data key (sops gcpkms/keysource.go).
  */
-import { readFile } from 'node:fs/promises';
 import type { KeyService, MasterKey } from '../types.js';
 import {
   dataKeyOf,
@@ -14,9 +13,11 @@ import {
   httpDetail,
   jsonOf,
   keyError,
+  keyStep,
   num,
-  oauthError,
+  oauthToken,
   privateKeyFromPem,
+  readTextFile,
   readTokenFile,
   redact,
   send,
@@ -77,12 +78,7 @@ export function gcpKmsKeyService(credentialsJson?: string, env: NodeJS.ProcessEn
       const ciphertext = fromBase64(key.enc);
       if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, resource, 'enc is not base64');
 
-      let token: GcpToken;
-      try {
-        token = await accessToken();
-      } catch (err) {
-        throw keyError(PROVIDER, resource, (err as Error).message, err);
-      }
+      const token = await keyStep(PROVIDER, resource, accessToken);
       const path = resource.split('/').map(encodeURIComponent).join('/');
       const url = `${kmsEndpoint(env)}/v1/${path}:decrypt`;
       const headers: Record<string, string> = {
@@ -90,16 +86,10 @@ export function gcpKmsKeyService(credentialsJson?: string, env: NodeJS.ProcessEn
         'content-type': 'application/json',
       };
       if (token.quotaProject) headers['x-goog-user-project'] = token.quotaProject;
-      let res;
-      try {
-        res = await send(
-          url,
-          { method: 'POST', headers, body: JSON.stringify({ ciphertext: Buffer.from(ciphertext).toString('base64') }) },
-          'GCP KMS decrypt',
-        );
-      } catch (err) {
-        throw keyError(PROVIDER, resource, (err as Error).message, err);
-      }
+      const body = JSON.stringify({ ciphertext: Buffer.from(ciphertext).toString('base64') });
+      const res = await keyStep(PROVIDER, resource, () =>
+        send(url, { method: 'POST', headers, body }, 'GCP KMS decrypt'),
+      );
       const json = jsonOf(res.body);
       if (res.status !== 200) {
         const { code, message } = googleError(json);
@@ -144,30 +134,20 @@ async function resolveToken(
   if (explicit?.trim()) return tokenFromCredentials(explicit, 'the sops.gcp-kms credentials', { test });
   const sopsCreds = env['GOOGLE_CREDENTIALS'];
   if (sopsCreds?.trim()) {
-    const text = sopsCreds.trim().startsWith('{')
-      ? sopsCreds
-      : await readCredentialsFile(sopsCreds, 'GOOGLE_CREDENTIALS');
+    const text = sopsCreds.trim().startsWith('{') ? sopsCreds : await readTextFile(sopsCreds, 'GOOGLE_CREDENTIALS');
     return tokenFromCredentials(text, 'GOOGLE_CREDENTIALS');
   }
   const oauth = env['GOOGLE_OAUTH_ACCESS_TOKEN'];
   if (oauth?.trim()) return { value: oauth.trim(), expiresAt: Infinity };
   const adc = env['GOOGLE_APPLICATION_CREDENTIALS'];
   if (adc) {
-    const text = await readCredentialsFile(adc, 'GOOGLE_APPLICATION_CREDENTIALS');
+    const text = await readTextFile(adc, 'GOOGLE_APPLICATION_CREDENTIALS');
     return tokenFromCredentials(text, `GOOGLE_APPLICATION_CREDENTIALS (${adc})`);
   }
   throw new Error(
     'no GCP credentials: give a sops.gcp-kms entry in the decryption Secret, or set ' +
       'GOOGLE_APPLICATION_CREDENTIALS (google-github-actions/auth does), GOOGLE_CREDENTIALS or GOOGLE_OAUTH_ACCESS_TOKEN',
   );
-}
-
-async function readCredentialsFile(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    throw new Error(`${what}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
-  }
 }
 
 /** For credentials that did not come from the runner: the test-only origins admitted besides Google's. */
@@ -369,27 +349,7 @@ async function subjectTokenFrom(source: object, what: string): Promise<string> {
   return raw;
 }
 
-/** POSTs a form to an OAuth 2.0 token endpoint and reads `{access_token, expires_in}`. */
-async function oauthTokenRequest(
-  url: string,
-  form: Record<string, string>,
-  what: string,
-  secrets: string[],
-): Promise<CachedToken> {
-  const res = await send(
-    url,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form).toString(),
-    },
-    what,
-  );
-  const json = jsonOf(res.body);
-  const token = str(json, 'access_token');
-  if (res.status !== 200 || !token) {
-    const { code, message } = oauthError(res.body);
-    throw new Error(`${what} failed: ${httpDetail(res.status, code, message && redact(message, secrets))}`);
-  }
-  return { value: token, expiresAt: expiryFromNow(num(json, 'expires_in')) };
+/** POSTs a form to a Google token endpoint; `what` names the request in its errors. */
+function oauthTokenRequest(url: string, form: Record<string, string>, what: string, secrets: string[]) {
+  return oauthToken(url, form, { call: what, failed: what }, secrets);
 }

@@ -6,7 +6,7 @@
  * (sops hcvault/keysource.go).
  */
 import type { KeyService, MasterKey } from '../types.js';
-import { dataKeyOf, field, fromBase64, httpDetail, jsonOf, keyError, redact, send, str } from './common.js';
+import { dataKeyOf, field, fromBase64, httpDetail, jsonOf, keyError, keyStep, redact, send, str } from './common.js';
 import { refusal, vaultEndpoint } from './endpoints.js';
 
 const PROVIDER = 'Vault transit';
@@ -55,16 +55,8 @@ export function vaultTransitKeyService(
       const headers: Record<string, string> = { 'x-vault-token': t, 'content-type': 'application/json' };
       const namespace = env['VAULT_NAMESPACE'];
       if (namespace) headers['x-vault-namespace'] = namespace;
-      let res;
-      try {
-        res = await send(
-          url,
-          { method: 'POST', headers, body: JSON.stringify({ ciphertext: key.enc }) },
-          'Vault decrypt',
-        );
-      } catch (err) {
-        throw keyError(PROVIDER, name, (err as Error).message, err);
-      }
+      const body = JSON.stringify({ ciphertext: key.enc });
+      const res = await keyStep(PROVIDER, name, () => send(url, { method: 'POST', headers, body }, 'Vault decrypt'));
       const json = jsonOf(res.body);
       if (res.status !== 200) {
         throw keyError(PROVIDER, name, `decrypt failed: ${httpDetail(res.status, undefined, vaultErrors(json, t))}`);
