@@ -6,21 +6,23 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { KeyService, MasterKey } from '../types.js';
+import type { KeyService } from '../types.js';
 import {
   dataKeyOf,
   field,
   fromBase64,
   githubOidcToken,
   httpDetail,
-  jsonOf,
   keyError,
   keyStep,
+  kindKeyService,
+  postDecrypt,
   readTokenFile,
   redact,
   send,
   str,
   TokenCache,
+  type DecryptApi,
   type HttpResponse,
 } from './common.js';
 import { awsEndpoint, refusal } from './endpoints.js';
@@ -93,58 +95,43 @@ export function awsKmsKeyService(creds?: AwsCredentials, env: NodeJS.ProcessEnv 
     return cache.get(`role ${role} ${region}`, () => assumeRole(role, base, region, env));
   };
 
-  return {
-    name: PROVIDER,
-    canOpen: (key: MasterKey) => key.kind === 'kms',
-    async decrypt(key: MasterKey): Promise<Uint8Array | undefined> {
-      if (key.kind !== 'kms') return undefined;
-      const arn = field(key, 'arn');
-      if (!arn) throw keyError(PROVIDER, '(no arn)', 'the master key has no arn');
-      const role = field(key, 'role');
-      const name = role ? `${arn} (role ${role})` : arn;
-      const m = ARN_RE.exec(arn);
-      if (!m) throw keyError(PROVIDER, name, 'not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)');
-      const [, partition = 'aws', region = ''] = m;
-      const pinned = awsEndpoint('kms', partition, region, { fips: useFips(env) });
-      if (!pinned.ok) throw keyError(PROVIDER, name, refusal(pinned, 'arn'));
-      const blob = fromBase64(key.enc);
-      if (!blob || blob.length === 0) throw keyError(PROVIDER, name, 'enc is not base64');
-      const context = encryptionContext(key.fields['context']);
-      if (typeof context === 'string') throw keyError(PROVIDER, name, context);
+  return kindKeyService(PROVIDER, 'kms', async (key) => {
+    const arn = field(key, 'arn');
+    if (!arn) throw keyError(PROVIDER, '(no arn)', 'the master key has no arn');
+    const role = field(key, 'role');
+    const name = role ? `${arn} (role ${role})` : arn;
+    const m = ARN_RE.exec(arn);
+    if (!m) throw keyError(PROVIDER, name, 'not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)');
+    const [, partition = 'aws', region = ''] = m;
+    const pinned = awsEndpoint('kms', partition, region, { fips: useFips(env) });
+    if (!pinned.ok) throw keyError(PROVIDER, name, refusal(pinned, 'arn'));
+    const blob = fromBase64(key.enc);
+    if (!blob || blob.length === 0) throw keyError(PROVIDER, name, 'enc is not base64');
+    const context = encryptionContext(key.fields['context']);
+    if (typeof context === 'string') throw keyError(PROVIDER, name, context);
 
-      const c = await keyStep(PROVIDER, name, () => credentialsFor(region, role));
-      const url = endpoint(env, 'KMS', pinned.url);
-      const body = JSON.stringify({
-        KeyId: arn,
-        CiphertextBlob: Buffer.from(blob).toString('base64'),
-        ...(context ? { EncryptionContext: context } : {}),
-      });
-      const headers = signV4(
-        {
-          method: 'POST',
-          url,
-          headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'TrentService.Decrypt' },
-          body,
-        },
-        c,
-        region,
-        'kms',
-      );
-      const res = await keyStep(PROVIDER, name, () => send(url, { method: 'POST', headers, body }, 'AWS KMS Decrypt'));
-      const json = jsonOf(res.body);
-      if (res.status !== 200) {
-        const code = awsJsonErrorCode(res.headers.get('x-amzn-errortype'), json);
-        const message = str(json, 'message') ?? str(json, 'Message');
-        throw keyError(
-          PROVIDER,
-          name,
-          `Decrypt failed: ${httpDetail(res.status, code, message && redact(message, secretsOf(c)))}`,
-        );
-      }
-      const plaintext = str(json, 'Plaintext');
-      return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, name);
-    },
-  };
+    const c = await keyStep(PROVIDER, name, () => credentialsFor(region, role));
+    const url = endpoint(env, 'KMS', pinned.url);
+    const body = JSON.stringify({
+      KeyId: arn,
+      CiphertextBlob: Buffer.from(blob).toString('base64'),
+      ...(context ? { EncryptionContext: context } : {}),
+    });
+    const headers = signV4(
+      {
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'TrentService.Decrypt' },
+        body,
+      },
+      c,
+      region,
+      'kms',
+    );
+    const json = await postDecrypt(DECRYPT, name, url, { headers, body }, secretsOf(c));
+    const plaintext = str(json, 'Plaintext');
+    return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, name);
+  });
 }
 
 /** SOPS's `context`: a map of strings, or absent; SOPS drops a context holding other values, we say so. */
@@ -193,6 +180,16 @@ function awsJsonErrorCode(header: string | null, json: unknown): string | undefi
   const noUrl = raw.split(':')[0] ?? raw;
   return noUrl.slice(noUrl.lastIndexOf('#') + 1);
 }
+
+/** KMS's refusal: the code of an AWS JSON-protocol error, and its message. */
+function kmsError(json: unknown, res: HttpResponse): { code?: string; message?: string } {
+  return {
+    code: awsJsonErrorCode(res.headers.get('x-amzn-errortype'), json),
+    message: str(json, 'message') ?? str(json, 'Message'),
+  };
+}
+
+const DECRYPT: DecryptApi = { provider: PROVIDER, call: 'AWS KMS Decrypt', operation: 'Decrypt', errorOf: kmsError };
 
 // ---- STS ---------------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID, X509Certificate } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
-import type { KeyService, MasterKey } from '../types.js';
+import type { KeyService } from '../types.js';
 import {
   dataKeyOf,
   expiryFromNow,
@@ -18,10 +18,12 @@ import {
   jsonOf,
   keyError,
   keyStep,
+  kindKeyService,
   num,
   oauthError,
   oauthToken,
   oneLine,
+  postDecrypt,
   privateKeyFromPem,
   readTextFile,
   readTokenFile,
@@ -31,6 +33,7 @@ import {
   str,
   TokenCache,
   type CachedToken,
+  type DecryptApi,
 } from './common.js';
 import { azureVaultEndpoint, refusal, testOrigins } from './endpoints.js';
 
@@ -76,52 +79,48 @@ export function azureKeyVaultKeyService(config?: string, env: NodeJS.ProcessEnv 
       return credential(resource);
     });
 
-  return {
-    name: PROVIDER,
-    canOpen: (key: MasterKey) => key.kind === 'azure_kv',
-    async decrypt(key: MasterKey): Promise<Uint8Array | undefined> {
-      if (key.kind !== 'azure_kv') return undefined;
-      const vaultUrl = field(key, 'vault_url')?.replace(/\/+$/, '');
-      const keyName = field(key, 'name');
-      const version = field(key, 'version') ?? '';
-      const name = `${vaultUrl ?? '(no vault_url)'}/keys/${keyName ?? '(no name)'}/${version}`;
-      if (!vaultUrl || !keyName) throw keyError(PROVIDER, name, 'the master key needs vault_url and name');
-      let url: URL;
-      try {
-        url = new URL(
-          `${vaultUrl}/keys/${encodeURIComponent(keyName)}${version ? `/${encodeURIComponent(version)}` : ''}/decrypt`,
-        );
-      } catch {
-        throw keyError(PROVIDER, name, 'vault_url is not a URL');
-      }
-      url.searchParams.set('api-version', API_VERSION);
-      // The vault host comes from the SOPS file: only Key Vault hosts get a token or a request.
-      const endpoint = azureVaultEndpoint(url, testOrigins(env));
-      if (!endpoint.ok) throw keyError(PROVIDER, name, refusal(endpoint, 'vault_url'));
-      const ciphertext = fromBase64Url(key.enc);
-      if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, name, 'enc is not base64url');
-
-      const token = await keyStep(PROVIDER, name, () => tokenFor(endpoint.resource));
-      const headers = { authorization: `Bearer ${token.value}`, 'content-type': 'application/json' };
-      const body = JSON.stringify({ alg: 'RSA-OAEP-256', value: Buffer.from(ciphertext).toString('base64url') });
-      const res = await keyStep(PROVIDER, name, () =>
-        send(url, { method: 'POST', headers, body }, 'Azure Key Vault decrypt'),
+  return kindKeyService(PROVIDER, 'azure_kv', async (key) => {
+    const vaultUrl = field(key, 'vault_url')?.replace(/\/+$/, '');
+    const keyName = field(key, 'name');
+    const version = field(key, 'version') ?? '';
+    const name = `${vaultUrl ?? '(no vault_url)'}/keys/${keyName ?? '(no name)'}/${version}`;
+    if (!vaultUrl || !keyName) throw keyError(PROVIDER, name, 'the master key needs vault_url and name');
+    let url: URL;
+    try {
+      url = new URL(
+        `${vaultUrl}/keys/${encodeURIComponent(keyName)}${version ? `/${encodeURIComponent(version)}` : ''}/decrypt`,
       );
-      const json = jsonOf(res.body);
-      if (res.status !== 200) {
-        const e = (json as { error?: unknown } | undefined)?.error;
-        const message = str(e, 'message');
-        throw keyError(
-          PROVIDER,
-          name,
-          `decrypt failed: ${httpDetail(res.status, str(e, 'code'), message && redact(message, [token.value]))}`,
-        );
-      }
-      const value = str(json, 'value');
-      return dataKeyOf(value === undefined ? undefined : fromBase64Url(value), PROVIDER, name);
-    },
-  };
+    } catch {
+      throw keyError(PROVIDER, name, 'vault_url is not a URL');
+    }
+    url.searchParams.set('api-version', API_VERSION);
+    // The vault host comes from the SOPS file: only Key Vault hosts get a token or a request.
+    const endpoint = azureVaultEndpoint(url, testOrigins(env));
+    if (!endpoint.ok) throw keyError(PROVIDER, name, refusal(endpoint, 'vault_url'));
+    const ciphertext = fromBase64Url(key.enc);
+    if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, name, 'enc is not base64url');
+
+    const token = await keyStep(PROVIDER, name, () => tokenFor(endpoint.resource));
+    const headers = { authorization: `Bearer ${token.value}`, 'content-type': 'application/json' };
+    const body = JSON.stringify({ alg: 'RSA-OAEP-256', value: Buffer.from(ciphertext).toString('base64url') });
+    const json = await postDecrypt(DECRYPT, name, url, { headers, body }, [token.value]);
+    const value = str(json, 'value');
+    return dataKeyOf(value === undefined ? undefined : fromBase64Url(value), PROVIDER, name);
+  });
 }
+
+/** Key Vault's error body: `{error: {code, message}}`. */
+function keyVaultError(json: unknown): { code?: string; message?: string } {
+  const e = (json as { error?: unknown } | undefined)?.error;
+  return { code: str(e, 'code'), message: str(e, 'message') };
+}
+
+const DECRYPT: DecryptApi = {
+  provider: PROVIDER,
+  call: 'Azure Key Vault decrypt',
+  operation: 'decrypt',
+  errorOf: keyVaultError,
+};
 
 /** Parses Flux's `sops.azure-kv` entry (JSON is YAML). */
 function parseConfig(text: string): AzureConfig {

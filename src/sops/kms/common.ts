@@ -1,10 +1,12 @@
 /**
- * What the cloud key services share: one HTTP call with a single retry, provider errors that name
- * the key but never a credential, a token cache, and RS256 JSON Web Tokens signed with node:crypto.
+ * What the cloud key services share: one HTTP call with a single retry, the decrypt request and
+ * the key errors it ends in (naming the key but never a credential), a key service per master-key
+ * kind, OAuth 2.0 token requests and a token cache, credential files, and RS256 JSON Web Tokens
+ * signed with node:crypto.
  */
 import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { SopsError, type MasterKey } from '../types.js';
+import { SopsError, type KeyService, type MasterKey, type MasterKeyKind } from '../types.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -102,6 +104,19 @@ export function num(o: unknown, key: string): number | undefined {
   return undefined;
 }
 
+/** A key service for the master keys of one kind; `open` recovers the data key of such a key. */
+export function kindKeyService(
+  name: string,
+  kind: MasterKeyKind,
+  open: (key: MasterKey) => Promise<Uint8Array>,
+): KeyService {
+  return {
+    name,
+    canOpen: (key: MasterKey) => key.kind === kind,
+    decrypt: async (key: MasterKey) => (key.kind === kind ? open(key) : undefined),
+  };
+}
+
 /** A master key's string field, else undefined (an empty string counts as absent). */
 export function field(key: MasterKey, name: string): string | undefined {
   const v = key.fields[name];
@@ -144,6 +159,39 @@ export async function keyStep<T>(provider: string, keyName: string, step: () => 
   } catch (err) {
     throw keyError(provider, keyName, (err as Error).message, err);
   }
+}
+
+/** How a provider's decrypt request is named, and how its refusals read. */
+export interface DecryptApi {
+  /** The provider, as key errors name it ("AWS KMS"). */
+  provider: string;
+  /** Names the request in a network error ("AWS KMS Decrypt"). */
+  call: string;
+  /** The operation as a refusal names it: "<operation> failed: HTTP 403 (...)". */
+  operation: string;
+  /** The provider's error code and message, from a refusal's body. */
+  errorOf(json: unknown, res: HttpResponse): { code?: string | undefined; message?: string | undefined };
+}
+
+/**
+ * POSTs a decrypt request for the key `keyName` and returns the JSON answer. A network error or a
+ * refusal becomes the key's error; `secrets` (what the request carries) never reach its message.
+ */
+export async function postDecrypt(
+  api: DecryptApi,
+  keyName: string,
+  url: string | URL,
+  req: { headers: Record<string, string>; body: string },
+  secrets: readonly (string | undefined)[],
+): Promise<unknown> {
+  const res = await keyStep(api.provider, keyName, () => send(url, { method: 'POST', ...req }, api.call));
+  const json = jsonOf(res.body);
+  if (res.status !== 200) {
+    const { code, message } = api.errorOf(json, res);
+    const detail = httpDetail(res.status, code, message && redact(message, secrets));
+    throw keyError(api.provider, keyName, `${api.operation} failed: ${detail}`);
+  }
+  return json;
 }
 
 /** "HTTP 403 (AccessDenied: not allowed)", or "HTTP 403" when the provider said nothing readable. */

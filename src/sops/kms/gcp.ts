@@ -4,7 +4,7 @@
  * ciphertext (kept for compatibility with SOPS 3.8 and older), which is also what the REST API takes,
  * and the plaintext it returns is the base64 of the raw 32-byte data key (sops gcpkms/keysource.go).
  */
-import type { KeyService, MasterKey } from '../types.js';
+import type { KeyService } from '../types.js';
 import {
   dataKeyOf,
   expiryFromNow,
@@ -14,8 +14,10 @@ import {
   jsonOf,
   keyError,
   keyStep,
+  kindKeyService,
   num,
   oauthToken,
+  postDecrypt,
   privateKeyFromPem,
   readTextFile,
   readTokenFile,
@@ -25,6 +27,7 @@ import {
   str,
   TokenCache,
   type CachedToken,
+  type DecryptApi,
 } from './common.js';
 import { googleEndpoint, refusal, testOrigins, type GoogleUse } from './endpoints.js';
 
@@ -61,48 +64,32 @@ export function gcpKmsKeyService(credentialsJson?: string, env: NodeJS.ProcessEn
   const cache = new TokenCache<GcpToken>();
   const accessToken = () => cache.get('token', () => resolveToken(credentialsJson, env, testOrigins(env)));
 
-  return {
-    name: PROVIDER,
-    canOpen: (key: MasterKey) => key.kind === 'gcp_kms',
-    async decrypt(key: MasterKey): Promise<Uint8Array | undefined> {
-      if (key.kind !== 'gcp_kms') return undefined;
-      const resource = field(key, 'resource_id');
-      if (!resource) throw keyError(PROVIDER, '(no resource_id)', 'the master key has no resource_id');
-      if (!RESOURCE_RE.test(resource)) {
-        throw keyError(
-          PROVIDER,
-          resource,
-          'not a key resource id (projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>)',
-        );
-      }
-      const ciphertext = fromBase64(key.enc);
-      if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, resource, 'enc is not base64');
-
-      const token = await keyStep(PROVIDER, resource, accessToken);
-      const path = resource.split('/').map(encodeURIComponent).join('/');
-      const url = `${kmsEndpoint(env)}/v1/${path}:decrypt`;
-      const headers: Record<string, string> = {
-        authorization: `Bearer ${token.value}`,
-        'content-type': 'application/json',
-      };
-      if (token.quotaProject) headers['x-goog-user-project'] = token.quotaProject;
-      const body = JSON.stringify({ ciphertext: Buffer.from(ciphertext).toString('base64') });
-      const res = await keyStep(PROVIDER, resource, () =>
-        send(url, { method: 'POST', headers, body }, 'GCP KMS decrypt'),
+  return kindKeyService(PROVIDER, 'gcp_kms', async (key) => {
+    const resource = field(key, 'resource_id');
+    if (!resource) throw keyError(PROVIDER, '(no resource_id)', 'the master key has no resource_id');
+    if (!RESOURCE_RE.test(resource)) {
+      throw keyError(
+        PROVIDER,
+        resource,
+        'not a key resource id (projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>)',
       );
-      const json = jsonOf(res.body);
-      if (res.status !== 200) {
-        const { code, message } = googleError(json);
-        throw keyError(
-          PROVIDER,
-          resource,
-          `decrypt failed: ${httpDetail(res.status, code, message && redact(message, [token.value]))}`,
-        );
-      }
-      const plaintext = str(json, 'plaintext');
-      return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, resource);
-    },
-  };
+    }
+    const ciphertext = fromBase64(key.enc);
+    if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, resource, 'enc is not base64');
+
+    const token = await keyStep(PROVIDER, resource, accessToken);
+    const path = resource.split('/').map(encodeURIComponent).join('/');
+    const url = `${kmsEndpoint(env)}/v1/${path}:decrypt`;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token.value}`,
+      'content-type': 'application/json',
+    };
+    if (token.quotaProject) headers['x-goog-user-project'] = token.quotaProject;
+    const body = JSON.stringify({ ciphertext: Buffer.from(ciphertext).toString('base64') });
+    const json = await postDecrypt(DECRYPT, resource, url, { headers, body }, [token.value]);
+    const plaintext = str(json, 'plaintext');
+    return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, resource);
+  });
 }
 
 function kmsEndpoint(env: NodeJS.ProcessEnv): string {
@@ -125,6 +112,8 @@ function googleError(json: unknown): { code?: string; message?: string } {
   }
   return {};
 }
+
+const DECRYPT: DecryptApi = { provider: PROVIDER, call: 'GCP KMS decrypt', operation: 'decrypt', errorOf: googleError };
 
 async function resolveToken(
   explicit: string | undefined,
