@@ -11,6 +11,7 @@ export function goParseBool(s: string): boolean | undefined {
   return undefined;
 }
 
+/** Go's `strconv.ParseFloat(s, 64)` for decimal text, infinities and NaN; undefined where Go fails. */
 export function goParseFloat(text: string): number | undefined {
   const lower = text.toLowerCase();
   if (/^[+]?inf(inity)?$/.test(lower)) return Infinity;
