@@ -7,6 +7,7 @@ import type { Plain } from './tree.js';
 const ENC_RE = /^ENC\[AES256_GCM,data:(.+),iv:(.+),tag:(.+),type:(.+)\]/;
 const GCM_TAG_BYTES = 16;
 
+/** An `ENC[...]` value, decoded. */
 export interface EncValue {
   data: Buffer;
   iv: Buffer;

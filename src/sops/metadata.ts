@@ -9,6 +9,7 @@ import { SopsError, type MasterKey, type MasterKeyKind } from './types.js';
 /** `sops.DefaultUnencryptedSuffix`, used when the metadata names no encryption rule. */
 const DEFAULT_UNENCRYPTED_SUFFIX = '_unencrypted';
 
+/** The metadata as the walk uses it: key groups, the encryption rule, the MAC. */
 export interface Metadata {
   groups: MasterKey[][];
   threshold: number;

@@ -5,6 +5,7 @@ import { leaf, type CommentNode, type MapEntry, type MapNode } from '../tree.js'
 import { SopsError, type DecryptOptions } from '../types.js';
 import { decryptLoaded } from '../walk.js';
 
+/** Decrypts a dotenv file: `sops_`-prefixed keys are the flattened metadata; written back as `sops decrypt` does. */
 export async function decryptDotenv(text: string, opts: DecryptOptions): Promise<string> {
   const items: (MapEntry | CommentNode)[] = [];
   const meta: [string, string][] = [];

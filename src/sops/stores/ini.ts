@@ -164,6 +164,7 @@ function writeIni(sections: readonly IniSection[]): string {
   return out;
 }
 
+/** Decrypts an INI file: the `[sops]` section is the flattened metadata; written back with go-ini's layout. */
 export async function decryptIni(text: string, opts: DecryptOptions): Promise<string> {
   const parsed = parseIni(text);
   const metaSections = parsed.filter((s) => s.name === 'sops');

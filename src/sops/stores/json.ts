@@ -187,12 +187,14 @@ function extractSopsEntry(branch: MapNode): { branch: MapNode; meta: unknown } {
   };
 }
 
+/** Decrypts a JSON document and writes it with Go's `json.Indent` layout (tabs), as `sops decrypt` does. */
 export async function decryptJson(text: string, opts: DecryptOptions): Promise<string> {
   const { branch, meta } = extractSopsEntry(new JsonParser(text).parseDocument());
   await decryptLoaded([branch], meta, opts);
   return goJsonValue(branch, 0) + '\n';
 }
 
+/** Decrypts a binary file (a JSON document whose `data` holds the content) and returns the content. */
 export async function decryptBinary(text: string, opts: DecryptOptions): Promise<string> {
   const { branch, meta } = extractSopsEntry(new JsonParser(text).parseDocument());
   await decryptLoaded([branch], meta, opts);

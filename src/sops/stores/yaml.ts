@@ -157,6 +157,7 @@ function detectIndent(text: string): number {
   return Number.isFinite(min) ? Math.min(Math.max(min, 1), 8) : 2;
 }
 
+/** Decrypts every document of a YAML stream in place; the `sops` key of the first carries the metadata. */
 export async function decryptYaml(text: string, opts: DecryptOptions): Promise<string> {
   // Duplicate keys and nesting are checked by treeProblem: yaml's uniqueKeys is quadratic in a map's keys.
   const parsed = parseAllDocuments(text, { intAsBigInt: true, uniqueKeys: false });
