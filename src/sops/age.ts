@@ -19,7 +19,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { armor, Decrypter, type Identity, type Stanza } from 'age-encryption';
-import type { DescribesMiss } from './decrypt.js';
+import type { DescribesMiss } from './datakey.js';
 import { SopsError, type KeyService, type MasterKey } from './types.js';
 
 const ED25519_LABEL = 'age-encryption.org/v1/ssh-ed25519';

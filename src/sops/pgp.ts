@@ -4,7 +4,7 @@
  * keys, through the `openpgp` package instead of a `gpg` binary.
  */
 import { decrypt, readMessage, readPrivateKeys, type PrivateKey } from 'openpgp';
-import type { DescribesMiss } from './decrypt.js';
+import type { DescribesMiss } from './datakey.js';
 import { SopsError, type KeyService, type MasterKey } from './types.js';
 
 const BLOCK_RE = /-----BEGIN PGP PRIVATE KEY BLOCK-----[\s\S]*?-----END PGP PRIVATE KEY BLOCK-----/g;

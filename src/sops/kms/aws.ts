@@ -6,20 +6,24 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { KeyService, MasterKey } from '../types.js';
+import type { KeyService } from '../types.js';
 import {
   dataKeyOf,
   field,
   fromBase64,
   githubOidcToken,
   httpDetail,
-  jsonOf,
   keyError,
+  keyStep,
+  kindKeyService,
+  postDecrypt,
   readTokenFile,
   redact,
   send,
   str,
   TokenCache,
+  type DecryptApi,
+  type HttpResponse,
 } from './common.js';
 import { awsEndpoint, refusal } from './endpoints.js';
 
@@ -91,68 +95,43 @@ export function awsKmsKeyService(creds?: AwsCredentials, env: NodeJS.ProcessEnv 
     return cache.get(`role ${role} ${region}`, () => assumeRole(role, base, region, env));
   };
 
-  return {
-    name: PROVIDER,
-    canOpen: (key: MasterKey) => key.kind === 'kms',
-    async decrypt(key: MasterKey): Promise<Uint8Array | undefined> {
-      if (key.kind !== 'kms') return undefined;
-      const arn = field(key, 'arn');
-      if (!arn) throw keyError(PROVIDER, '(no arn)', 'the master key has no arn');
-      const role = field(key, 'role');
-      const name = role ? `${arn} (role ${role})` : arn;
-      const m = ARN_RE.exec(arn);
-      if (!m) throw keyError(PROVIDER, name, 'not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)');
-      const [, partition = 'aws', region = ''] = m;
-      const pinned = awsEndpoint('kms', partition, region, { fips: useFips(env) });
-      if (!pinned.ok) throw keyError(PROVIDER, name, refusal(pinned, 'arn'));
-      const blob = fromBase64(key.enc);
-      if (!blob || blob.length === 0) throw keyError(PROVIDER, name, 'enc is not base64');
-      const context = encryptionContext(key.fields['context']);
-      if (typeof context === 'string') throw keyError(PROVIDER, name, context);
+  return kindKeyService(PROVIDER, 'kms', async (key) => {
+    const arn = field(key, 'arn');
+    if (!arn) throw keyError(PROVIDER, '(no arn)', 'the master key has no arn');
+    const role = field(key, 'role');
+    const name = role ? `${arn} (role ${role})` : arn;
+    const m = ARN_RE.exec(arn);
+    if (!m) throw keyError(PROVIDER, name, 'not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)');
+    const [, partition = 'aws', region = ''] = m;
+    const pinned = awsEndpoint('kms', partition, region, { fips: useFips(env) });
+    if (!pinned.ok) throw keyError(PROVIDER, name, refusal(pinned, 'arn'));
+    const blob = fromBase64(key.enc);
+    if (!blob || blob.length === 0) throw keyError(PROVIDER, name, 'enc is not base64');
+    const context = encryptionContext(key.fields['context']);
+    if (typeof context === 'string') throw keyError(PROVIDER, name, context);
 
-      let c: TimedCredentials;
-      try {
-        c = await credentialsFor(region, role);
-      } catch (err) {
-        throw keyError(PROVIDER, name, (err as Error).message, err);
-      }
-      const url = endpoint(env, 'KMS', pinned.url);
-      const body = JSON.stringify({
-        KeyId: arn,
-        CiphertextBlob: Buffer.from(blob).toString('base64'),
-        ...(context ? { EncryptionContext: context } : {}),
-      });
-      const headers = signV4(
-        {
-          method: 'POST',
-          url,
-          headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'TrentService.Decrypt' },
-          body,
-        },
-        c,
-        region,
-        'kms',
-      );
-      let res;
-      try {
-        res = await send(url, { method: 'POST', headers, body }, 'AWS KMS Decrypt');
-      } catch (err) {
-        throw keyError(PROVIDER, name, (err as Error).message, err);
-      }
-      const json = jsonOf(res.body);
-      if (res.status !== 200) {
-        const code = awsJsonErrorCode(res.headers.get('x-amzn-errortype'), json);
-        const message = str(json, 'message') ?? str(json, 'Message');
-        throw keyError(
-          PROVIDER,
-          name,
-          `Decrypt failed: ${httpDetail(res.status, code, message && redact(message, secretsOf(c)))}`,
-        );
-      }
-      const plaintext = str(json, 'Plaintext');
-      return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, name);
-    },
-  };
+    const c = await keyStep(PROVIDER, name, () => credentialsFor(region, role));
+    const url = endpoint(env, 'KMS', pinned.url);
+    const body = JSON.stringify({
+      KeyId: arn,
+      CiphertextBlob: Buffer.from(blob).toString('base64'),
+      ...(context ? { EncryptionContext: context } : {}),
+    });
+    const headers = signV4(
+      {
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'TrentService.Decrypt' },
+        body,
+      },
+      c,
+      region,
+      'kms',
+    );
+    const json = await postDecrypt(DECRYPT, name, url, { headers, body }, secretsOf(c));
+    const plaintext = str(json, 'Plaintext');
+    return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, name);
+  });
 }
 
 /** SOPS's `context`: a map of strings, or absent; SOPS drops a context holding other values, we say so. */
@@ -202,6 +181,16 @@ function awsJsonErrorCode(header: string | null, json: unknown): string | undefi
   return noUrl.slice(noUrl.lastIndexOf('#') + 1);
 }
 
+/** KMS's refusal: the code of an AWS JSON-protocol error, and its message. */
+function kmsError(json: unknown, res: HttpResponse): { code?: string; message?: string } {
+  return {
+    code: awsJsonErrorCode(res.headers.get('x-amzn-errortype'), json),
+    message: str(json, 'message') ?? str(json, 'Message'),
+  };
+}
+
+const DECRYPT: DecryptApi = { provider: PROVIDER, call: 'AWS KMS Decrypt', operation: 'Decrypt', errorOf: kmsError };
+
 // ---- STS ---------------------------------------------------------------------------------------
 
 /** STS `AssumeRoleWithWebIdentity`: an unsigned Query-protocol call trading an OIDC token for credentials. */
@@ -212,18 +201,11 @@ async function assumeRoleWithWebIdentity(
   env: NodeJS.ProcessEnv,
 ): Promise<TimedCredentials> {
   const url = stsEndpoint(env, roleArn, region, 'AWS_ROLE_ARN and the region');
-  const body = new URLSearchParams({
-    Action: 'AssumeRoleWithWebIdentity',
-    Version: '2011-06-15',
-    RoleArn: roleArn,
-    RoleSessionName: env['AWS_ROLE_SESSION_NAME'] || `kustomize-reconcile-${Date.now()}`,
+  const session = env['AWS_ROLE_SESSION_NAME'] || `kustomize-reconcile-${Date.now()}`;
+  const res = await stsPost(url, 'AssumeRoleWithWebIdentity', roleArn, {
+    RoleSessionName: session,
     WebIdentityToken: token,
-  }).toString();
-  const res = await send(
-    url,
-    { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body },
-    'AWS STS AssumeRoleWithWebIdentity',
-  );
+  });
   return stsCredentials(res.status, res.body, `STS AssumeRoleWithWebIdentity for ${roleArn}`, [token]);
 }
 
@@ -235,25 +217,22 @@ async function assumeRole(
   env: NodeJS.ProcessEnv,
 ): Promise<TimedCredentials> {
   const url = stsEndpoint(env, roleArn, region, 'role');
-  const body = new URLSearchParams({
-    Action: 'AssumeRole',
-    Version: '2011-06-15',
-    RoleArn: roleArn,
-    RoleSessionName: sessionName(),
-  }).toString();
-  const headers = signV4(
-    {
-      method: 'POST',
-      url,
-      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
-      body,
-    },
-    base,
-    region,
-    'sts',
-  );
-  const res = await send(url, { method: 'POST', headers, body }, 'AWS STS AssumeRole');
+  const res = await stsPost(url, 'AssumeRole', roleArn, { RoleSessionName: sessionName() }, { creds: base, region });
   return stsCredentials(res.status, res.body, `STS AssumeRole of ${roleArn}`, secretsOf(base));
+}
+
+/** POSTs one STS Query-protocol action about `roleArn`, signed with Signature Version 4 when `sign` is given. */
+function stsPost(
+  url: URL,
+  action: 'AssumeRole' | 'AssumeRoleWithWebIdentity',
+  roleArn: string,
+  params: Record<string, string>,
+  sign?: { creds: AwsCredentials; region: string },
+): Promise<HttpResponse> {
+  const body = new URLSearchParams({ Action: action, Version: '2011-06-15', RoleArn: roleArn, ...params }).toString();
+  const form = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+  const headers = sign ? signV4({ method: 'POST', url, headers: form, body }, sign.creds, sign.region, 'sts') : form;
+  return send(url, { method: 'POST', headers, body }, `AWS STS ${action}`);
 }
 
 function partitionOfRole(arn: string): string {

@@ -6,9 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID, X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import type { KeyService, MasterKey } from '../types.js';
+import type { KeyService } from '../types.js';
 import {
   dataKeyOf,
   expiryFromNow,
@@ -18,10 +17,15 @@ import {
   httpDetail,
   jsonOf,
   keyError,
+  keyStep,
+  kindKeyService,
   num,
   oauthError,
+  oauthToken,
   oneLine,
+  postDecrypt,
   privateKeyFromPem,
+  readTextFile,
   readTokenFile,
   redact,
   send,
@@ -29,6 +33,7 @@ import {
   str,
   TokenCache,
   type CachedToken,
+  type DecryptApi,
 } from './common.js';
 import { azureVaultEndpoint, refusal, testOrigins } from './endpoints.js';
 
@@ -74,66 +79,48 @@ export function azureKeyVaultKeyService(config?: string, env: NodeJS.ProcessEnv 
       return credential(resource);
     });
 
-  return {
-    name: PROVIDER,
-    canOpen: (key: MasterKey) => key.kind === 'azure_kv',
-    async decrypt(key: MasterKey): Promise<Uint8Array | undefined> {
-      if (key.kind !== 'azure_kv') return undefined;
-      const vaultUrl = field(key, 'vault_url')?.replace(/\/+$/, '');
-      const keyName = field(key, 'name');
-      const version = field(key, 'version') ?? '';
-      const name = `${vaultUrl ?? '(no vault_url)'}/keys/${keyName ?? '(no name)'}/${version}`;
-      if (!vaultUrl || !keyName) throw keyError(PROVIDER, name, 'the master key needs vault_url and name');
-      let url: URL;
-      try {
-        url = new URL(
-          `${vaultUrl}/keys/${encodeURIComponent(keyName)}${version ? `/${encodeURIComponent(version)}` : ''}/decrypt`,
-        );
-      } catch {
-        throw keyError(PROVIDER, name, 'vault_url is not a URL');
-      }
-      url.searchParams.set('api-version', API_VERSION);
-      // The vault host comes from the SOPS file: only Key Vault hosts get a token or a request.
-      const endpoint = azureVaultEndpoint(url, testOrigins(env));
-      if (!endpoint.ok) throw keyError(PROVIDER, name, refusal(endpoint, 'vault_url'));
-      const ciphertext = fromBase64Url(key.enc);
-      if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, name, 'enc is not base64url');
+  return kindKeyService(PROVIDER, 'azure_kv', async (key) => {
+    const vaultUrl = field(key, 'vault_url')?.replace(/\/+$/, '');
+    const keyName = field(key, 'name');
+    const version = field(key, 'version') ?? '';
+    const name = `${vaultUrl ?? '(no vault_url)'}/keys/${keyName ?? '(no name)'}/${version}`;
+    if (!vaultUrl || !keyName) throw keyError(PROVIDER, name, 'the master key needs vault_url and name');
+    let url: URL;
+    try {
+      url = new URL(
+        `${vaultUrl}/keys/${encodeURIComponent(keyName)}${version ? `/${encodeURIComponent(version)}` : ''}/decrypt`,
+      );
+    } catch {
+      throw keyError(PROVIDER, name, 'vault_url is not a URL');
+    }
+    url.searchParams.set('api-version', API_VERSION);
+    // The vault host comes from the SOPS file: only Key Vault hosts get a token or a request.
+    const endpoint = azureVaultEndpoint(url, testOrigins(env));
+    if (!endpoint.ok) throw keyError(PROVIDER, name, refusal(endpoint, 'vault_url'));
+    const ciphertext = fromBase64Url(key.enc);
+    if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, name, 'enc is not base64url');
 
-      let token: CachedToken;
-      try {
-        token = await tokenFor(endpoint.resource);
-      } catch (err) {
-        throw keyError(PROVIDER, name, (err as Error).message, err);
-      }
-      let res;
-      try {
-        res = await send(
-          url,
-          {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token.value}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ alg: 'RSA-OAEP-256', value: Buffer.from(ciphertext).toString('base64url') }),
-          },
-          'Azure Key Vault decrypt',
-        );
-      } catch (err) {
-        throw keyError(PROVIDER, name, (err as Error).message, err);
-      }
-      const json = jsonOf(res.body);
-      if (res.status !== 200) {
-        const e = (json as { error?: unknown } | undefined)?.error;
-        const message = str(e, 'message');
-        throw keyError(
-          PROVIDER,
-          name,
-          `decrypt failed: ${httpDetail(res.status, str(e, 'code'), message && redact(message, [token.value]))}`,
-        );
-      }
-      const value = str(json, 'value');
-      return dataKeyOf(value === undefined ? undefined : fromBase64Url(value), PROVIDER, name);
-    },
-  };
+    const token = await keyStep(PROVIDER, name, () => tokenFor(endpoint.resource));
+    const headers = { authorization: `Bearer ${token.value}`, 'content-type': 'application/json' };
+    const body = JSON.stringify({ alg: 'RSA-OAEP-256', value: Buffer.from(ciphertext).toString('base64url') });
+    const json = await postDecrypt(DECRYPT, name, url, { headers, body }, [token.value]);
+    const value = str(json, 'value');
+    return dataKeyOf(value === undefined ? undefined : fromBase64Url(value), PROVIDER, name);
+  });
 }
+
+/** Key Vault's error body: `{error: {code, message}}`. */
+function keyVaultError(json: unknown): { code?: string; message?: string } {
+  const e = (json as { error?: unknown } | undefined)?.error;
+  return { code: str(e, 'code'), message: str(e, 'message') };
+}
+
+const DECRYPT: DecryptApi = {
+  provider: PROVIDER,
+  call: 'Azure Key Vault decrypt',
+  operation: 'decrypt',
+  errorOf: keyVaultError,
+};
 
 /** Parses Flux's `sops.azure-kv` entry (JSON is YAML). */
 function parseConfig(text: string): AzureConfig {
@@ -206,14 +193,7 @@ function chooseCredential(configText: string | undefined, env: NodeJS.ProcessEnv
     const certPath = env['AZURE_CLIENT_CERTIFICATE_PATH'];
     if (certPath) {
       return async (resource) => {
-        let pem: string;
-        try {
-          pem = await readFile(certPath, 'utf8');
-        } catch (err) {
-          throw new Error(`AZURE_CLIENT_CERTIFICATE_PATH: cannot read ${certPath}: ${(err as Error).message}`, {
-            cause: err,
-          });
-        }
+        const pem = await readTextFile(certPath, 'AZURE_CLIENT_CERTIFICATE_PATH');
         const sendChain = env['AZURE_CLIENT_SEND_CERTIFICATE_CHAIN'] === 'true';
         const password = env['AZURE_CLIENT_CERTIFICATE_PASSWORD'];
         return clientCertificateCredential(envAuthority, tenant, client, pem, password, sendChain)(resource);
@@ -243,30 +223,9 @@ function tokenUrl(authority: string | undefined, tenant: string): string {
 }
 
 /** OAuth 2.0 client credentials grant at Microsoft Entra (the v2.0 token endpoint). */
-async function entraToken(
-  url: string,
-  form: Record<string, string>,
-  what: string,
-  secrets: string[],
-): Promise<CachedToken> {
-  const res = await send(
-    url,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form).toString(),
-    },
-    'Microsoft Entra token',
-  );
-  const json = jsonOf(res.body);
-  const token = str(json, 'access_token');
-  if (res.status !== 200 || !token) {
-    const { code, message } = oauthError(res.body);
-    throw new Error(
-      `${what}: token request to ${new URL(url).host} failed: ${httpDetail(res.status, code, message && redact(message, secrets))}`,
-    );
-  }
-  return { value: token, expiresAt: expiryFromNow(num(json, 'expires_in')) };
+function entraToken(url: string, form: Record<string, string>, what: string, secrets: string[]): Promise<CachedToken> {
+  const failed = `${what}: token request to ${new URL(url).host}`;
+  return oauthToken(url, form, { call: 'Microsoft Entra token', failed }, secrets);
 }
 
 function clientSecretCredential(

@@ -1,10 +1,12 @@
 /**
- * What the cloud key services share: one HTTP call with a single retry, provider errors that name
- * the key but never a credential, a token cache, and RS256 JSON Web Tokens signed with node:crypto.
+ * What the cloud key services share: one HTTP call with a single retry, the decrypt request and
+ * the key errors it ends in (naming the key but never a credential), a key service per master-key
+ * kind, OAuth 2.0 token requests and a token cache, credential files, and RS256 JSON Web Tokens
+ * signed with node:crypto.
  */
 import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { SopsError, type MasterKey } from '../types.js';
+import { SopsError, type KeyService, type MasterKey, type MasterKeyKind } from '../types.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -102,6 +104,19 @@ export function num(o: unknown, key: string): number | undefined {
   return undefined;
 }
 
+/** A key service for the master keys of one kind; `open` recovers the data key of such a key. */
+export function kindKeyService(
+  name: string,
+  kind: MasterKeyKind,
+  open: (key: MasterKey) => Promise<Uint8Array>,
+): KeyService {
+  return {
+    name,
+    canOpen: (key: MasterKey) => key.kind === kind,
+    decrypt: async (key: MasterKey) => (key.kind === kind ? open(key) : undefined),
+  };
+}
+
 /** A master key's string field, else undefined (an empty string counts as absent). */
 export function field(key: MasterKey, name: string): string | undefined {
   const v = key.fields[name];
@@ -134,6 +149,51 @@ export function keyError(provider: string, keyName: string, detail: string, caus
   return new SopsError(`${provider} key ${keyName}: ${detail}`, cause === undefined ? undefined : { cause });
 }
 
+/**
+ * Runs one step of opening a key (getting a token, calling the service); a failure becomes the
+ * key's error with the step's message, so that every provider names the key the same way.
+ */
+export async function keyStep<T>(provider: string, keyName: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    throw keyError(provider, keyName, (err as Error).message, err);
+  }
+}
+
+/** How a provider's decrypt request is named, and how its refusals read. */
+export interface DecryptApi {
+  /** The provider, as key errors name it ("AWS KMS"). */
+  provider: string;
+  /** Names the request in a network error ("AWS KMS Decrypt"). */
+  call: string;
+  /** The operation as a refusal names it: "<operation> failed: HTTP 403 (...)". */
+  operation: string;
+  /** The provider's error code and message, from a refusal's body. */
+  errorOf(json: unknown, res: HttpResponse): { code?: string | undefined; message?: string | undefined };
+}
+
+/**
+ * POSTs a decrypt request for the key `keyName` and returns the JSON answer. A network error or a
+ * refusal becomes the key's error; `secrets` (what the request carries) never reach its message.
+ */
+export async function postDecrypt(
+  api: DecryptApi,
+  keyName: string,
+  url: string | URL,
+  req: { headers: Record<string, string>; body: string },
+  secrets: readonly (string | undefined)[],
+): Promise<unknown> {
+  const res = await keyStep(api.provider, keyName, () => send(url, { method: 'POST', ...req }, api.call));
+  const json = jsonOf(res.body);
+  if (res.status !== 200) {
+    const { code, message } = api.errorOf(json, res);
+    const detail = httpDetail(res.status, code, message && redact(message, secrets));
+    throw keyError(api.provider, keyName, `${api.operation} failed: ${detail}`);
+  }
+  return json;
+}
+
 /** "HTTP 403 (AccessDenied: not allowed)", or "HTTP 403" when the provider said nothing readable. */
 export function httpDetail(status: number, code: string | undefined, message: string | undefined): string {
   const parts = [code, message].filter((p): p is string => !!p && p.trim() !== '').map((p) => oneLine(p));
@@ -147,6 +207,35 @@ export function oauthError(body: string): { code?: string; message?: string } {
   // Entra's descriptions carry trace and correlation ids on further lines; the first says why.
   const message = str(j, 'error_description')?.split(/\r?\n/)[0];
   return { ...(code ? { code } : {}), ...(message ? { message } : {}) };
+}
+
+/**
+ * POSTs a form to an OAuth 2.0 token endpoint and reads `{access_token, expires_in}`. `call` names
+ * the request in a network error; a refusal reads "<failed> failed: HTTP ...", with `secrets`
+ * (what the form carries) taken out of the endpoint's message.
+ */
+export async function oauthToken(
+  url: string,
+  form: Record<string, string>,
+  names: { call: string; failed: string },
+  secrets: string[],
+): Promise<CachedToken> {
+  const res = await send(
+    url,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams(form).toString(),
+    },
+    names.call,
+  );
+  const json = jsonOf(res.body);
+  const token = str(json, 'access_token');
+  if (res.status !== 200 || !token) {
+    const { code, message } = oauthError(res.body);
+    throw new Error(`${names.failed} failed: ${httpDetail(res.status, code, message && redact(message, secrets))}`);
+  }
+  return { value: token, expiresAt: expiryFromNow(num(json, 'expires_in')) };
 }
 
 export interface CachedToken {
@@ -231,15 +320,20 @@ export function dataKeyOf(bytes: Uint8Array | undefined, provider: string, keyNa
   return bytes;
 }
 
-/** Reads a token file (a projected OIDC token, a credential source), trimmed. */
-export async function readTokenFile(path: string, what: string): Promise<string> {
+/** Reads a file the credentials name; an error says which setting named it (`what`) and why it failed. */
+export async function readTextFile(path: string, what: string): Promise<string> {
   try {
-    const text = (await readFile(path, 'utf8')).trim();
-    if (!text) throw new Error('the file is empty');
-    return text;
+    return await readFile(path, 'utf8');
   } catch (err) {
     throw new Error(`${what}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/** Reads a token file (a projected OIDC token, a credential source), trimmed. */
+export async function readTokenFile(path: string, what: string): Promise<string> {
+  const text = (await readTextFile(path, what)).trim();
+  if (!text) throw new Error(`${what}: cannot read ${path}: the file is empty`);
+  return text;
 }
 
 /**

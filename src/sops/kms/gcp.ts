@@ -4,8 +4,7 @@
  * ciphertext (kept for compatibility with SOPS 3.8 and older), which is also what the REST API takes,
  * and the plaintext it returns is the base64 of the raw 32-byte data key (sops gcpkms/keysource.go).
  */
-import { readFile } from 'node:fs/promises';
-import type { KeyService, MasterKey } from '../types.js';
+import type { KeyService } from '../types.js';
 import {
   dataKeyOf,
   expiryFromNow,
@@ -14,9 +13,13 @@ import {
   httpDetail,
   jsonOf,
   keyError,
+  keyStep,
+  kindKeyService,
   num,
-  oauthError,
+  oauthToken,
+  postDecrypt,
   privateKeyFromPem,
+  readTextFile,
   readTokenFile,
   redact,
   send,
@@ -24,6 +27,7 @@ import {
   str,
   TokenCache,
   type CachedToken,
+  type DecryptApi,
 } from './common.js';
 import { googleEndpoint, refusal, testOrigins, type GoogleUse } from './endpoints.js';
 
@@ -60,59 +64,32 @@ export function gcpKmsKeyService(credentialsJson?: string, env: NodeJS.ProcessEn
   const cache = new TokenCache<GcpToken>();
   const accessToken = () => cache.get('token', () => resolveToken(credentialsJson, env, testOrigins(env)));
 
-  return {
-    name: PROVIDER,
-    canOpen: (key: MasterKey) => key.kind === 'gcp_kms',
-    async decrypt(key: MasterKey): Promise<Uint8Array | undefined> {
-      if (key.kind !== 'gcp_kms') return undefined;
-      const resource = field(key, 'resource_id');
-      if (!resource) throw keyError(PROVIDER, '(no resource_id)', 'the master key has no resource_id');
-      if (!RESOURCE_RE.test(resource)) {
-        throw keyError(
-          PROVIDER,
-          resource,
-          'not a key resource id (projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>)',
-        );
-      }
-      const ciphertext = fromBase64(key.enc);
-      if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, resource, 'enc is not base64');
+  return kindKeyService(PROVIDER, 'gcp_kms', async (key) => {
+    const resource = field(key, 'resource_id');
+    if (!resource) throw keyError(PROVIDER, '(no resource_id)', 'the master key has no resource_id');
+    if (!RESOURCE_RE.test(resource)) {
+      throw keyError(
+        PROVIDER,
+        resource,
+        'not a key resource id (projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>)',
+      );
+    }
+    const ciphertext = fromBase64(key.enc);
+    if (!ciphertext || ciphertext.length === 0) throw keyError(PROVIDER, resource, 'enc is not base64');
 
-      let token: GcpToken;
-      try {
-        token = await accessToken();
-      } catch (err) {
-        throw keyError(PROVIDER, resource, (err as Error).message, err);
-      }
-      const path = resource.split('/').map(encodeURIComponent).join('/');
-      const url = `${kmsEndpoint(env)}/v1/${path}:decrypt`;
-      const headers: Record<string, string> = {
-        authorization: `Bearer ${token.value}`,
-        'content-type': 'application/json',
-      };
-      if (token.quotaProject) headers['x-goog-user-project'] = token.quotaProject;
-      let res;
-      try {
-        res = await send(
-          url,
-          { method: 'POST', headers, body: JSON.stringify({ ciphertext: Buffer.from(ciphertext).toString('base64') }) },
-          'GCP KMS decrypt',
-        );
-      } catch (err) {
-        throw keyError(PROVIDER, resource, (err as Error).message, err);
-      }
-      const json = jsonOf(res.body);
-      if (res.status !== 200) {
-        const { code, message } = googleError(json);
-        throw keyError(
-          PROVIDER,
-          resource,
-          `decrypt failed: ${httpDetail(res.status, code, message && redact(message, [token.value]))}`,
-        );
-      }
-      const plaintext = str(json, 'plaintext');
-      return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, resource);
-    },
-  };
+    const token = await keyStep(PROVIDER, resource, accessToken);
+    const path = resource.split('/').map(encodeURIComponent).join('/');
+    const url = `${kmsEndpoint(env)}/v1/${path}:decrypt`;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token.value}`,
+      'content-type': 'application/json',
+    };
+    if (token.quotaProject) headers['x-goog-user-project'] = token.quotaProject;
+    const body = JSON.stringify({ ciphertext: Buffer.from(ciphertext).toString('base64') });
+    const json = await postDecrypt(DECRYPT, resource, url, { headers, body }, [token.value]);
+    const plaintext = str(json, 'plaintext');
+    return dataKeyOf(plaintext === undefined ? undefined : fromBase64(plaintext), PROVIDER, resource);
+  });
 }
 
 function kmsEndpoint(env: NodeJS.ProcessEnv): string {
@@ -136,6 +113,8 @@ function googleError(json: unknown): { code?: string; message?: string } {
   return {};
 }
 
+const DECRYPT: DecryptApi = { provider: PROVIDER, call: 'GCP KMS decrypt', operation: 'decrypt', errorOf: googleError };
+
 async function resolveToken(
   explicit: string | undefined,
   env: NodeJS.ProcessEnv,
@@ -144,30 +123,20 @@ async function resolveToken(
   if (explicit?.trim()) return tokenFromCredentials(explicit, 'the sops.gcp-kms credentials', { test });
   const sopsCreds = env['GOOGLE_CREDENTIALS'];
   if (sopsCreds?.trim()) {
-    const text = sopsCreds.trim().startsWith('{')
-      ? sopsCreds
-      : await readCredentialsFile(sopsCreds, 'GOOGLE_CREDENTIALS');
+    const text = sopsCreds.trim().startsWith('{') ? sopsCreds : await readTextFile(sopsCreds, 'GOOGLE_CREDENTIALS');
     return tokenFromCredentials(text, 'GOOGLE_CREDENTIALS');
   }
   const oauth = env['GOOGLE_OAUTH_ACCESS_TOKEN'];
   if (oauth?.trim()) return { value: oauth.trim(), expiresAt: Infinity };
   const adc = env['GOOGLE_APPLICATION_CREDENTIALS'];
   if (adc) {
-    const text = await readCredentialsFile(adc, 'GOOGLE_APPLICATION_CREDENTIALS');
+    const text = await readTextFile(adc, 'GOOGLE_APPLICATION_CREDENTIALS');
     return tokenFromCredentials(text, `GOOGLE_APPLICATION_CREDENTIALS (${adc})`);
   }
   throw new Error(
     'no GCP credentials: give a sops.gcp-kms entry in the decryption Secret, or set ' +
       'GOOGLE_APPLICATION_CREDENTIALS (google-github-actions/auth does), GOOGLE_CREDENTIALS or GOOGLE_OAUTH_ACCESS_TOKEN',
   );
-}
-
-async function readCredentialsFile(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    throw new Error(`${what}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
-  }
 }
 
 /** For credentials that did not come from the runner: the test-only origins admitted besides Google's. */
@@ -369,27 +338,7 @@ async function subjectTokenFrom(source: object, what: string): Promise<string> {
   return raw;
 }
 
-/** POSTs a form to an OAuth 2.0 token endpoint and reads `{access_token, expires_in}`. */
-async function oauthTokenRequest(
-  url: string,
-  form: Record<string, string>,
-  what: string,
-  secrets: string[],
-): Promise<CachedToken> {
-  const res = await send(
-    url,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form).toString(),
-    },
-    what,
-  );
-  const json = jsonOf(res.body);
-  const token = str(json, 'access_token');
-  if (res.status !== 200 || !token) {
-    const { code, message } = oauthError(res.body);
-    throw new Error(`${what} failed: ${httpDetail(res.status, code, message && redact(message, secrets))}`);
-  }
-  return { value: token, expiresAt: expiryFromNow(num(json, 'expires_in')) };
+/** POSTs a form to a Google token endpoint; `what` names the request in its errors. */
+function oauthTokenRequest(url: string, form: Record<string, string>, what: string, secrets: string[]) {
+  return oauthToken(url, form, { call: what, failed: what }, secrets);
 }
