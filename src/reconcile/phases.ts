@@ -76,10 +76,13 @@ export function actingAs(
   note: (line: string) => void,
 ): ClusterClient {
   const user = impersonatedUser(spec, settings);
-  if (user === undefined) return client;
-  note(`Acting as ${user}${spec.serviceAccountName ? '' : ' (input default-service-account)'}`);
-  return client.impersonating(user);
+  if (user !== undefined) note(`Acting as ${user}${spec.serviceAccountName ? '' : ' (input default-service-account)'}`);
+  return actAs(client, user);
 }
+
+/** `client` impersonating `user` by name alone, or `client` itself without one. */
+export const actAs = (client: ClusterClient, user: string | undefined): ClusterClient =>
+  user === undefined ? client : client.impersonating(user);
 
 /** The apply phase: staged server-side apply (in a preview, dry-runs only). Throws ApplyError. */
 export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeSetEntry[]> {

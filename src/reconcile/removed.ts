@@ -28,8 +28,8 @@ import type { KustomizationSpec } from '../flux/types.js';
 import { namespacePruneRefusal } from '../ssa/contents.js';
 import { deleteStale, PruneStopped, type PruneResult } from '../ssa/delete.js';
 import type { RunContext } from './context.js';
-import { acquireLock } from './inventory-run.js';
-import { describeFailure, failedDeletions } from './phases.js';
+import { acquireLock, explained } from './inventory-run.js';
+import { actAs, describeFailure, failedDeletions } from './phases.js';
 
 export interface RemovalReport {
   removed: RemovedKustomization[];
@@ -200,7 +200,7 @@ async function removeOne(
 ): Promise<{ removed: RemovedKustomization; pruned: PrunedObject[] }> {
   const [namespace, name] = f.kustomization.split('/') as [string, string];
   const dryRun = settings.mode !== 'apply';
-  const lock = dryRun ? undefined : await acquireLock(client, f.store, settings, log);
+  const lock = dryRun ? undefined : await explained(f.store, () => acquireLock(client, f.store, settings, log));
   try {
     // Read again under the lock: the last run before the file went may have changed it.
     const record = dryRun ? f.record : ((await f.store.read()).record ?? f.record);
@@ -233,7 +233,7 @@ async function removeOne(
     // As the run that applied them recorded; an inventory without a record (written before it was
     // kept, or forged) acts as default-service-account when set, as a present Kustomization would.
     const user = record.status.impersonate ?? impersonatedUser({ namespace }, settings);
-    const actor = user ? client.impersonating(user) : client;
+    const actor = actAs(client, user);
     const prunedOf = (results: PruneResult[]): PrunedObject[] =>
       results.map(({ subject, action: a, reason }) => ({
         subject,
