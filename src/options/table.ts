@@ -61,7 +61,7 @@ export const INPUTS: readonly Option[] = [
       "The Kustomization's name for path (its inventory, lock and owner labels are named after it; namespace flux-system). Default: derived from the repository and the whole path, e.g. app1-deploy-<hash>, so that two folders or repositories never share one. Set it to keep a stable name when the folder moves; a name already recorded by another repository is refused.",
     flag: {
       arg: 'NAME',
-      help: "the Kustomization's name for --path (inventory, lock and owner labels)",
+      help: "the Kustomization's name for --path: its inventory, lock and owner labels",
       defaultText: 'derived from the repository (git remote, else the root) and the path',
     },
   },
@@ -423,8 +423,3 @@ export const CLI_ONLY: readonly Option[] = [
 
 /** Every option, inputs first. */
 export const OPTIONS: readonly Option[] = [...INPUTS, ...CLI_ONLY];
-
-/** The CLI flag's name (without `--`) of an option, if it has one. */
-export function flagName(option: Option): string | undefined {
-  return option.flag ? (option.flag.name ?? option.input) : undefined;
-}
