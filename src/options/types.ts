@@ -45,7 +45,7 @@ export interface Option {
   input?: string;
   /** The normalize() input (RawSettings) it fills; absent for flags the CLI handles itself. */
   field?: keyof RawSettings;
-  /** The Settings field it ends up in, for the reader of this table. */
+  /** The Settings field it ends up in, where that is not `field` (for the reader of this table). */
   setting?: string;
   kind: Kind;
   /** The allowed values of an enum. */
