@@ -15,6 +15,25 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  // @actions/core belongs to the action's edge alone: everything else takes its inputs, log and
+  // secrets injected, so that the CLI and the tests run the same code without a runner.
+  {
+    files: ['**/*.ts', '**/*.js', '**/*.mjs'],
+    ignores: ['src/main.ts', 'src/action/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@actions/core',
+              message: 'Only src/main.ts and src/action/ may use @actions/core: inject what you need instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,

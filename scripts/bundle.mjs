@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const outdir = process.argv[2] ?? 'dist';
 const result = await build({
-  entryPoints: { index: 'src/index.ts', cli: 'src/cli.ts' },
+  entryPoints: { index: 'src/index.ts', cli: 'src/bin/cli.ts' },
   bundle: true,
   platform: 'node',
   target: 'node24',

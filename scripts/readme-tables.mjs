@@ -1,42 +1,65 @@
-// Generates the README's inputs and outputs tables from action.yml, the one place they are
-// described (the Marketplace shows the same descriptions).
+// Generates the README's inputs, outputs and CLI flags tables: the inputs and flags from the option
+// table (src/options/table.ts, which a unit test holds equal to action.yml's inputs), the outputs
+// from action.yml (the Marketplace shows the same descriptions).
 //
 //   node scripts/readme-tables.mjs          exit 1 and name the stale region when README.md differs
 //   node scripts/readme-tables.mjs --write  rewrite the regions in README.md (npm run readme)
 //
-// The regions sit between <!-- inputs:start --> / <!-- inputs:end --> and <!-- outputs:start --> /
-// <!-- outputs:end -->. Tables go through prettier with the repository's configuration, so that
+// The regions sit between <!-- NAME:start --> / <!-- NAME:end --> for NAME inputs, outputs and flags. Tables go through prettier with the repository's configuration, so that
 // `prettier --write README.md` leaves them exactly as generated.
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { parse } from 'yaml';
+// Node runs these TypeScript files itself: they have no runtime imports.
+import { flagHelp, flagSpelling } from '../src/options/spelling.ts';
+import { OPTIONS } from '../src/options/table.ts';
 
 const README = fileURLToPath(new globalThis.URL('../README.md', import.meta.url));
 const ACTION = fileURLToPath(new globalThis.URL('../action.yml', import.meta.url));
 
 /** The names of the generated regions, in README order. */
-export const REGIONS = ['inputs', 'outputs'];
+export const REGIONS = ['inputs', 'outputs', 'flags'];
 
 /**
  * Renders the inputs table (`input | default | description`) and the outputs table
- * (`output | description`) from action.yml's text, formatted as prettier formats README.md.
+ * (`output | description`) from action.yml's text, formatted as prettier formats README.md. Given
+ * the option table, the inputs come from it instead, and the CLI flags table
+ * (`flag | input | description`) is rendered too.
  * @param {string} actionYmlText
- * @returns {Promise<{ inputs: string, outputs: string }>}
+ * @param {readonly import('../src/options/types.ts').Option[]} [options]
+ * @returns {Promise<{ inputs: string, outputs: string, flags?: string }>}
  */
-export async function renderTables(actionYmlText) {
+export async function renderTables(actionYmlText, options) {
   const action = parse(actionYmlText);
-  const inputs = entries(action?.inputs, 'inputs').map(([name, spec]) => [
+  const specs = options
+    ? options.filter((o) => o.input).map((o) => [o.input, { default: o.default, description: o.description }])
+    : entries(action?.inputs, 'inputs');
+  const inputs = specs.map(([name, spec]) => [
     code(name),
     spec.default === undefined || spec.default === null || String(spec.default) === '' ? '' : code(spec.default),
     text(spec.description),
   ]);
   const outputs = entries(action?.outputs, 'outputs').map(([name, spec]) => [code(name), text(spec.description)]);
-  const options = { ...(await resolveConfig(README)), parser: 'markdown' };
+  const prettierOptions = { ...(await resolveConfig(README)), parser: 'markdown' };
   return {
-    inputs: await table(['input', 'default', 'description'], inputs, options),
-    outputs: await table(['output', 'description'], outputs, options),
+    inputs: await table(['input', 'default', 'description'], inputs, prettierOptions),
+    outputs: await table(['output', 'description'], outputs, prettierOptions),
+    ...(options ? { flags: await table(['flag', 'input', 'description'], flagRows(options), prettierOptions) } : {}),
   };
+}
+
+/**
+ * A row per flag (its spelling, the input it stands for, its help and default), then a row per
+ * input without a flag (the reason).
+ * @param {readonly import('../src/options/types.ts').Option[]} options
+ */
+function flagRows(options) {
+  const rows = options
+    .filter((o) => o.flag)
+    .map((o) => [code(flagSpelling(o)), o.input ? code(o.input) : '', text(flagHelp(o))]);
+  const none = options.filter((o) => o.input && !o.flag).map((o) => ['', code(o.input), text(`no flag: ${o.noFlag}`)]);
+  return [...rows, ...none];
 }
 
 /**
@@ -104,7 +127,7 @@ async function main(argv) {
     console.error(`usage: node scripts/readme-tables.mjs [--write] (unknown: ${unknown.join(' ')})`);
     return 2;
   }
-  const tables = await renderTables(await readFile(ACTION, 'utf8'));
+  const tables = await renderTables(await readFile(ACTION, 'utf8'), OPTIONS);
   const readme = await readFile(README, 'utf8');
   let next = readme;
   const stale = [];
@@ -123,7 +146,8 @@ async function main(argv) {
     return 0;
   }
   if (stale.length > 0) {
-    for (const name of stale) console.error(`README.md: the ${name} table is stale (action.yml changed)`);
+    for (const name of stale)
+      console.error(`README.md: the ${name} table is stale (action.yml or src/options/table.ts changed)`);
     console.error('run npm run readme');
     return 1;
   }

@@ -6,7 +6,8 @@ import { reconcile } from './reconcile/index.js';
 import { exitCode, hasChanges, type Report } from './report/model.js';
 import { closingLines, renderSummary } from './report/render.js';
 import { Scrubber, scrubReport } from './report/scrub.js';
-import { readActionSettings, type Settings } from './settings.js';
+import { readActionSettings } from './action/inputs.js';
+import { knownSecrets, type Settings } from './settings.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
@@ -18,7 +19,7 @@ export async function run(): Promise<void> {
     const secret = (s: string) => {
       for (const f of scrubber.add(s)) core.setSecret(f);
     };
-    [...Object.values(settings.secretVars), ...settings.masked].forEach(secret);
+    knownSecrets(settings).forEach(secret);
     core.info(`kustomize-reconcile ${settings.mode}`);
     const raw = await reconcile(settings, {
       // Scrubbed as well as masked: a value must not depend on the runner's masking to stay hidden.
@@ -30,7 +31,7 @@ export async function run(): Promise<void> {
     });
     // Everything below leaves the runner's masked log: comment, check run, summary, outputs.
     const report = scrubReport(raw, scrubber.known);
-    // Each applied and pruned object had its line in the group above.
+    // Each applied and pruned object had its line in the phases' groups above.
     for (const line of closingLines(report)) core.info(line);
     const published = await publishReport(report, settings, ctx);
     setOutputs(report, settings, published);

@@ -1,15 +1,14 @@
-import * as core from '@actions/core';
-import { hostname } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
-import { parseDuration } from './flux/parse.js';
+import { resolve } from 'node:path';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
 import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './cluster/timeouts.js';
-import { splitPatterns } from './flux/load.js';
-import { maskLines } from './sops/keys.js';
 import { vaultAddresses } from './sops/kms/settings.js';
-import { parseVarsInput } from './substitute/variables.js';
-import { actionSource, repositoryId } from './inventory/identity.js';
 import { parseBuildLimits, type ProcessLimits } from './kustomize/run.js';
+import { kubeconfigSource } from './options/kubeconfig.js';
+import { runInfo, type RunInfo } from './options/run-info.js';
+import { defaultTrue, parseBool, parseDurationInput, parseShare, positiveDuration } from './options/values.js';
+
+// Moved to src/options/ and re-exported here for the callers that import them from settings.
+export { kubeconfigSource, parseBool, runInfo, type RunInfo };
 
 export type Mode = 'apply' | 'preview' | 'drift';
 export type RemovedPolicy = 'report' | 'delete';
@@ -108,29 +107,6 @@ export interface Settings {
   fork?: boolean;
 }
 
-export interface RunInfo {
-  /** The commit being reconciled (GITHUB_SHA). */
-  revision?: string;
-  /**
-   * The repository, as inventories record it (identity.ts repositoryId): `owner/repo` from
-   * GITHUB_REPOSITORY (with the host when not github.com); for the CLI the git remote, else
-   * `local:<absolute root>`. Path-mode names are derived from it, and an inventory recorded by
-   * another source is never taken over.
-   */
-  source: string;
-  /** Where `source` came from, for the log. */
-  sourceFrom?: string;
-  /**
-   * The branch checked out: a pull request's base branch (what its preview is for), else the pushed
-   * branch (GITHUB_REF); for the CLI, git's current branch. Unknown when detached or a tag.
-   */
-  branch?: string;
-  /** Link to the workflow run. */
-  url?: string;
-  /** Lock holder identity: the run URL and job, or host and process for a local run. */
-  holder: string;
-}
-
 export const DEFAULTS = {
   mode: 'apply' as Mode,
   path: '.',
@@ -148,158 +124,8 @@ export const DEFAULTS = {
  */
 export const NOT_YET_SUPPORTED: Record<string, string> = {};
 
+/** Reads one action input by name (`core.getInput` at the action's edge, a map in tests). */
 export type InputReader = (name: string) => string;
-
-/** Reads the action's inputs (`INPUT_*`) and `GITHUB_WORKSPACE`; masks the kubeconfig content at once. */
-export function readActionSettings(
-  input: InputReader = (n) => core.getInput(n),
-  env: NodeJS.ProcessEnv = process.env,
-): Settings {
-  for (const [name, neutral] of Object.entries(NOT_YET_SUPPORTED)) {
-    const v = input(name).trim();
-    if (v !== '' && v !== neutral) {
-      throw new Error(
-        `input "${name}" is not supported by this version yet (got "${v}"); remove it or set it to "${neutral}"`,
-      );
-    }
-  }
-  const root = env['GITHUB_WORKSPACE'] || process.cwd();
-  // Every credential-bearing input is masked whole and line by line before anything can echo it.
-  const masked: string[] = [];
-  const mask = (value: string) => {
-    masked.push(value);
-    core.setSecret(value);
-  };
-  const secretVars = parseVarsInput(input('secret-vars'), 'secret-vars');
-  for (const value of Object.values(secretVars)) {
-    if (value.length >= 3) mask(value);
-    maskLines(value, mask);
-  }
-  const token = input('github-token').trim();
-  if (token !== '') mask(token);
-  const sopsAgeKey = input('sops-age-key');
-  const sopsPgpKey = input('sops-pgp-key');
-  for (const key of [sopsAgeKey, sopsPgpKey]) maskLines(key, mask);
-  const raw = input('kubeconfig');
-  maskLines(raw, mask);
-  const kubeconfig = kubeconfigSource(raw, root);
-  if (kubeconfig.kind === 'content') maskLines(kubeconfig.content, mask);
-  return normalize({
-    mode: input('mode'),
-    kubeconfig,
-    context: input('context'),
-    connectTimeout: input('connect-timeout'),
-    requestTimeout: input('request-timeout'),
-    root,
-    path: input('path'),
-    name: input('name'),
-    source: input('source'),
-    kustomizations: splitPatterns(input('kustomizations')),
-    targetNamespace: input('target-namespace'),
-    wait: input('wait'),
-    timeout: input('timeout'),
-    allowRemoteBases: input('allow-remote-bases'),
-    vars: parseVarsInput(input('vars'), 'vars'),
-    secretVars,
-    strictSubstitute: input('strict-substitute'),
-    sopsAgeKey,
-    sopsPgpKey,
-    sopsVerifyMac: input('sops-verify-mac'),
-    sopsVaultAddresses: input('sops-vault-addresses'),
-    env,
-    fieldManager: input('field-manager'),
-    kustomizeBin: input('kustomize-path'),
-    concurrency: input('concurrency'),
-    alwaysDryRun: input('always-dry-run'),
-    prune: input('prune'),
-    force: input('force'),
-    inventoryNamespace: input('inventory-namespace'),
-    pruneMaxShare: input('prune-max-share'),
-    allowLargePrune: input('allow-large-prune'),
-    removedKustomizations: input('removed-kustomizations'),
-    driftCorrection: input('drift-correction'),
-    defaultServiceAccount: input('default-service-account'),
-    noCrossNamespaceRefs: input('no-cross-namespace-refs'),
-    githubToken: input('github-token'),
-    comment: input('comment'),
-    checkRun: input('check-run'),
-    lockTimeout: input('lock-timeout'),
-    buildTimeout: input('build-timeout'),
-    buildMemoryLimit: input('build-memory-limit'),
-    run: runInfo(env, { root }),
-    masked,
-  });
-}
-
-/**
- * The run as GitHub describes it in the environment; outside Actions, this host and process, and
- * the repository given by the caller (the CLI's git remote) or else the source root.
- */
-export function runInfo(
-  env: NodeJS.ProcessEnv,
-  local: { root: string; remote?: string; branch?: string } = { root: process.cwd() },
-): RunInfo {
-  const pushed = env['GITHUB_REF']?.startsWith('refs/heads/')
-    ? env['GITHUB_REF'].slice('refs/heads/'.length)
-    : undefined;
-  const branch = baseBranch(env) ?? pushed ?? (env['GITHUB_REPOSITORY'] ? undefined : local.branch);
-  const server = env['GITHUB_SERVER_URL'] || 'https://github.com';
-  const repo = env['GITHUB_REPOSITORY'];
-  const source = repo
-    ? { source: actionSource(server, repo), sourceFrom: 'GITHUB_REPOSITORY' }
-    : local.remote
-      ? { source: repositoryId(local.remote), sourceFrom: 'the git remote origin' }
-      : { source: `local:${resolve(local.root)}`, sourceFrom: 'the source root, which has no git remote origin' };
-  const runId = env['GITHUB_RUN_ID'];
-  const url = repo && runId ? `${server}/${repo}/actions/runs/${runId}` : undefined;
-  const attempt = env['GITHUB_RUN_ATTEMPT'] ? ` attempt ${env['GITHUB_RUN_ATTEMPT']}` : '';
-  const job = env['GITHUB_JOB'] ? ` job ${env['GITHUB_JOB']}` : '';
-  return {
-    ...(env['GITHUB_SHA'] ? { revision: env['GITHUB_SHA'] } : {}),
-    ...source,
-    ...(branch ? { branch } : {}),
-    ...(url ? { url } : {}),
-    holder: url ? `${url}${attempt}${job}` : `${hostname()} pid ${process.pid}`,
-  };
-}
-
-/** A pull request's base branch (GITHUB_BASE_REF is set only for pull request events). */
-function baseBranch(env: NodeJS.ProcessEnv): string | undefined {
-  return env['GITHUB_BASE_REF'] || undefined;
-}
-
-/**
- * The kubeconfig input takes the file's text, the file base64-encoded (as many store it in a
- * secret), or a path (relative to the workspace). Text is recognised by being multi-line or
- * starting like YAML/JSON; empty means KUBECONFIG or ~/.kube/config. A value that looks like
- * base64 but is not a kubeconfig once decoded is refused without quoting it.
- */
-export function kubeconfigSource(value: string, root: string): KubeconfigSource {
-  const v = value.trim();
-  if (v === '') return { kind: 'default' };
-  const compact = v.replace(/\s+/g, '');
-  if (compact.length >= 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(compact) && compact.length % 4 === 0) {
-    const decoded = Buffer.from(compact, 'base64').toString('utf8');
-    if (looksLikeKubeconfig(decoded.trim())) return { kind: 'content', content: decoded };
-    throw new Error(
-      'input kubeconfig looks base64-encoded, but decoded it is not a kubeconfig: pass the decoded file ' +
-        "(its YAML text, e.g. `${{ secrets.KUBECONFIG }}` holding the file's content) or a path in the workspace",
-    );
-  }
-  if (looksLikeKubeconfig(v)) return { kind: 'content', content: value };
-  if (v.length > 1024 || /[\0\r\n]/.test(v)) {
-    throw new Error("input kubeconfig is neither a kubeconfig (YAML or JSON) nor a file path: pass the file's content");
-  }
-  return { kind: 'path', path: isAbsolute(v) ? v : resolve(root, v) };
-}
-
-function looksLikeKubeconfig(text: string): boolean {
-  return (
-    text.includes('\n') ||
-    text.startsWith('{') ||
-    /^(apiVersion|kind|clusters|contexts|users|current-context|preferences)\s*:/.test(text)
-  );
-}
 
 export interface RawSettings {
   mode?: string;
@@ -463,7 +289,7 @@ export function normalize(raw: RawSettings): Settings {
     prune,
     force,
     ...(inventoryNamespace ? { inventoryNamespace } : {}),
-    pruneMaxShare: parseShare(raw.pruneMaxShare),
+    pruneMaxShare: parseShare(raw.pruneMaxShare, DEFAULTS.pruneMaxShare),
     allowLargePrune: parseBool(raw.allowLargePrune, 'allow-large-prune'),
     removedKustomizations: removed,
     driftCorrection,
@@ -482,40 +308,10 @@ export function normalize(raw: RawSettings): Settings {
   };
 }
 
-/** `50%` or `0.5`; the share of an inventory one run may prune. */
-function parseShare(value: string | undefined): number {
-  const v = (value ?? '').trim();
-  if (v === '') return DEFAULTS.pruneMaxShare;
-  const n = v.endsWith('%') ? Number(v.slice(0, -1)) / 100 : Number(v);
-  if (!Number.isFinite(n) || n < 0 || n > 1 || v === '%') {
-    throw new Error(`prune-max-share must be a percentage from 0% to 100% (or a fraction 0–1); got "${v}"`);
-  }
-  return n;
-}
-
-function parseDurationInput(value: string | undefined, name: string, def: number): number {
-  const v = (value ?? '').trim();
-  if (v === '') return def;
-  const ms = parseDuration(v);
-  if (ms === undefined || ms < 0) throw new Error(`${name} must be a duration such as 90s or 10m; got "${v}"`);
-  return ms;
-}
-
-function positiveDuration(value: string | undefined, name: string, def: number): number {
-  const ms = parseDurationInput(value, name, def);
-  if (ms === 0) throw new Error(`${name} must be longer than 0, such as 5s or 1m; got "${value?.trim()}"`);
-  return ms;
-}
-
-/** YAML 1.2 core booleans, as GitHub documents boolean inputs; empty means false. */
-export function parseBool(value: string | boolean | undefined, name: string): boolean {
-  if (typeof value === 'boolean') return value;
-  const v = (value ?? '').trim();
-  if (v === '' || /^(false|False|FALSE)$/.test(v)) return false;
-  if (/^(true|True|TRUE)$/.test(v)) return true;
-  throw new Error(`${name} must be true or false; got "${v}"`);
-}
-
-function defaultTrue(value: string | boolean | undefined, name: string): boolean {
-  return value === undefined || value === '' ? true : parseBool(value, name);
+/**
+ * Every secret value a run knows from its settings before it starts: secret variables and the
+ * credential values masked when read. The action and the CLI seed their Scrubber with them.
+ */
+export function knownSecrets(settings: Pick<Settings, 'secretVars' | 'masked'>): string[] {
+  return [...Object.values(settings.secretVars), ...settings.masked];
 }

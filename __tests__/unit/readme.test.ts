@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { extractRegion, renderTables } from '../../scripts/readme-tables.mjs';
+import { OPTIONS } from '../../src/options/table.js';
 import { REPO } from '../helpers/paths.js';
 
 interface ActionYml {
@@ -69,5 +70,13 @@ describe('README inputs and outputs tables', () => {
     expect(rows[0]).toMatch(/^\| `token` +\| `\$\{\{ github\.token \}\}` +\| a \\\| b +\|$/);
     expect(rows[1]).toMatch(/^\| `plain` +\| +\| none +\|$/);
     expect(outputs.split('\n')[2]).toMatch(/^\| `out` +\| x \\\| y +\|$/);
+  });
+
+  it('the inputs table is the same from the option table, and the flags region is what it generates', async () => {
+    const fromTable = await renderTables(actionText, OPTIONS);
+    expect(fromTable.inputs).toBe(tables.inputs);
+    expect(extractRegion(readme, 'flags'), "README.md's flags table is stale: run npm run readme").toBe(
+      fromTable.flags,
+    );
   });
 });

@@ -1,0 +1,14 @@
+/** The action's edge for its inputs: @actions/core reads and masks them; src/options/read.ts does the rest. */
+import * as core from '@actions/core';
+import { readSettings } from '../options/read.js';
+import type { InputReader, Settings } from '../settings.js';
+
+/** Reads the action's inputs (`INPUT_*`) and `GITHUB_WORKSPACE`; masks every credential at once. */
+export function readActionSettings(
+  input: InputReader = (n) => core.getInput(n),
+  env: NodeJS.ProcessEnv = process.env,
+): Settings {
+  return readSettings(input, env, (value) => {
+    core.setSecret(value);
+  });
+}

@@ -1,0 +1,63 @@
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { actionSource, repositoryId } from '../inventory/identity.js';
+
+export interface RunInfo {
+  /** The commit being reconciled (GITHUB_SHA). */
+  revision?: string;
+  /**
+   * The repository, as inventories record it (identity.ts repositoryId): `owner/repo` from
+   * GITHUB_REPOSITORY (with the host when not github.com); for the CLI the git remote, else
+   * `local:<absolute root>`. Path-mode names are derived from it, and an inventory recorded by
+   * another source is never taken over.
+   */
+  source: string;
+  /** Where `source` came from, for the log. */
+  sourceFrom?: string;
+  /**
+   * The branch checked out: a pull request's base branch (what its preview is for), else the pushed
+   * branch (GITHUB_REF); for the CLI, git's current branch. Unknown when detached or a tag.
+   */
+  branch?: string;
+  /** Link to the workflow run. */
+  url?: string;
+  /** Lock holder identity: the run URL and job, or host and process for a local run. */
+  holder: string;
+}
+
+/**
+ * The run as GitHub describes it in the environment; outside Actions, this host and process, and
+ * the repository given by the caller (the CLI's git remote) or else the source root.
+ */
+export function runInfo(
+  env: NodeJS.ProcessEnv,
+  local: { root: string; remote?: string; branch?: string } = { root: process.cwd() },
+): RunInfo {
+  const pushed = env['GITHUB_REF']?.startsWith('refs/heads/')
+    ? env['GITHUB_REF'].slice('refs/heads/'.length)
+    : undefined;
+  const branch = baseBranch(env) ?? pushed ?? (env['GITHUB_REPOSITORY'] ? undefined : local.branch);
+  const server = env['GITHUB_SERVER_URL'] || 'https://github.com';
+  const repo = env['GITHUB_REPOSITORY'];
+  const source = repo
+    ? { source: actionSource(server, repo), sourceFrom: 'GITHUB_REPOSITORY' }
+    : local.remote
+      ? { source: repositoryId(local.remote), sourceFrom: 'the git remote origin' }
+      : { source: `local:${resolve(local.root)}`, sourceFrom: 'the source root, which has no git remote origin' };
+  const runId = env['GITHUB_RUN_ID'];
+  const url = repo && runId ? `${server}/${repo}/actions/runs/${runId}` : undefined;
+  const attempt = env['GITHUB_RUN_ATTEMPT'] ? ` attempt ${env['GITHUB_RUN_ATTEMPT']}` : '';
+  const job = env['GITHUB_JOB'] ? ` job ${env['GITHUB_JOB']}` : '';
+  return {
+    ...(env['GITHUB_SHA'] ? { revision: env['GITHUB_SHA'] } : {}),
+    ...source,
+    ...(branch ? { branch } : {}),
+    ...(url ? { url } : {}),
+    holder: url ? `${url}${attempt}${job}` : `${hostname()} pid ${process.pid}`,
+  };
+}
+
+/** A pull request's base branch (GITHUB_BASE_REF is set only for pull request events). */
+function baseBranch(env: NodeJS.ProcessEnv): string | undefined {
+  return env['GITHUB_BASE_REF'] || undefined;
+}

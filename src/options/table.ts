@@ -1,0 +1,425 @@
+/**
+ * The option table: every action input and CLI flag, declared once. The action's settings reader
+ * (read.ts), the CLI's flag parser and usage text (flags.ts, usage.ts) and the README's inputs and
+ * flags tables (scripts/readme-tables.mjs) are generated from it; a test fails when action.yml
+ * says otherwise. Pure data: no runtime imports (scripts/readme-tables.mjs loads it with Node).
+ *
+ * Inputs are in action.yml's order; the flags the CLI alone has follow.
+ */
+import type { Option } from './types.js';
+
+export type { Flag, Kind, Option, SecretForm } from './types.js';
+
+/** The action's inputs, each with its CLI flag (or the reason it has none). */
+export const INPUTS: readonly Option[] = [
+  {
+    input: 'mode',
+    field: 'mode',
+    kind: 'enum',
+    values: ['apply', 'preview', 'drift'],
+    default: 'apply',
+    description:
+      'apply: change the cluster. preview: server-side dry-run only; report what would change (on a pull request, also as a sticky comment). drift: dry-run and fail when the cluster differs from Git (with drift-correction, apply instead).',
+    noFlag: 'the command sets it: apply, diff (preview) or drift',
+  },
+  {
+    input: 'kubeconfig',
+    field: 'kubeconfig',
+    kind: 'multiline',
+    secret: 'lines',
+    description:
+      "The kubeconfig's content (for example a secret; masked at once) or a path to it, relative to the workspace. Empty: $KUBECONFIG or ~/.kube/config.",
+    flag: {
+      name: 'kubeconfig',
+      arg: 'FILE',
+      value: 'path',
+      help: 'kubeconfig file',
+      defaultText: '$KUBECONFIG or ~/.kube/config',
+    },
+  },
+  {
+    input: 'context',
+    field: 'context',
+    kind: 'string',
+    description: "kubeconfig context to use. Empty: the file's current context.",
+    flag: { arg: 'NAME', help: 'kubeconfig context', defaultText: "the file's current context" },
+  },
+  {
+    input: 'path',
+    field: 'path',
+    kind: 'string',
+    default: '.',
+    description:
+      'Directory to reconcile, relative to the workspace (it may not leave it): a kustomize directory, or plain YAML (a kustomization is generated over it).',
+    flag: { arg: 'DIR', help: 'directory to build, relative to --root' },
+  },
+  {
+    input: 'name',
+    field: 'name',
+    kind: 'string',
+    description:
+      "The Kustomization's name for path (its inventory, lock and owner labels are named after it; namespace flux-system). Default: derived from the repository and the whole path, e.g. app1-deploy-<hash>, so that two folders or repositories never share one. Set it to keep a stable name when the folder moves; a name already recorded by another repository is refused.",
+    flag: {
+      arg: 'NAME',
+      help: "the Kustomization's name for --path: its inventory, lock and owner labels",
+      defaultText: 'derived from the repository (git remote, else the root) and the path',
+    },
+  },
+  {
+    input: 'source',
+    field: 'source',
+    kind: 'string',
+    description:
+      'The GitRepository that is this checkout, as NAMESPACE/NAME (e.g. flux-system/flux-system). Kustomizations whose spec.sourceRef is another source fail (their dependents are skipped) instead of being built from this repository. Default: GitRepositories defined in the repository are matched by URL against this repository; one not defined anywhere is taken to be the checkout, with a note.',
+    flag: {
+      arg: 'NS/NAME',
+      help: 'the GitRepository that is this checkout; Kustomizations of other sources fail',
+      defaultText: 'GitRepositories in the repository are matched by URL',
+    },
+  },
+  {
+    input: 'field-manager',
+    field: 'fieldManager',
+    setting: 'fieldManager',
+    kind: 'string',
+    default: 'kustomize-controller',
+    description:
+      "Server-side apply field manager. The default is Flux's, so objects can move between Flux and this action without ownership conflicts.",
+    flag: { arg: 'NAME', help: 'server-side apply field manager' },
+  },
+  {
+    input: 'kustomizations',
+    field: 'kustomizations',
+    kind: 'list',
+    description:
+      'Flux Kustomization files (kustomize.toolkit.fluxcd.io/v1) or globs, relative to the workspace, one per line or comma-separated; each names its own spec.path. Replaces path. Several are reconciled in dependsOn order; one whose dependency failed is skipped, with the reason.',
+    flag: {
+      arg: 'GLOB',
+      multiple: true,
+      help: 'Flux Kustomization files or globs (repeatable, or comma-separated); build prints every Kustomization found, apply, diff and drift reconcile all of them in dependsOn order',
+    },
+  },
+  {
+    input: 'target-namespace',
+    field: 'targetNamespace',
+    kind: 'string',
+    description:
+      "spec.targetNamespace for path: the namespace of every namespaced object (kustomize's namespace transformer).",
+    flag: { arg: 'NS', help: 'spec.targetNamespace for --path' },
+  },
+  {
+    input: 'allow-remote-bases',
+    field: 'allowRemoteBases',
+    kind: 'boolean',
+    default: 'false',
+    description:
+      'Let kustomize fetch remote resources and components (git or https URLs). Off by default: the build uses only the checked-out source.',
+    flag: { help: 'let kustomize fetch remote resources and components' },
+  },
+  {
+    input: 'kustomize-path',
+    field: 'kustomizeBin',
+    kind: 'string',
+    description: "kustomize binary to run. Empty: kustomize on PATH (preinstalled on GitHub's Ubuntu runners).",
+    flag: { arg: 'BIN', help: 'kustomize binary', defaultText: 'kustomize on PATH' },
+  },
+  {
+    input: 'concurrency',
+    field: 'concurrency',
+    kind: 'number',
+    default: '8',
+    description: 'Server-side dry-runs in flight at once.',
+    flag: { arg: 'N', help: 'dry-runs in flight at once' },
+  },
+  {
+    input: 'always-dry-run',
+    field: 'alwaysDryRun',
+    kind: 'boolean',
+    default: 'false',
+    description:
+      'Dry-run every object, as Flux does. By default an object whose managed fields show that our apply would leave it as it is (every desired field live with the same value, owned by our field manager, and nothing else owned) is not dry-run, which makes an unchanged run cost one list per resource and namespace. The dry-run also runs admission webhooks and validation again: set this to true to have a newly added policy report objects that no longer pass.',
+    flag: { help: 'dry-run every object, also those whose managed fields show them unchanged' },
+  },
+  {
+    input: 'github-token',
+    field: 'githubToken',
+    setting: 'github.token',
+    kind: 'string',
+    default: '${{ github.token }}',
+    secret: 'whole',
+    description:
+      'Token for the sticky PR comment (preview mode; needs pull-requests: write) and the check run (needs checks: write). Empty: neither is posted; the job summary always is. On a pull request from a fork the token is read-only, so only the job summary is written.',
+    noFlag: 'the CLI posts no PR comment or check run',
+  },
+  {
+    input: 'prune',
+    field: 'prune',
+    kind: 'boolean',
+    description:
+      "With path: delete objects that left Git since the last run (spec.prune); only objects in this Kustomization's inventory that still carry its owner labels, never ones marked kustomize.toolkit.fluxcd.io/prune: disabled. Default false. With kustomizations, use spec.prune.",
+    flag: { help: 'spec.prune for --path: delete what left Git (diff shows what would go)' },
+  },
+  {
+    input: 'wait',
+    field: 'wait',
+    kind: 'boolean',
+    description:
+      "With path: wait until every applied object is healthy (kstatus rules, Flux's Job rule), failing fast on Failed. Default false. With kustomizations, use spec.wait.",
+    flag: { help: 'spec.wait for --path: wait until every applied object is healthy, failing fast on Failed' },
+  },
+  {
+    input: 'timeout',
+    field: 'timeout',
+    kind: 'duration',
+    description: 'With path and wait: how long to wait, as a Flux duration (90s, 5m). Default 5m.',
+    flag: { arg: 'D', help: 'spec.timeout for --path: how long --wait waits', defaultText: '5m' },
+  },
+  {
+    input: 'force',
+    field: 'force',
+    kind: 'boolean',
+    description:
+      'With path: recreate objects whose immutable fields changed (spec.force). Default false. With kustomizations, use spec.force.',
+    flag: { help: 'spec.force for --path: recreate objects whose immutable fields changed' },
+  },
+  {
+    input: 'sops-age-key',
+    field: 'sopsAgeKey',
+    kind: 'multiline',
+    secret: 'lines',
+    description:
+      'age identities (the text of an age key file, one or more AGE-SECRET-KEY-1... lines) for SOPS decryption; masked at once. Decryption runs when this or sops-pgp-key is given, or when a Kustomization sets spec.decryption.',
+    flag: { arg: 'FILE', value: 'file', help: 'age identities for SOPS decryption' },
+  },
+  {
+    input: 'sops-pgp-key',
+    field: 'sopsPgpKey',
+    kind: 'multiline',
+    secret: 'lines',
+    description: 'ASCII-armoured OpenPGP private keys (without passphrase) for SOPS decryption; masked at once.',
+    flag: { arg: 'FILE', value: 'file', help: 'armoured OpenPGP private keys for SOPS decryption' },
+  },
+  {
+    input: 'sops-verify-mac',
+    field: 'sopsVerifyMac',
+    kind: 'boolean',
+    default: 'true',
+    description:
+      'Check the MAC of every SOPS document so that a tampered file fails the run. false mirrors Flux, which does not check it.',
+    flag: { help: 'skip SOPS MAC checks (Flux skips them)' },
+  },
+  {
+    input: 'sops-vault-addresses',
+    field: 'sopsVaultAddresses',
+    kind: 'list',
+    description:
+      "HashiCorp Vault (or OpenBao) base URLs, one per line or comma-separated (https://vault.example.com:8200), that SOPS files may name in an hc_vault key. Vault is sent the runner's token (VAULT_TOKEN or sops.vault-token), so a key naming any other address is not contacted and fails. Empty: no Vault is contacted.",
+    flag: {
+      arg: 'URL',
+      multiple: true,
+      help: "Vault base URLs that SOPS files' hc_vault keys may name (repeatable, or comma-separated); no other Vault is contacted or sent the token",
+    },
+  },
+  {
+    input: 'vars',
+    field: 'vars',
+    kind: 'map',
+    description:
+      'Variables for postBuild substitution, as a YAML or JSON map (for example from GitHub vars). Lowest precedence: substituteFrom and postBuild.substitute override them. With path, they enable substitution; with kustomizations, they apply where spec.postBuild is set.',
+    flag: {
+      name: 'var',
+      arg: 'NAME=VALUE',
+      multiple: true,
+      value: 'var',
+      help: 'a variable for postBuild substitution (repeatable; below substituteFrom and postBuild.substitute in precedence); with --path it enables substitution',
+    },
+  },
+  {
+    input: 'secret-vars',
+    field: 'secretVars',
+    kind: 'map',
+    secret: 'values',
+    description: 'Like vars, for values from GitHub secrets: every value is masked in logs.',
+    flag: {
+      name: 'secret-var',
+      arg: 'NAME=VALUE',
+      multiple: true,
+      value: 'var',
+      help: 'like --var, for a secret: its value is replaced by *** in the output and the report',
+    },
+  },
+  {
+    input: 'strict-substitute',
+    field: 'strictSubstitute',
+    kind: 'boolean',
+    default: 'true',
+    description:
+      'Fail when a variable without a default is not set (Flux default). false: unset variables become empty.',
+    flag: { help: 'unset variables without a default become "" instead of failing' },
+  },
+  {
+    input: 'drift-correction',
+    field: 'driftCorrection',
+    kind: 'boolean',
+    default: 'false',
+    description:
+      'In drift mode, apply when drift is found (as Flux corrects drift on every reconcile); the outputs still say drift was detected.',
+    flag: { help: 'drift: apply when drift is found (the report still says drift was found)' },
+  },
+  {
+    input: 'default-service-account',
+    field: 'defaultServiceAccount',
+    kind: 'string',
+    description:
+      "The ServiceAccount to impersonate for Kustomizations without spec.serviceAccountName, as kustomize-controller's --default-service-account: every dry-run, apply, health read and prune of such a Kustomization acts as system:serviceaccount:<its namespace>:<this name>, so it can do no more than that account's RBAC allows. The inventory, the lock, substituteFrom and decryption Secrets keep the action's identity, as in Flux.",
+    flag: {
+      arg: 'NAME',
+      help: "the ServiceAccount to act as for Kustomizations without spec.serviceAccountName (Flux's --default-service-account)",
+    },
+  },
+  {
+    input: 'no-cross-namespace-refs',
+    field: 'noCrossNamespaceRefs',
+    kind: 'boolean',
+    default: 'false',
+    description:
+      "Refuse a Kustomization whose spec.sourceRef names another namespace, as kustomize-controller's --no-cross-namespace-refs.",
+    flag: {
+      help: "refuse a Kustomization whose spec.sourceRef names another namespace (Flux's --no-cross-namespace-refs)",
+    },
+  },
+  {
+    input: 'inventory-namespace',
+    field: 'inventoryNamespace',
+    kind: 'string',
+    description:
+      "Namespace of the inventory ConfigMaps and lock Leases (created when missing). Default: each Kustomization's own namespace.",
+    flag: { arg: 'NS', help: 'where inventories and locks live', defaultText: "the Kustomization's namespace" },
+  },
+  {
+    input: 'prune-max-share',
+    field: 'pruneMaxShare',
+    kind: 'share',
+    default: '50%',
+    description:
+      'Refuse to prune when one run would delete more than this share of an inventory (prunes of up to 5 objects are never held back). 100% turns the guard off.',
+    flag: { arg: 'P', help: 'refuse a prune of more than P of an inventory' },
+  },
+  {
+    input: 'allow-large-prune',
+    field: 'allowLargePrune',
+    kind: 'boolean',
+    default: 'false',
+    description:
+      'Lift the prune guards for this run: a build that renders nothing, a prune above prune-max-share, and a Namespace pruned with objects that other Kustomizations (or no one) applied in it.',
+    flag: {
+      help: 'lift the prune guards for this run (also: pruning a Namespace that holds objects of other Kustomizations or of none)',
+    },
+  },
+  {
+    input: 'comment',
+    field: 'comment',
+    setting: 'github.comment',
+    kind: 'boolean',
+    default: 'true',
+    description:
+      'In preview mode on a pull request, post the preview as one sticky comment, updated in place by later runs.',
+    noFlag: 'the CLI posts no PR comment or check run',
+  },
+  {
+    input: 'check-run',
+    field: 'checkRun',
+    setting: 'github.checkRun',
+    kind: 'boolean',
+    default: 'true',
+    description:
+      "Create a check run on the commit (the PR's head commit) with the result, and annotations on the source lines of failing objects.",
+    noFlag: 'the CLI posts no PR comment or check run',
+  },
+  {
+    input: 'removed-kustomizations',
+    field: 'removedKustomizations',
+    kind: 'enum',
+    values: ['report', 'delete'],
+    default: 'report',
+    description:
+      'What to do when a Kustomization file matched by kustomizations is gone from the repository but its inventory remains: report (its objects are listed as orphaned and left alone) or delete (its recorded deletionPolicy is applied: MirrorPrune deletes its objects if it had prune: true, Delete and WaitForTermination delete them, Orphan leaves them; then its inventory is removed).',
+    flag: {
+      arg: 'report|delete',
+      help: 'a Kustomization file that is gone: report its objects as orphaned, or apply its deletionPolicy',
+    },
+  },
+  {
+    input: 'lock-timeout',
+    field: 'lockTimeout',
+    setting: 'lockTimeoutMs',
+    kind: 'duration',
+    default: '10m',
+    description:
+      'How long to wait for another run that holds the lock on a Kustomization before failing, as a Flux duration.',
+    flag: { arg: 'D', help: "how long to wait for another run's lock" },
+  },
+  {
+    input: 'connect-timeout',
+    field: 'connectTimeout',
+    setting: 'clusterTimeouts.connectMs',
+    kind: 'duration',
+    default: '10s',
+    description:
+      'How long opening a connection to the cluster (TCP and TLS) may take, as a Flux duration; one more try follows, then the run fails.',
+    flag: { arg: 'D', help: 'how long connecting to the cluster may take' },
+  },
+  {
+    input: 'request-timeout',
+    field: 'requestTimeout',
+    setting: 'clusterTimeouts.requestMs',
+    kind: 'duration',
+    default: '60s',
+    description:
+      'How long one request to the cluster may take, its retries included, as a Flux duration; also the longest an exec credential plugin may run. A cluster that cannot be reached fails the run once, not once per object.',
+    flag: { arg: 'D', help: 'how long one request may take, retries included; also bounds an exec credential plugin' },
+  },
+  {
+    input: 'build-timeout',
+    field: 'buildTimeout',
+    setting: 'buildLimits.timeoutMs',
+    kind: 'duration',
+    default: '5m',
+    description:
+      'How long one kustomize build (and the processes it starts) may run before it is stopped, as a Flux duration; a tree from a pull request must not hold the runner forever.',
+    flag: { arg: 'D', help: 'stop kustomize (and what it starts) after D' },
+  },
+  {
+    input: 'build-memory-limit',
+    field: 'buildMemoryLimit',
+    setting: 'buildLimits.memoryBytes',
+    kind: 'size',
+    default: '2Gi',
+    description:
+      'How much memory one kustomize build (and the processes it starts) may use before it is stopped, such as 512Mi or 2Gi; a few hundred bytes of YAML aliases can otherwise take gigabytes. Linux runners only.',
+    flag: { arg: 'M', help: 'stop kustomize when it and what it starts use more than M' },
+  },
+];
+
+/** Flags of the CLI alone: the source root, build's secrets, the output format, help. */
+export const CLI_ONLY: readonly Option[] = [
+  {
+    field: 'root',
+    kind: 'string',
+    flag: { name: 'root', arg: 'DIR', help: 'source root; --path may not leave it', defaultText: 'current directory' },
+  },
+  {
+    kind: 'boolean',
+    flag: { name: 'show-secrets', help: 'build: decrypt SOPS and print secret values instead of masks' },
+  },
+  {
+    kind: 'enum',
+    values: ['text', 'json'],
+    default: 'text',
+    flag: { name: 'output', arg: 'text|json', help: 'json prints the report value' },
+  },
+  { kind: 'boolean', flag: { name: 'help', short: 'h', help: 'show this help' } },
+];
+
+/** Every option, inputs first. */
+export const OPTIONS: readonly Option[] = [...INPUTS, ...CLI_ONLY];
