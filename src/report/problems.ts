@@ -2,7 +2,7 @@
  * Problems tied to objects, for annotations on the files they came from (check runs). Pure: the
  * caller reads the files; this finds where in a file an object is defined.
  */
-import { isMap, isSeq, LineCounter, parseAllDocuments, type Node } from 'yaml';
+import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 
 export interface Problem {
   /** `Kind/namespace/name`. */
@@ -19,15 +19,9 @@ export interface Problem {
  * `metadata.name`, or undefined when no document defines it (generated or patched names).
  */
 export function locateObject(text: string, kind: string, name: string): number | undefined {
-  const counter = new LineCounter();
-  let docs;
-  try {
-    // Without yaml's unique-keys check, which is quadratic in a map's keys (duplicates do not matter here).
-    docs = parseAllDocuments(text, { lineCounter: counter, uniqueKeys: false });
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(docs)) return undefined;
+  const parsed = documentsOf(text);
+  if (parsed === undefined) return undefined;
+  const { docs, counter } = parsed;
   for (const doc of docs) {
     if (doc.get('kind') !== kind) continue;
     const node = doc.getIn(['metadata', 'name'], true) as
@@ -44,15 +38,8 @@ export function locateObject(text: string, kind: string, name: string): number |
  * left out points at its parent), or the document's first line. Undefined when the text does not parse.
  */
 export function locateField(text: string, document: number, field: string | undefined): number | undefined {
-  const counter = new LineCounter();
-  let docs;
-  try {
-    docs = parseAllDocuments(text, { lineCounter: counter, uniqueKeys: false });
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(docs)) return undefined;
-  const doc = docs[document - 1];
+  const parsed = documentsOf(text);
+  const doc = parsed?.docs[document - 1];
   if (doc === undefined) return undefined;
   let node: unknown = doc.contents;
   let at: number | undefined = (doc.contents as Node | null)?.range?.[0];
@@ -69,10 +56,22 @@ export function locateField(text: string, document: number, field: string | unde
       node = item;
     } else break;
   }
-  return at === undefined ? undefined : counter.linePos(at).line;
+  return at === undefined ? undefined : parsed!.counter.linePos(at).line;
 }
 
 /** `spec.patches[0].target` as ['spec', 'patches', 0, 'target']. */
 function fieldPath(field: string): (string | number)[] {
   return [...field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : m[1]!));
+}
+
+/** The documents of a YAML text with a line counter, or undefined when it does not parse. */
+function documentsOf(text: string): { docs: Document.Parsed[]; counter: LineCounter } | undefined {
+  const counter = new LineCounter();
+  try {
+    // Without yaml's unique-keys check, which is quadratic in a map's keys (duplicates do not matter here).
+    const docs = parseAllDocuments(text, { lineCounter: counter, uniqueKeys: false });
+    return Array.isArray(docs) ? { docs, counter } : undefined;
+  } catch {
+    return undefined;
+  }
 }
