@@ -12,18 +12,23 @@ export { forkHint, reconcile, refuseCrossNamespaceRefs, type Hooks } from './eng
 export type LogSink = string[] | Hooks['log'];
 
 /**
- * The settings of a test run of `root`: the shared cluster's kubeconfig, the pinned kustomize, and
+ * The raw settings of a test run of `root`: the shared cluster's kubeconfig, the pinned kustomize, and
  * the Kustomization file ks.yaml unless `raw` names a path or Kustomization files; `raw` wins.
  */
-export function testSettings(root: string, raw: Partial<RawSettings> = {}): Settings {
+export function testRawSettings(root: string, raw: Partial<RawSettings> = {}): RawSettings {
   const named = raw.path !== undefined || raw.kustomizations !== undefined;
-  return normalize({
+  return {
     kubeconfig: { kind: 'path', path: kubeconfigPath() },
     root,
     ...(named ? {} : { kustomizations: ['ks.yaml'] }),
     kustomizeBin: KUSTOMIZE,
     ...raw,
-  });
+  };
+}
+
+/** testRawSettings, normalised as the action and the CLI normalise their inputs. */
+export function testSettings(root: string, raw: Partial<RawSettings> = {}): Settings {
+  return normalize(testRawSettings(root, raw));
 }
 
 /** Reconciles `root` with testSettings(root, raw): log lines go to `log`, credentials to `secret`. */
