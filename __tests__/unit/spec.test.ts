@@ -822,25 +822,14 @@ describe('fixtures', () => {
 });
 
 describe('specFromInputs', () => {
+  // A file's defaults without what only a file has (sourceRef, interval), a 5m timeout and no prune.
+  const { sourceRef: _sourceRef, interval: _interval, retryInterval: _retryInterval, ...common } = defaultSpec();
   const DEFAULTS: KustomizationSpec = {
+    ...common,
     name: 'root',
-    namespace: 'flux-system',
     origin: { kind: 'inputs' },
-    path: '.',
     timeout: 300_000,
     prune: false,
-    wait: false,
-    force: false,
-    suspend: false,
-    deletionPolicy: 'MirrorPrune',
-    patches: [],
-    images: [],
-    components: [],
-    ignoreMissingComponents: false,
-    healthChecks: [],
-    healthCheckExprs: [],
-    ignore: [],
-    dependsOn: [],
   };
 
   const SOURCE = 'acme/app1';
