@@ -6,10 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { ApiError } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 interface Kubeconfig {
   clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
@@ -80,17 +78,12 @@ describe('credentials and impersonation', () => {
     const root = await writeTree({
       'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-sa, namespace: ${namespace}}\ndata: {a: b}\n`,
     });
-    return reconcile(
-      normalize({
-        kubeconfig: { kind: 'path', path: kubeconfig },
-        root,
-        path: 'app',
-        name: 'app',
-        kustomizeBin: KUSTOMIZE,
-        inventoryNamespace: inventoryNs,
-      }),
-      { log: () => {}, secret: () => {} },
-    );
+    return reconcileTree(root, {
+      kubeconfig: { kind: 'path', path: kubeconfig },
+      path: 'app',
+      name: 'app',
+      inventoryNamespace: inventoryNs,
+    });
   }
 
   it('authenticates with a bearer token; RBAC allows its namespace and forbids another', async () => {

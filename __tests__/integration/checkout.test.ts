@@ -2,20 +2,12 @@
 // naming its source, its dependents are skipped, and the others are applied.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
-import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
-const ks = (name: string, source: string, extra = '') => `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: ${name}, namespace: flux-system}
-spec:
-  interval: 10m
-  path: ./${name}
-  prune: true
-  sourceRef: {kind: GitRepository, name: ${source}}
-${extra}`;
+/** The Kustomization flux-system/`name` building ./<name> from the GitRepository `source`. */
+const ks = (name: string, source: string, spec = '') => kustomizationYaml({ name, prune: true, source, spec });
 
 const gitRepository = (name: string, url: string, branch = 'main') => `apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
@@ -40,7 +32,7 @@ describe('the source of a Kustomization', () => {
       'clusters/dev/flux-system/gotk-sync.yaml': gitRepository('flux-system', 'ssh://git@github.com/acme/fleet'),
       'clusters/dev/infra.yaml': ks('infra', 'flux-system'),
       'clusters/dev/tenant.yaml': `${gitRepository('dev-team', 'https://github.com/acme/dev-team')}---\n${ks('tenant', 'dev-team')}`,
-      'clusters/dev/apps.yaml': ks('apps', 'flux-system', '  dependsOn: [{name: tenant}]\n'),
+      'clusters/dev/apps.yaml': ks('apps', 'flux-system', 'dependsOn: [{name: tenant}]'),
       'infra/cm.yaml': cm(ns, 'infra'),
       'tenant/cm.yaml': cm(ns, 'tenant'),
       'apps/cm.yaml': cm(ns, 'apps'),
@@ -48,18 +40,12 @@ describe('the source of a Kustomization', () => {
   }
 
   function run(root: string, ns: string, source: string, explicit?: string, branch = 'main') {
-    return reconcile(
-      normalize({
-        kubeconfig: { kind: 'path', path: kubeconfigPath() },
-        root,
-        kustomizations: ['clusters/dev/*.yaml'],
-        kustomizeBin: KUSTOMIZE,
-        inventoryNamespace: ns,
-        ...(explicit ? { source: explicit } : {}),
-        run: { holder: 'checkout test', source, branch },
-      }),
-      { log: () => {}, secret: () => {} },
-    );
+    return reconcileTree(root, {
+      kustomizations: ['clusters/dev/*.yaml'],
+      inventoryNamespace: ns,
+      ...(explicit ? { source: explicit } : {}),
+      run: { holder: 'checkout test', source, branch },
+    });
   }
 
   const applied = (ns: string, name: string) => exists(client, `/api/v1/namespaces/${ns}/configmaps/${name}`);

@@ -2,27 +2,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { adminClient, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { configMap, kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileIn, reconcileTree } from '../helpers/reconcile.js';
 
-function ks(ns: string, name: string, dependsOn: string[] = []): string {
-  const deps = dependsOn.length ? `  dependsOn:\n${dependsOn.map((d) => `    - name: ${d}`).join('\n')}\n` : '';
-  return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: false
-  path: ./${name}
-  sourceRef: {kind: GitRepository, name: repo}
-${deps}`;
-}
-
-const cm = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+/** The Kustomization `name` in `ns` building ./<name>, depending on `dependsOn` (names in `ns`). */
+const ks = (ns: string, name: string, dependsOn: string[] = []) =>
+  kustomizationYaml({
+    name,
+    namespace: ns,
+    spec: dependsOn.length ? `dependsOn:\n${dependsOn.map((d) => `  - name: ${d}`).join('\n')}` : '',
+  });
 
 describe('dependsOn', () => {
   let client: ClusterClient;
@@ -43,19 +34,13 @@ describe('dependsOn', () => {
         ks(ns, 'broken'),
         ks(ns, 'infra'),
       ].join('---\n'),
-      'infra/cm.yaml': cm(ns, 'infra-settings'),
-      'apps/cm.yaml': cm(ns, 'app-settings'),
+      'infra/cm.yaml': configMap(ns, 'infra-settings'),
+      'apps/cm.yaml': configMap(ns, 'app-settings'),
       'broken/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}}\ndata: {"bad key!": x}\n`,
-      'after-broken/cm.yaml': cm(ns, 'never'),
+      'after-broken/cm.yaml': configMap(ns, 'never'),
     });
     const log: string[] = [];
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizations: ['clusters/ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-    });
-    const report = await reconcile(settings, { log: (l) => log.push(l), secret: () => {} });
+    const report = await reconcileTree(root, { kustomizations: ['clusters/ks.yaml'] }, log);
 
     expect(report.ok).toBe(false);
     const byName: Record<string, Report | undefined> = Object.fromEntries(
@@ -81,19 +66,11 @@ describe('dependsOn', () => {
   });
 
   it('refuses a dependency cycle before anything is applied', async () => {
-    const ns = await freshNamespace(client);
-    const root = await writeTree({
+    const { ns, report } = await reconcileIn(client, (ns) => ({
       'ks.yaml': [ks(ns, 'a', ['b']), ks(ns, 'b', ['a'])].join('---\n'),
-      'a/cm.yaml': cm(ns, 'a'),
-      'b/cm.yaml': cm(ns, 'b'),
-    });
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizations: ['ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-    });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+      'a/cm.yaml': configMap(ns, 'a'),
+      'b/cm.yaml': configMap(ns, 'b'),
+    }));
     expect(report.ok).toBe(false);
     expect(report.error).toContain('dependency cycle');
     expect(report.changeset).toEqual([]);
@@ -104,24 +81,16 @@ describe('dependsOn', () => {
     const ns = await freshNamespace(client);
     const group = `${ns}.example.com`;
     // D stays unhealthy until the test sees C finish: were B or C waiting for D, D would time out.
-    const d = `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: d, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: false
-  wait: true
-  timeout: 1m
-  path: ./d
-  sourceRef: {kind: GitRepository, name: repo}
-  healthCheckExprs:
-    - {apiVersion: ${group}/v1, current: "has(spec.open) && spec.open"}
-`;
+    const d = kustomizationYaml({
+      name: 'd',
+      namespace: ns,
+      spec: `wait: true\ntimeout: 1m\nhealthCheckExprs:\n  - {apiVersion: ${group}/v1, current: "has(spec.open) && spec.open"}`,
+    });
     const root = await writeTree({
       'ks.yaml': [ks(ns, 'c', ['b']), d, ks(ns, 'b', ['a']), ks(ns, 'a')].join('---\n'),
-      'a/cm.yaml': cm(ns, 'a'),
-      'b/cm.yaml': cm(ns, 'b'),
-      'c/cm.yaml': cm(ns, 'c'),
+      'a/cm.yaml': configMap(ns, 'a'),
+      'b/cm.yaml': configMap(ns, 'b'),
+      'c/cm.yaml': configMap(ns, 'c'),
       'd/crd.yaml': `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: gates.${group}}
@@ -135,13 +104,7 @@ spec:
       'd/gate.yaml': `apiVersion: ${group}/v1\nkind: Gate\nmetadata: {name: g, namespace: ${ns}}\nspec: {open: false}\n`,
     });
     const log: string[] = [];
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizations: ['ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-    });
-    const running = reconcile(settings, { log: (l) => log.push(l), secret: () => {} });
+    const running = reconcileTree(root, {}, log);
     const cDone = `[${ns}/c] ConfigMap/${ns}/c created`;
     const gateMade = `[${ns}/d] Gate/${ns}/g created`;
     for (let i = 0; i < 200 && !(log.includes(cDone) && log.includes(gateMade)); i++)
@@ -194,19 +157,13 @@ spec:
         ks(ns, 'broken'),
         withExpr('tolerant', 'broken', 'v1', "dep.status.conditions.exists(c, c.reason == 'ReconciliationFailed')"),
       ].join('---\n'),
-      'infra/cm.yaml': cm(ns, 'infra'),
-      'apps/cm.yaml': cm(ns, 'apps'),
-      'apps-old/cm.yaml': cm(ns, 'apps-old'),
+      'infra/cm.yaml': configMap(ns, 'infra'),
+      'apps/cm.yaml': configMap(ns, 'apps'),
+      'apps-old/cm.yaml': configMap(ns, 'apps-old'),
       'broken/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}}\ndata: {"bad key!": x}\n`,
-      'tolerant/cm.yaml': cm(ns, 'tolerant'),
+      'tolerant/cm.yaml': configMap(ns, 'tolerant'),
     });
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizations: ['ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-    });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    const report = await reconcileTree(root);
     const byName: Record<string, Report | undefined> = Object.fromEntries(
       (report.kustomizations ?? []).map((r) => [r.kustomization.split('/')[1] ?? '', r]),
     );

@@ -8,32 +8,22 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { FLUX_GROUP_VERSION } from '../../src/inventory/flux.js';
 import { readFluxKustomization } from '../../src/inventory/flux-object.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import { exitCode, type Report } from '../../src/report/model.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
-import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import type { RawSettings } from '../../src/settings.js';
+import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
 import {
   createFluxKustomization,
   fluxOwnerLabels,
   installFluxKustomizationCrd,
   type FluxKustomizationFixture,
 } from '../helpers/flux-crd.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { configMap, kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
 
-const ksFile = (ns: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: true
-  path: ./app
-  sourceRef: {kind: GitRepository, name: repo}
-`;
-
-const cmYaml = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+/** The Kustomization app in `ns` building ./app with prune: true. */
+const ksFile = (ns: string) => kustomizationYaml({ namespace: ns, prune: true });
 
 const cmPath = (ns: string, name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
 const cmEntry = (ns: string, name: string) => ({ id: `${ns}_${name}__ConfigMap`, v: 'v1' });
@@ -78,19 +68,11 @@ describe('hand-over from Flux', () => {
     writeTree({
       'ks.yaml': ksFile(ns),
       'app/kustomization.yaml': `resources: [${names.map((n) => `${n}.yaml`).join(', ')}]\n`,
-      ...Object.fromEntries(names.map((n) => [`app/${n}.yaml`, cmYaml(ns, n)])),
+      ...Object.fromEntries(names.map((n) => [`app/${n}.yaml`, configMap(ns, n)])),
     });
 
   function run(root: string, extra: Partial<RawSettings> = {}): Promise<Report> {
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizations: ['ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-      lockLeaseMs: 3_000,
-      ...extra,
-    });
-    return reconcile(settings, { log: () => {}, secret: () => {} });
+    return reconcileTree(root, { lockLeaseMs: 3_000, ...extra });
   }
 
   const inventoryIds = async (ns: string) =>
@@ -242,13 +224,13 @@ describe('hand-over from Flux', () => {
   it('keeps the objects of a Kustomization removed from the set once Flux reconciles them again, whatever its deletionPolicy', async () => {
     const ns = await freshNamespace(client, 'flux-back');
     await fluxKustomization({ namespace: ns, name: 'app', suspend: true, entries: [] });
-    const other = ksFile(ns).replace('name: app,', 'name: other,').replace('./app', './other');
+    const other = kustomizationYaml({ name: 'other', namespace: ns, prune: true });
     const root = await writeTree({
       'ks.yaml': `${ksFile(ns)}---\n${other}`,
       'app/kustomization.yaml': 'resources: [keep.yaml]\n',
-      'app/keep.yaml': cmYaml(ns, 'keep'),
+      'app/keep.yaml': configMap(ns, 'keep'),
       'other/kustomization.yaml': 'resources: [o.yaml]\n',
-      'other/o.yaml': cmYaml(ns, 'o'),
+      'other/o.yaml': configMap(ns, 'o'),
     });
     const source = { run: { source: `test/${ns}`, holder: `test ${ns}` } };
     expect((await run(root, source)).error).toBeUndefined();

@@ -1,11 +1,10 @@
 // Waiting for health on the real cluster (tier b: controllers and a kwok node make workloads real).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
 import { adminClient, eventually, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { startFaultProxy } from '../helpers/fault-proxy.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 const deployment = (ns: string, name: string, extra = '') => `apiVersion: apps/v1
 kind: Deployment
@@ -39,25 +38,11 @@ describe('health checks', () => {
     client.close();
   });
 
-  function run(
-    root: string,
-    raw: { path?: string; kustomizations?: string[]; wait?: boolean; timeout?: string },
-    log: string[] = [],
-  ) {
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizeBin: KUSTOMIZE,
-      ...raw,
-    });
-    return reconcile(settings, { log: (l) => log.push(l), secret: () => {} });
-  }
-
   it('waits until a Deployment has rolled out, logging each status change once', async () => {
     const ns = await freshNamespace(client);
     const root = await writeTree({ 'app/web.yaml': deployment(ns, 'web') });
     const log: string[] = [];
-    const report = await run(root, { path: 'app', wait: true }, log);
+    const report = await reconcileTree(root, { path: 'app', wait: true }, log);
     expect(report.error).toBeUndefined();
     expect(report.health).toEqual([
       { subject: `Deployment/${ns}/web`, status: 'Current', message: 'Deployment is available. Replicas: 2' },
@@ -79,15 +64,12 @@ describe('health checks', () => {
     });
     const proxy = await startFaultProxy(kubeconfigPath());
     try {
-      const settings = normalize({
+      const report = await reconcileTree(root, {
         kubeconfig: { kind: 'path', path: proxy.kubeconfig },
-        root,
         path: 'app',
         name: 'app-health',
         wait: true,
-        kustomizeBin: KUSTOMIZE,
       });
-      const report = await reconcile(settings, { log: () => {}, secret: () => {} });
       expect(report.error).toBeUndefined();
       expect(report.health?.map((h) => h.status)).toEqual(Array.from({ length: 7 }, () => 'Current'));
       const gets = proxy.requests.filter((r) => r.method === 'GET' && r.path.includes(`/namespaces/${ns}/`));
@@ -142,7 +124,7 @@ metadata: {name: broken, namespace: ${ns}}
     const controller = writeStatusOnceCreated(client, `/apis/${group}/v1/namespaces/${ns}/gadgets/broken`, {
       conditions: [{ type: 'Stalled', status: 'True', reason: 'BadConfig', message: 'the gadget cannot start' }],
     });
-    const report = await run(root, { path: 'app', wait: true, timeout: '2m' });
+    const report = await reconcileTree(root, { path: 'app', wait: true, timeout: '2m' });
     await controller;
     expect(report.ok).toBe(false);
     expect(report.error).toBe(
@@ -157,7 +139,7 @@ metadata: {name: broken, namespace: ${ns}}
       'app/ok.yaml': deployment(ns, 'ok'),
       'app/stuck.yaml': deployment(ns, 'stuck', '\n      nodeSelector: {no-such-node: "true"}'),
     });
-    const report = await run(root, { path: 'app', wait: true, timeout: '30s' });
+    const report = await reconcileTree(root, { path: 'app', wait: true, timeout: '30s' });
     expect(report.ok).toBe(false);
     expect(report.error).toMatch(
       new RegExp(
@@ -170,22 +152,16 @@ metadata: {name: broken, namespace: ${ns}}
   it('checks spec.healthChecks objects outside the build', async () => {
     const ns = await freshNamespace(client);
     const seed = await writeTree({ 'app/db.yaml': deployment(ns, 'db') });
-    expect((await run(seed, { path: 'app', wait: true })).error).toBeUndefined();
+    expect((await reconcileTree(seed, { path: 'app', wait: true })).error).toBeUndefined();
     const root = await writeTree({
-      'ks.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: false
-  path: ./app
-  sourceRef: {kind: GitRepository, name: repo}
-  healthChecks:
-    - {kind: Deployment, name: db, namespace: ${ns}}
-`,
+      'ks.yaml': kustomizationYaml({
+        namespace: ns,
+        spec: `healthChecks:
+  - {kind: Deployment, name: db, namespace: ${ns}}`,
+      }),
       'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ${ns}}\n`,
     });
-    const report = await run(root, { kustomizations: ['ks.yaml'] });
+    const report = await reconcileTree(root, { kustomizations: ['ks.yaml'] });
     expect(report.error).toBeUndefined();
     expect(report.health).toEqual([
       { subject: `Deployment/${ns}/db`, status: 'Current', message: 'Deployment is available. Replicas: 2' },
@@ -202,7 +178,7 @@ spec:
         .replace('"nginx:1.27"', '"fail.kwok.invalid/web:1"'),
     });
     const log: string[] = [];
-    const report = await run(root, { path: 'app', wait: true, timeout: '5m' }, log);
+    const report = await reconcileTree(root, { path: 'app', wait: true, timeout: '5m' }, log);
     expect(report.ok).toBe(false);
     // Failed, not the timeout: the deployment controller's ProgressDeadlineExceeded is what kstatus reads.
     expect(report.error).toBe(
@@ -226,23 +202,17 @@ spec:
     const ns = await freshNamespace(client);
     const group = `${ns}.example.com`;
     const root = await writeTree({
-      'ks.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: false
-  wait: true
-  timeout: 1m
-  path: ./app
-  sourceRef: {kind: GitRepository, name: repo}
-  healthCheckExprs:
-    - apiVersion: ${group}/v1
-      kind: Database
-      inProgress: "status.?phase.orValue('') == 'Provisioning'"
-      failed: "status.?phase.orValue('') == 'Error'"
-      current: "status.?phase.orValue('') == 'Available' && status.replicas >= spec.replicas"
-`,
+      'ks.yaml': kustomizationYaml({
+        namespace: ns,
+        spec: `wait: true
+timeout: 1m
+healthCheckExprs:
+  - apiVersion: ${group}/v1
+    kind: Database
+    inProgress: "status.?phase.orValue('') == 'Provisioning'"
+    failed: "status.?phase.orValue('') == 'Error'"
+    current: "status.?phase.orValue('') == 'Available' && status.replicas >= spec.replicas"`,
+      }),
       'app/crd.yaml': `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: databases.${group}}
@@ -261,7 +231,7 @@ spec:
       'app/db.yaml': `apiVersion: ${group}/v1\nkind: Database\nmetadata: {name: main, namespace: ${ns}}\nspec: {replicas: 2}\n`,
     });
     const log: string[] = [];
-    const running = run(root, { kustomizations: ['ks.yaml'] }, log);
+    const running = reconcileTree(root, { kustomizations: ['ks.yaml'] }, log);
     const path = `/apis/${group}/v1/namespaces/${ns}/databases/main/status`;
     const setStatus = (status: object) =>
       client.request('PATCH', path, { body: { status }, contentType: 'application/merge-patch+json' });
@@ -291,22 +261,16 @@ spec:
     const ns = await freshNamespace(client);
     const group = `${ns}.example.com`;
     const root = await writeTree({
-      'ks.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: false
-  path: ./app
-  timeout: 5m
-  sourceRef: {kind: GitRepository, name: repo}
-  healthChecks:
-    - {apiVersion: ${group}/v1, kind: Queue, name: q, namespace: ${ns}}
-  healthCheckExprs:
-    - apiVersion: ${group}/v1
-      current: "status.state == 'ok'"
-      failed: "status.state == 'broken'"
-`,
+      'ks.yaml': kustomizationYaml({
+        namespace: ns,
+        spec: `timeout: 5m
+healthChecks:
+  - {apiVersion: ${group}/v1, kind: Queue, name: q, namespace: ${ns}}
+healthCheckExprs:
+  - apiVersion: ${group}/v1
+    current: "status.state == 'ok'"
+    failed: "status.state == 'broken'"`,
+      }),
       'app/crd.yaml': `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: queues.${group}}
@@ -325,7 +289,7 @@ spec:
     const controller = writeStatusOnceCreated(client, `/apis/${group}/v1/namespaces/${ns}/queues/q`, {
       state: 'broken',
     });
-    const report = await run(root, { kustomizations: ['ks.yaml'] });
+    const report = await reconcileTree(root, { kustomizations: ['ks.yaml'] });
     await controller;
     expect(report.error).toBe(
       `health check failed: 1 object(s) Failed:\n  Queue/${ns}/q status: 'Failed': healthCheckExprs: failed is true`,

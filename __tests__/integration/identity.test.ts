@@ -7,8 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { derivedName } from '../../src/inventory/identity.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
+import type { RawSettings } from '../../src/settings.js';
 import {
   adminClient,
   exists as existsAt,
@@ -17,17 +16,16 @@ import {
   runNode,
   writeTree,
 } from '../helpers/cluster.js';
+import { configMap, kustomizationYaml } from '../helpers/manifests.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
-
-const cm = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+import { reconcileTree } from '../helpers/reconcile.js';
 
 /** A kustomization directory `dir` with one ConfigMap per name. */
 function folder(dir: string, ns: string, names: string[]): Record<string, string> {
   const files: Record<string, string> = {
     [`${dir}/kustomization.yaml`]: `resources: [${names.map((n) => `${n}.yaml`).join(', ')}]\n`,
   };
-  for (const n of names) files[`${dir}/${n}.yaml`] = cm(ns, n);
+  for (const n of names) files[`${dir}/${n}.yaml`] = configMap(ns, n);
   return files;
 }
 
@@ -43,18 +41,15 @@ describe('Kustomization identity', () => {
   const exists = (ns: string, name: string) => existsAt(client, `/api/v1/namespaces/${ns}/configmaps/${name}`);
 
   function run(root: string, ns: string, source: string, extra: Partial<RawSettings> = {}, log: string[] = []) {
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
+    const settings = {
       path: 'deploy',
-      kustomizeBin: KUSTOMIZE,
       prune: true,
       allowLargePrune: true,
       inventoryNamespace: ns,
       run: { holder: `test ${source}`, source },
       ...extra,
-    });
-    return reconcile(settings, { log: (l) => log.push(l), secret: () => {} });
+    };
+    return reconcileTree(root, settings, log);
   }
 
   it('two repositories with the same folder name keep their own objects', async () => {
@@ -171,15 +166,7 @@ describe('Kustomization identity', () => {
 
   it('the CLI records the git remote: two checkouts with one glob are two sets', async () => {
     const ns = await freshNamespace(client);
-    const ks = (name: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: ${name}, namespace: flux-system}
-spec:
-  interval: 10m
-  path: ./${name}
-  prune: true
-  sourceRef: {kind: GitRepository, name: flux-system}
-`;
+    const ks = (name: string) => kustomizationYaml({ name, prune: true, source: 'flux-system' });
     const checkout = async (name: string, remote: string) => {
       const root = await writeTree({
         'clusters/staging/ks.yaml': ks(name),

@@ -4,28 +4,16 @@
 // taken for an immutable field, force or not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { adminClient, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { freeServiceIPs } from '../helpers/immutable-cases.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
-
-const FORCE_ANNOTATION = '\n  annotations: {kustomize.toolkit.fluxcd.io/force: Enabled}';
+import { kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 /** A Kustomization file for ./app, with spec.force when `force`. */
-function ks(ns: string, force: boolean): string {
-  return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: false
-  force: ${force}
-  path: ./app
-  sourceRef: {kind: GitRepository, name: repo}
-`;
-}
+const ks = (ns: string, force: boolean) => kustomizationYaml({ namespace: ns, spec: `force: ${force}` });
+
+const FORCE_ANNOTATION = '\n  annotations: {kustomize.toolkit.fluxcd.io/force: Enabled}';
 
 const service = (ns: string, clusterIP: string, port = 80) => `apiVersion: v1
 kind: Service
@@ -35,29 +23,6 @@ spec:
   selector: {app: web}
   ports: [{port: ${port}}]
 `;
-
-/** Runs the Kustomization file ks.yaml of `root`, adding the log's lines to `log`. */
-function runKustomization(root: string, log: string[] = []): Promise<Report> {
-  const settings = normalize({
-    kubeconfig: { kind: 'path', path: kubeconfigPath() },
-    root,
-    kustomizations: ['ks.yaml'],
-    kustomizeBin: KUSTOMIZE,
-  });
-  return reconcile(settings, { log: (line) => log.push(line), secret: () => {} });
-}
-
-/** Runs ./app of `root` in path mode, with the force input. */
-function runPath(root: string, force: boolean): Promise<Report> {
-  const settings = normalize({
-    kubeconfig: { kind: 'path', path: kubeconfigPath() },
-    root,
-    path: 'app',
-    force,
-    kustomizeBin: KUSTOMIZE,
-  });
-  return reconcile(settings, { log: () => {}, secret: () => {} });
-}
 
 const actions = (r: Report) => Object.fromEntries(r.changeset.map((e) => [e.subject, e.action]));
 
@@ -76,14 +41,12 @@ describe('force recreates what cannot be changed in place', () => {
   it('fails without force naming the Service, its clusterIP and force, and recreates it with spec.force', async () => {
     const ns = await freshNamespace(client);
     const [a, b] = (await freeServiceIPs(client, 2)) as [string, string];
-    const first = await runKustomization(await writeTree({ 'ks.yaml': ks(ns, false), 'app/svc.yaml': service(ns, a) }));
+    const first = await reconcileTree(await writeTree({ 'ks.yaml': ks(ns, false), 'app/svc.yaml': service(ns, a) }));
     expect(first.error).toBeUndefined();
     const before = await getService(ns);
     expect(before.spec.clusterIP).toBe(a);
 
-    const refused = await runKustomization(
-      await writeTree({ 'ks.yaml': ks(ns, false), 'app/svc.yaml': service(ns, b) }),
-    );
+    const refused = await reconcileTree(await writeTree({ 'ks.yaml': ks(ns, false), 'app/svc.yaml': service(ns, b) }));
     expect(refused.ok).toBe(false);
     expect(refused.error).toMatch(new RegExp(`^Service/${ns}/web dry-run failed \\(Invalid\\): `));
     expect(refused.error).toContain('may not change once set');
@@ -92,7 +55,7 @@ describe('force recreates what cannot be changed in place', () => {
     );
     expect((await getService(ns)).metadata.uid).toBe(before.metadata.uid);
 
-    const forced = await runKustomization(await writeTree({ 'ks.yaml': ks(ns, true), 'app/svc.yaml': service(ns, b) }));
+    const forced = await reconcileTree(await writeTree({ 'ks.yaml': ks(ns, true), 'app/svc.yaml': service(ns, b) }));
     expect(forced.error).toBeUndefined();
     expect(forced.ok).toBe(true);
     expect(actions(forced)).toEqual({ [`Service/${ns}/web`]: 'created' });
@@ -104,12 +67,12 @@ describe('force recreates what cannot be changed in place', () => {
   it('does not take a bad port for an immutable field: the forced run fails and the Service stays', async () => {
     const ns = await freshNamespace(client);
     const [a] = (await freeServiceIPs(client, 1)) as [string];
-    expect(
-      (await runKustomization(await writeTree({ 'ks.yaml': ks(ns, true), 'app/svc.yaml': service(ns, a) }))).ok,
-    ).toBe(true);
+    expect((await reconcileTree(await writeTree({ 'ks.yaml': ks(ns, true), 'app/svc.yaml': service(ns, a) }))).ok).toBe(
+      true,
+    );
     const before = await getService(ns);
 
-    const bad = await runKustomization(
+    const bad = await reconcileTree(
       await writeTree({ 'ks.yaml': ks(ns, true), 'app/svc.yaml': service(ns, 'None', 70000) }),
     );
     expect(bad.ok).toBe(false);
@@ -129,18 +92,20 @@ spec:
       restartPolicy: Never
       containers: [{name: migrate, image: "${image}"}]
 `;
-    expect((await runPath(await writeTree({ 'app/job.yaml': job('busybox:1.36') }), false)).ok).toBe(true);
+    expect(
+      (await reconcileTree(await writeTree({ 'app/job.yaml': job('busybox:1.36') }), { path: 'app', force: false })).ok,
+    ).toBe(true);
     const path = `/apis/batch/v1/namespaces/${ns}/jobs/migrate`;
     const before = await client.request<{ metadata: { uid: string } }>('GET', path);
 
     const changed = await writeTree({ 'app/job.yaml': job('busybox:1.37') });
-    const refused = await runPath(changed, false);
+    const refused = await reconcileTree(changed, { path: 'app', force: false });
     expect(refused.error).toContain(`Job/${ns}/migrate`);
     expect(refused.error).toContain(
       'immutable field spec.template changed: force would delete and recreate the object',
     );
 
-    const forced = await runPath(changed, true);
+    const forced = await reconcileTree(changed, { path: 'app', force: true });
     expect(forced.error).toBeUndefined();
     expect(actions(forced)).toEqual({ [`Job/${ns}/migrate`]: 'created' });
     const after = await client.request<{
@@ -161,15 +126,23 @@ metadata:
 immutable: true
 data: {v: "${v}"}
 `;
-    expect((await runPath(await writeTree({ 'app/cm.yaml': cm('one', false) }), false)).ok).toBe(true);
+    expect(
+      (await reconcileTree(await writeTree({ 'app/cm.yaml': cm('one', false) }), { path: 'app', force: false })).ok,
+    ).toBe(true);
     const path = `/api/v1/namespaces/${ns}/configmaps/frozen`;
     const before = await client.request<{ metadata: { uid: string } }>('GET', path);
 
-    const refused = await runPath(await writeTree({ 'app/cm.yaml': cm('two', false) }), false);
+    const refused = await reconcileTree(await writeTree({ 'app/cm.yaml': cm('two', false) }), {
+      path: 'app',
+      force: false,
+    });
     expect(refused.error).toContain(`ConfigMap/${ns}/frozen`);
     expect(refused.error).toContain('immutable field data changed: force would delete and recreate the object');
 
-    const forced = await runPath(await writeTree({ 'app/cm.yaml': cm('two', true) }), false);
+    const forced = await reconcileTree(await writeTree({ 'app/cm.yaml': cm('two', true) }), {
+      path: 'app',
+      force: false,
+    });
     expect(forced.error).toBeUndefined();
     expect(actions(forced)).toEqual({ [`ConfigMap/${ns}/frozen`]: 'created' });
     const after = await client.request<{ metadata: { uid: string }; data: Record<string, string> }>('GET', path);
@@ -195,13 +168,13 @@ spec:
         accessModes: [ReadWriteOnce]
         resources: {requests: {storage: ${size}}}
 `;
-    expect((await runKustomization(await writeTree({ 'ks.yaml': ks(ns, false), 'app/sts.yaml': sts('1Gi') }))).ok).toBe(
+    expect((await reconcileTree(await writeTree({ 'ks.yaml': ks(ns, false), 'app/sts.yaml': sts('1Gi') }))).ok).toBe(
       true,
     );
     const path = `/apis/apps/v1/namespaces/${ns}/statefulsets/db`;
     const before = await client.request<{ metadata: { uid: string } }>('GET', path);
 
-    const refused = await runKustomization(await writeTree({ 'ks.yaml': ks(ns, false), 'app/sts.yaml': sts('2Gi') }));
+    const refused = await reconcileTree(await writeTree({ 'ks.yaml': ks(ns, false), 'app/sts.yaml': sts('2Gi') }));
     expect(refused.error).toContain(`StatefulSet/${ns}/db`);
     expect(refused.error).toContain('updates to statefulset spec for fields other than');
     expect(refused.error).toContain(
@@ -209,8 +182,9 @@ spec:
     );
 
     const log: string[] = [];
-    const forced = await runKustomization(
+    const forced = await reconcileTree(
       await writeTree({ 'ks.yaml': ks(ns, true), 'app/sts.yaml': sts('2Gi') }),
+      {},
       log,
     );
     expect(forced.error).toBeUndefined();

@@ -13,12 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
 import { classifySecretKeys, keyServices } from '../../src/sops/keys.js';
 import { decryptSources } from '../../src/sops/sources.js';
-import { adminClient, freshNamespace, kubeconfigPath } from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { adminClient, freshNamespace } from '../helpers/cluster.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 import { createSopsToolkit, type AgeKey, type SopsToolkit } from '../helpers/sops-fixtures.js';
 
 const CANARY = 'canary-pa55-QX81';
@@ -345,25 +344,15 @@ describe('on the cluster: a preview of a tree whose SOPS files point at a listen
     const root = await tree({
       'deploy/kustomization.yaml': 'resources: [secret.enc.yaml]\n',
       'deploy/secret.enc.yaml': doc.toString(),
-      'clusters/app.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: false
-  path: ./deploy
-  sourceRef: {kind: GitRepository, name: repo}
-  decryption:
-    provider: sops
-    secretRef: {name: sops-gcp}
-`,
+      'clusters/app.yaml': kustomizationYaml({
+        namespace: ns,
+        path: './deploy',
+        spec: 'decryption:\n  provider: sops\n  secretRef: {name: sops-gcp}',
+      }),
     });
-    const settings = normalize({
+    const report = await reconcileTree(root, {
       mode: 'preview',
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
       kustomizations: ['clusters/app.yaml'],
-      kustomizeBin: KUSTOMIZE,
       env: {
         AZURE_TENANT_ID: 'tenant',
         AZURE_CLIENT_ID: 'client',
@@ -371,7 +360,6 @@ spec:
         AZURE_AUTHORITY_HOST: target.url,
       },
     });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
     expect(target.connections()).toBe(0);
     expect(report.ok).toBe(false);
     const text = JSON.stringify(report);
@@ -409,19 +397,13 @@ spec:
       'deploy/secret.enc.yaml': doc.toString(),
     });
     const run = (addresses: string[]) =>
-      reconcile(
-        normalize({
-          mode: 'preview',
-          kubeconfig: { kind: 'path', path: kubeconfigPath() },
-          root,
-          path: 'deploy',
-          kustomizeBin: KUSTOMIZE,
-          sopsAgeKey: age.identity,
-          sopsVaultAddresses: addresses,
-          env: { VAULT_TOKEN: 'hvs.runner-vault-token' },
-        }),
-        { log: () => {}, secret: () => {} },
-      );
+      reconcileTree(root, {
+        mode: 'preview',
+        path: 'deploy',
+        sopsAgeKey: age.identity,
+        sopsVaultAddresses: addresses,
+        env: { VAULT_TOKEN: 'hvs.runner-vault-token' },
+      });
     const unlisted = await run(['https://vault.example.com:8200']);
     expect(target.connections()).toBe(0);
     expect(unlisted.ok).toBe(false);

@@ -7,14 +7,12 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { ClusterClient as Client } from '../../src/cluster/client.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
 import { Discovery } from '../../src/cluster/discovery.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import { LiveObjects, selectorFor } from '../../src/ssa/live.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize } from '../../src/settings.js';
 import { freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
 import { migrateJob } from '../helpers/manifests.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 const configMap = (ns: string, name: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  v: ${value}\n`;
@@ -33,9 +31,8 @@ describe('live reads by list', () => {
     path = 'app',
   ): Promise<{ report: Report; seen: RecordedRequest[] }> {
     const before = proxy.requests.length;
-    const settings = normalize({
+    const report = await reconcileTree(root, {
       kubeconfig: { kind: 'path', path: proxy.kubeconfig },
-      root,
       path,
       // The selector asserted below names the Kustomization: fix it rather than derive it.
       ...(path === 'app' ? { name: 'app' } : {}),
@@ -44,11 +41,9 @@ describe('live reads by list', () => {
       prune,
       // Three of five objects go in the prune test: more than the guard's default share.
       allowLargePrune: true,
-      kustomizeBin: KUSTOMIZE,
       // The reads are what is tested here: no object is settled by its managed fields alone.
       alwaysDryRun: true,
     });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
     return { report, seen: proxy.requests.slice(before) };
   }
 

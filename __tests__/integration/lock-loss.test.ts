@@ -6,15 +6,12 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import { normalize, type RawSettings } from '../../src/settings.js';
 import { startReconcileChild, stopped } from '../helpers/child.js';
-import { exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { exists, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy, type FaultRule, type RecordedRequest } from '../helpers/fault-proxy.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
-
-const cm = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+import { configMap, kustomizationYaml } from '../helpers/manifests.js';
+import { reconcile, testRawSettings } from '../helpers/reconcile.js';
 
 /** The Kustomization of path `app` is flux-system/app; its inventory and lock live in the test's namespace. */
 const KS = { name: 'app', namespace: 'flux-system' };
@@ -49,7 +46,7 @@ async function tree(root: string, ns: string, names: string[], other: Record<str
   const files: Record<string, string> = {
     'app/kustomization.yaml': `resources: [${all.map((n) => `${n}.yaml`).join(', ')}]\n`,
   };
-  for (const n of names) files[`app/${n}.yaml`] = cm(ns, n);
+  for (const n of names) files[`app/${n}.yaml`] = configMap(ns, n);
   for (const [n, text] of Object.entries(other)) files[`app/${n}.yaml`] = text;
   for (const [rel, text] of Object.entries(files)) {
     await mkdir(dirname(join(root, rel)), { recursive: true });
@@ -65,17 +62,8 @@ describe('losing the lock stops the run', () => {
     proxy = p;
   });
 
-  const settings = (root: string, ns: string, extra: Partial<RawSettings>): RawSettings => ({
-    kubeconfig: { kind: 'path', path: kubeconfigPath() },
-    root,
-    path: 'app',
-    ...NAME,
-    kustomizeBin: KUSTOMIZE,
-    prune: true,
-    inventoryNamespace: ns,
-    lockLeaseMs: 2_000,
-    ...extra,
-  });
+  const settings = (root: string, ns: string, extra: Partial<RawSettings>): RawSettings =>
+    testRawSettings(root, { path: 'app', ...NAME, prune: true, inventoryNamespace: ns, lockLeaseMs: 2_000, ...extra });
   const inProcess = (raw: RawSettings, log: string[]) =>
     reconcile(normalize(raw), { log: (l) => log.push(l), secret: () => {} });
 
@@ -319,30 +307,19 @@ describe('losing the lock stops the run', () => {
   it('stops deleting a removed Kustomization once a run that applies it again took its lock over', async () => {
     const ns = await freshNamespace(client);
     const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
-    const ks = (name: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  interval: 10m
-  path: ./${name}
-  sourceRef: {kind: GitRepository, name: repo}
-  prune: true
-`;
+    const ks = (name: string) => kustomizationYaml({ name, namespace: ns, prune: true });
     const root = await writeTree({
       'ks.yaml': [ks('keep'), ks('gone')].join('---\n'),
-      'keep/cm.yaml': cm(ns, 'keep-1'),
-      'gone/cm.yaml': [cm(ns, 'gone-1'), cm(ns, 'gone-2')].join('---\n'),
+      'keep/cm.yaml': configMap(ns, 'keep-1'),
+      'gone/cm.yaml': [configMap(ns, 'gone-1'), configMap(ns, 'gone-2')].join('---\n'),
     });
-    const files = (holder: string): RawSettings => ({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizations: ['ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-      lockLeaseMs: 2_000,
-      lockTimeout: '1m',
-      removedKustomizations: 'delete',
-      run: { holder, source: SOURCE },
-    });
+    const files = (holder: string): RawSettings =>
+      testRawSettings(root, {
+        lockLeaseMs: 2_000,
+        lockTimeout: '1m',
+        removedKustomizations: 'delete',
+        run: { holder, source: SOURCE },
+      });
     expect((await inProcess(files('run-0'), [])).error).toBeUndefined();
 
     // The file no longer names `gone`: A deletes its objects, and stalls at the first delete.

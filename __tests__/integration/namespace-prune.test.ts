@@ -4,11 +4,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
 import { exists, eventually, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy } from '../helpers/fault-proxy.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 describe('the Namespace prune guard through a fault-injecting proxy', () => {
   let client: ClusterClient;
@@ -22,15 +20,8 @@ describe('the Namespace prune guard through a fault-injecting proxy', () => {
     `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
 
   function run(root: string, ns: string) {
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: proxy.kubeconfig },
-      root,
-      path: 'app',
-      kustomizeBin: KUSTOMIZE,
-      prune: true,
-      inventoryNamespace: ns,
-    });
-    return reconcile(settings, { log: () => {}, secret: () => {} });
+    const settings = { path: 'app', prune: true, inventoryNamespace: ns };
+    return reconcileTree(root, { kubeconfig: { kind: 'path', path: proxy.kubeconfig }, ...settings });
   }
 
   it('notes a resource whose list fails, and prunes the Namespace', async () => {

@@ -3,12 +3,11 @@
 // one that dry-runs everything (always-dry-run) must give the same action for every object.
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize, type Mode } from '../../src/settings.js';
+import type { Mode } from '../../src/settings.js';
 import { freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 interface Tree {
   image: string;
@@ -250,17 +249,14 @@ describe('managed-fields proof of unchanged objects', () => {
   /** Runs the tree's directory `ns` (so the Kustomization, named after its path, is the test's own). */
   async function run(root: string, ns: string, mode: Mode, alwaysDryRun: boolean) {
     const before = proxy.requests.length;
-    const settings = normalize({
+    const report = await reconcileTree(root, {
       mode,
       kubeconfig: { kind: 'path', path: proxy.kubeconfig },
-      root,
       path: ns,
-      kustomizeBin: KUSTOMIZE,
       alwaysDryRun,
       // Each scenario's trees are one repository's commits: one Kustomization.
       run: { holder: 'noop-proof test', source: 'acme/noop-proof' },
     });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
     expect(report.error).toBeUndefined();
     return { report, seen: proxy.requests.slice(before) };
   }

@@ -5,35 +5,12 @@
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { adminClient, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 const MANAGER = 'kustomize-controller';
-
-function ks(ns: string): string {
-  return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: true
-  path: ./app
-  sourceRef: {kind: GitRepository, name: repo}
-`;
-}
-
-async function run(root: string, logs: string[] = []): Promise<Report> {
-  const settings = normalize({
-    kubeconfig: { kind: 'path', path: kubeconfigPath() },
-    root,
-    kustomizations: ['ks.yaml'],
-    kustomizeBin: KUSTOMIZE,
-  });
-  return reconcile(settings, { log: (l) => logs.push(l), secret: () => {} });
-}
 
 const actions = (r: Report) => Object.fromEntries(r.changeset.map((e) => [e.subject, e.action]));
 
@@ -67,7 +44,7 @@ describe('objects normalised as Flux does before applying', () => {
     const ns = await freshNamespace(client);
     const extra = `${ns}-extra`;
     const root = await writeTree({
-      'ks.yaml': ks(ns),
+      'ks.yaml': kustomizationYaml({ namespace: ns, prune: true }),
       'app/kustomization.yaml': 'resources: [ns.yaml, deploy.yaml, svc.yaml, secret.yaml]\n',
       'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${extra}}\n`,
       'app/deploy.yaml': `apiVersion: apps/v1
@@ -97,7 +74,7 @@ stringData: {user: admin}
 `,
     });
     try {
-      const first = await run(root);
+      const first = await reconcileTree(root);
       expect(first.error).toBeUndefined();
       const get = (path: string) => client.request<Live>('GET', path);
 
@@ -144,7 +121,7 @@ stringData: {user: admin}
 
       // The normalised objects are what the live objects prove unchanged: no dry-run, nothing configured.
       const logs: string[] = [];
-      const again = await run(root, logs);
+      const again = await reconcileTree(root, {}, logs);
       expect(again.error).toBeUndefined();
       expect(new Set(Object.values(actions(again)))).toEqual(new Set(['unchanged']));
       expect(logs).toContain('definitions: 1 of 1 object(s) unchanged by their managed fields, not dry-run');
@@ -158,13 +135,16 @@ stringData: {user: admin}
     const ns = await freshNamespace(client);
     const secret = (strings: string) =>
       `apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: ${ns}}\nstringData: {${strings}}\n`;
-    const root = await writeTree({ 'ks.yaml': ks(ns), 'app/secret.yaml': secret('a: one, b: two') });
-    expect((await run(root)).error).toBeUndefined();
+    const root = await writeTree({
+      'ks.yaml': kustomizationYaml({ namespace: ns, prune: true }),
+      'app/secret.yaml': secret('a: one, b: two'),
+    });
+    expect((await reconcileTree(root)).error).toBeUndefined();
     const path = `/api/v1/namespaces/${ns}/secrets/creds`;
     expect(Object.keys((await client.request<Live>('GET', path)).data ?? {}).sort()).toEqual(['a', 'b']);
 
     await writeFile(`${root}/app/secret.yaml`, secret('a: one'));
-    const second = await run(root);
+    const second = await reconcileTree(root);
     expect(second.error).toBeUndefined();
     expect(actions(second)).toEqual({ [`Secret/${ns}/creds`]: 'configured' });
     const live = await client.request<Live>('GET', path);
@@ -196,10 +176,10 @@ stringData: {user: admin}
 
     // This version, with d also removed from Git now.
     const root = await writeTree({
-      'ks.yaml': ks(ns),
+      'ks.yaml': kustomizationYaml({ namespace: ns, prune: true }),
       'app/secret.yaml': `apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: ${ns}}\nstringData: {a: one}\n`,
     });
-    const report = await run(root);
+    const report = await reconcileTree(root);
     expect(report.error).toBeUndefined();
     expect(actions(report)).toEqual({ [`Secret/${ns}/creds`]: 'configured' });
     const live = await client.request<Live>('GET', path);
@@ -213,6 +193,6 @@ stringData: {user: admin}
     });
 
     // And it stays converged: the next run proves it unchanged.
-    expect(actions(await run(root))).toEqual({ [`Secret/${ns}/creds`]: 'unchanged' });
+    expect(actions(await reconcileTree(root))).toEqual({ [`Secret/${ns}/creds`]: 'unchanged' });
   });
 });

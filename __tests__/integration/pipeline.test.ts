@@ -4,23 +4,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize, type Mode } from '../../src/settings.js';
-import { adminClient, eventually, kubeconfigPath } from '../helpers/cluster.js';
-import { KUSTOMIZE, REPO } from '../helpers/paths.js';
+import type { Mode } from '../../src/settings.js';
+import { adminClient, eventually } from '../helpers/cluster.js';
+import { REPO } from '../helpers/paths.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 function run(root: string, path: string, mode: Mode = 'apply'): Promise<Report> {
-  const settings = normalize({
+  return reconcileTree(root, {
     mode,
-    kubeconfig: { kind: 'path', path: kubeconfigPath() },
-    root,
     path,
-    kustomizeBin: KUSTOMIZE,
     // The repository's copies in temporary directories are the same repository.
     run: { holder: 'pipeline test', source: 'acme/kustomize-reconcile' },
   });
-  return reconcile(settings, { log: () => {}, secret: () => {} });
 }
 
 function actions(report: Report): Record<string, string> {

@@ -4,22 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
-import { adminClient, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { adminClient, writeTree } from '../helpers/cluster.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 async function run(files: Record<string, string>, vars: Record<string, string> = {}) {
   const root = await writeTree(files);
-  const settings = normalize({
-    mode: 'apply',
-    kubeconfig: { kind: 'path', path: kubeconfigPath() },
-    root,
-    path: 'app',
-    kustomizeBin: KUSTOMIZE,
-    vars,
-  });
-  return reconcile(settings, { log: () => {}, secret: () => {} });
+  return reconcileTree(root, { mode: 'apply', path: 'app', vars });
 }
 
 const ns = (name: string) => `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${name}}\n`;

@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
+import type { RawSettings } from '../../src/settings.js';
 import {
   adminClient,
   exists as existsAt,
@@ -16,10 +15,8 @@ import {
   kubeconfigPath,
   writeTree,
 } from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
-
-const cm = (ns: string, name: string, extra = '') =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}${extra}}\ndata: {a: b}\n`;
+import { configMap } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 const deployment = (ns: string, name: string) => `apiVersion: apps/v1
 kind: Deployment
@@ -46,18 +43,8 @@ describe('inventory and prune', () => {
   });
 
   function run(root: string, ns: string, extra: Partial<RawSettings> = {}, log: string[] = []) {
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      path: 'app',
-      name: 'app',
-      kustomizeBin: KUSTOMIZE,
-      prune: true,
-      inventoryNamespace: ns,
-      lockLeaseMs: 3_000,
-      ...extra,
-    });
-    return reconcile(settings, { log: (l) => log.push(l), secret: () => {} });
+    const settings = { path: 'app', name: 'app', prune: true, inventoryNamespace: ns, lockLeaseMs: 3_000, ...extra };
+    return reconcileTree(root, settings, log);
   }
 
   const exists = (path: string) => existsAt(client, path);
@@ -85,9 +72,9 @@ describe('inventory and prune', () => {
   it('prunes what left Git, keeps prune-disabled objects and never touches objects outside the inventory', async () => {
     const ns = await freshNamespace(client);
     const root = await tree(undefined, {
-      'app/a.yaml': cm(ns, 'a'),
-      'app/b.yaml': cm(ns, 'b'),
-      'app/keep.yaml': cm(ns, 'keep', ', annotations: {kustomize.toolkit.fluxcd.io/prune: disabled}'),
+      'app/a.yaml': configMap(ns, 'a'),
+      'app/b.yaml': configMap(ns, 'b'),
+      'app/keep.yaml': configMap(ns, 'keep', ', annotations: {kustomize.toolkit.fluxcd.io/prune: disabled}'),
     });
     const first = await run(root, ns);
     expect(first.error).toBeUndefined();
@@ -97,7 +84,7 @@ describe('inventory and prune', () => {
       body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'foreign', namespace: ns, labels: OWNER } },
     });
 
-    await tree(root, { 'app/a.yaml': cm(ns, 'a') });
+    await tree(root, { 'app/a.yaml': configMap(ns, 'a') });
     const log: string[] = [];
     const second = await run(root, ns, {}, log);
     expect(second.error).toBeUndefined();
@@ -121,9 +108,9 @@ describe('inventory and prune', () => {
 
   it('shows the prune set in a preview and deletes nothing', async () => {
     const ns = await freshNamespace(client);
-    const root = await tree(undefined, { 'app/a.yaml': cm(ns, 'a'), 'app/b.yaml': cm(ns, 'b') });
+    const root = await tree(undefined, { 'app/a.yaml': configMap(ns, 'a'), 'app/b.yaml': configMap(ns, 'b') });
     expect((await run(root, ns)).error).toBeUndefined();
-    await tree(root, { 'app/a.yaml': cm(ns, 'a') });
+    await tree(root, { 'app/a.yaml': configMap(ns, 'a') });
     const preview = await run(root, ns, { mode: 'preview' });
     expect(preview.error).toBeUndefined();
     expect(preview.pruned).toEqual([{ subject: `ConfigMap/${ns}/b`, action: 'deleted' }]);
@@ -152,7 +139,7 @@ describe('inventory and prune', () => {
   it('never prunes after a failed apply, and the inventory holds old ∪ applied', async () => {
     const ns = await freshNamespace(client);
     const extra = `${ns}-extra`;
-    const root = await tree(undefined, { 'app/a.yaml': cm(ns, 'a'), 'app/b.yaml': cm(ns, 'b') });
+    const root = await tree(undefined, { 'app/a.yaml': configMap(ns, 'a'), 'app/b.yaml': configMap(ns, 'b') });
     expect((await run(root, ns)).error).toBeUndefined();
     // The Namespace (first stage) applies; the invalid ConfigMap fails the last stage.
     await tree(root, {
@@ -175,7 +162,7 @@ describe('inventory and prune', () => {
 
   it('refuses to prune when the build suddenly renders nothing, unless allowed', async () => {
     const ns = await freshNamespace(client);
-    const root = await tree(undefined, { 'app/a.yaml': cm(ns, 'a') });
+    const root = await tree(undefined, { 'app/a.yaml': configMap(ns, 'a') });
     expect((await run(root, ns)).error).toBeUndefined();
     await tree(root, {});
     const refused = await run(root, ns);
@@ -213,7 +200,7 @@ describe('inventory and prune', () => {
 
   it('fails naming the holder when a live lock outlasts lock-timeout, and takes over an expired one', async () => {
     const ns = await freshNamespace(client);
-    const root = await tree(undefined, { 'app/a.yaml': cm(ns, 'a') });
+    const root = await tree(undefined, { 'app/a.yaml': configMap(ns, 'a') });
     const name = 'kustomize-reconcile.flux-system.app';
     const now = new Date().toISOString().replace(/Z$/, '000Z');
     const lease = (holder: string, seconds: number) => ({
@@ -252,9 +239,9 @@ describe('inventory and prune', () => {
     const ns = await freshNamespace(client);
     const team = `${ns}-team`;
     const root = await tree(undefined, {
-      'app/anchor.yaml': cm(ns, 'anchor'),
+      'app/anchor.yaml': configMap(ns, 'anchor'),
       'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
-      'app/own.yaml': cm(team, 'own'),
+      'app/own.yaml': configMap(team, 'own'),
     });
     expect((await run(root, ns)).error).toBeUndefined();
     // Kustomization flux-system/b put a ConfigMap into A's Namespace; someone added one by hand.
@@ -268,7 +255,7 @@ describe('inventory and prune', () => {
       });
     }
 
-    await tree(root, { 'app/anchor.yaml': cm(ns, 'anchor') });
+    await tree(root, { 'app/anchor.yaml': configMap(ns, 'anchor') });
     const refused = await run(root, ns);
     expect(refused.ok).toBe(false);
     expect(refused.error).toBe(
@@ -301,9 +288,9 @@ describe('inventory and prune', () => {
     const ns = await freshNamespace(client);
     const team = `${ns}-team`;
     const root = await tree(undefined, {
-      'app/anchor.yaml': cm(ns, 'anchor'),
+      'app/anchor.yaml': configMap(ns, 'anchor'),
       'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
-      'app/own.yaml': cm(team, 'own'),
+      'app/own.yaml': configMap(team, 'own'),
       'app/web.yaml': deployment(team, 'web'),
     });
     expect((await run(root, ns)).error).toBeUndefined();
@@ -319,7 +306,7 @@ describe('inventory and prune', () => {
       return found.every(Boolean) ? true : undefined;
     });
 
-    await tree(root, { 'app/anchor.yaml': cm(ns, 'anchor') });
+    await tree(root, { 'app/anchor.yaml': configMap(ns, 'anchor') });
     const log: string[] = [];
     const pruned = await run(root, ns, {}, log);
     expect(pruned.error, log.join('\n')).toBeUndefined();
@@ -365,9 +352,9 @@ describe('inventory and prune', () => {
       );
       const admin = parse(await readFile(kubeconfigPath(), 'utf8')) as { clusters: { cluster: unknown }[] };
       const root = await tree(undefined, {
-        'app/anchor.yaml': cm(ns, 'anchor'),
+        'app/anchor.yaml': configMap(ns, 'anchor'),
         'app/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
-        'app/own.yaml': cm(team, 'own'),
+        'app/own.yaml': configMap(team, 'own'),
       });
       const kubeconfig = join(root, 'runner.kubeconfig');
       await writeFile(
@@ -384,7 +371,7 @@ describe('inventory and prune', () => {
       const as = { kubeconfig: { kind: 'path' as const, path: kubeconfig } };
       expect((await run(root, ns, as)).error).toBeUndefined();
 
-      await tree(root, { 'app/anchor.yaml': cm(ns, 'anchor') });
+      await tree(root, { 'app/anchor.yaml': configMap(ns, 'anchor') });
       const pruned = await run(root, ns, as);
       expect(pruned.error).toBeUndefined();
       const note = pruned.notes.find((n) => n.startsWith(`Namespace ${team} is being pruned, but the credentials`));

@@ -8,22 +8,20 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterClient } from '../../src/cluster/client.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
-import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { KUSTOMIZE, TOOLS } from '../helpers/paths.js';
+import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
+import { TOOLS } from '../helpers/paths.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
-const ks = (ns: string, secret: string, extra = '') => `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: edge, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: true
-  path: ./app
-  sourceRef: {kind: GitRepository, name: repo}
-  kubeConfig:
-    secretRef: {name: ${secret}}
-${extra}`;
+/** The Kustomization edge in `ns` building ./app on the cluster of the kubeconfig Secret `secret`. */
+const ks = (ns: string, secret: string) =>
+  kustomizationYaml({
+    name: 'edge',
+    namespace: ns,
+    path: './app',
+    prune: true,
+    spec: `kubeConfig:\n  secretRef: {name: ${secret}}`,
+  });
 
 describe('a remote cluster from spec.kubeConfig.secretRef', () => {
   let management: ClusterClient;
@@ -58,18 +56,6 @@ describe('a remote cluster from spec.kubeConfig.secretRef', () => {
     }
   });
 
-  function run(root: string, log: string[] = []) {
-    return reconcile(
-      normalize({
-        kubeconfig: { kind: 'path', path: kubeconfigPath() },
-        root,
-        kustomizations: ['ks.yaml'],
-        kustomizeBin: KUSTOMIZE,
-      }),
-      { log: (l) => log.push(l), secret: () => {} },
-    );
-  }
-
   async function kubeconfigSecret(ns: string, name: string, key: string, text: string) {
     await management.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
       body: {
@@ -99,7 +85,7 @@ describe('a remote cluster from spec.kubeConfig.secretRef', () => {
       'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: on-the-edge, namespace: ${ns}}\ndata: {a: b}\n`,
     });
     const log: string[] = [];
-    const report = await run(root, log);
+    const report = await reconcileTree(root, {}, log);
     expect(report.error).toBeUndefined();
     expect(report.server).toBe(remote.server);
     expect(report.notes).toContain(
@@ -120,7 +106,7 @@ describe('a remote cluster from spec.kubeConfig.secretRef', () => {
       join(root, 'app/cm.yaml'),
       `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: renamed, namespace: ${ns}}\ndata: {a: b}\n`,
     );
-    const second = await run(root);
+    const second = await reconcileTree(root);
     expect(second.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([`ConfigMap/${ns}/on-the-edge deleted`]);
     expect(await exists(remote, cmPath)).toBe(false);
     expect(await exists(remote, `/api/v1/namespaces/${ns}/configmaps/renamed`)).toBe(true);
@@ -145,7 +131,7 @@ describe('a remote cluster from spec.kubeConfig.secretRef', () => {
       'ks.yaml': ks(ns, 'edge-kubeconfig'),
       'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: ${ns}}\n`,
     });
-    const report = await run(root);
+    const report = await reconcileTree(root);
     expect(report.ok).toBe(false);
     expect(report.error).toBe(`Kustomization ${ns}/edge (ks.yaml, document 1): ${message(ns)}`);
   });

@@ -5,33 +5,14 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import { closingLines } from '../../src/report/render.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
-import {
-  adminClient,
-  exists as existsAt,
-  eventually,
-  freshNamespace,
-  kubeconfigPath,
-  writeTree,
-} from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import type { RawSettings } from '../../src/settings.js';
+import { adminClient, exists as existsAt, eventually, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { configMap, kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
-function ks(ns: string, name: string, spec = 'prune: true'): string {
-  return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  interval: 10m
-  path: ./${name}
-  sourceRef: {kind: GitRepository, name: repo}
-  ${spec}
-`;
-}
-
-const cm = (ns: string, name: string, extra = '') =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}${extra}}\ndata: {a: b}\n`;
+/** The Kustomization `name` in `ns` building ./<name> with prune: true, and `spec`'s lines. */
+const ks = (ns: string, name: string, spec = '') => kustomizationYaml({ name, namespace: ns, prune: true, spec });
 
 describe('removed Kustomizations', () => {
   let client: ClusterClient;
@@ -49,24 +30,19 @@ describe('removed Kustomizations', () => {
 
   /** A run over ks.yaml; each test is its own repository, so no test sees another's Kustomizations. */
   function run(root: string, ns: string, extra: Partial<RawSettings> = {}, log: string[] = []) {
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
+    return reconcileTree(
       root,
-      kustomizations: ['ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-      lockLeaseMs: 3_000,
-      run: { source: `test/${ns}`, holder: `test ${ns}` },
-      ...extra,
-    });
-    return reconcile(settings, { log: (l) => log.push(l), secret: () => {} });
+      { lockLeaseMs: 3_000, run: { source: `test/${ns}`, holder: `test ${ns}` }, ...extra },
+      log,
+    );
   }
 
   it('reports a removed Kustomization as orphaned, previews and then applies its deletion', async () => {
     const ns = await freshNamespace(client);
     const root = await writeTree({
       'ks.yaml': [ks(ns, 'keep'), ks(ns, 'gone')].join('---\n'),
-      'keep/cm.yaml': cm(ns, 'keep-1'),
-      'gone/cm.yaml': [cm(ns, 'gone-1'), cm(ns, 'gone-2')].join('---\n'),
+      'keep/cm.yaml': configMap(ns, 'keep-1'),
+      'gone/cm.yaml': [configMap(ns, 'gone-1'), configMap(ns, 'gone-2')].join('---\n'),
     });
     expect((await run(root, ns)).ok).toBe(true);
     expect(await exists(cmPath(ns, 'gone-1'))).toBe(true);
@@ -128,12 +104,12 @@ describe('removed Kustomizations', () => {
     const root = await writeTree({
       'ks.yaml': [
         ks(ns, 'keep'),
-        ks(ns, 'orphan', 'prune: true\n  deletionPolicy: Orphan'),
-        ks(ns, 'noprune', 'prune: false'),
+        ks(ns, 'orphan', 'deletionPolicy: Orphan'),
+        kustomizationYaml({ name: 'noprune', namespace: ns }),
       ].join('---\n'),
-      'keep/cm.yaml': cm(ns, 'keep-1'),
-      'orphan/cm.yaml': cm(ns, 'orphan-1'),
-      'noprune/cm.yaml': cm(ns, 'noprune-1'),
+      'keep/cm.yaml': configMap(ns, 'keep-1'),
+      'orphan/cm.yaml': configMap(ns, 'orphan-1'),
+      'noprune/cm.yaml': configMap(ns, 'noprune-1'),
     });
     expect((await run(root, ns)).ok).toBe(true);
     await writeFile(join(root, 'ks.yaml'), ks(ns, 'keep'));
@@ -153,9 +129,9 @@ describe('removed Kustomizations', () => {
     const ns = await freshNamespace(client);
     const held = `, finalizers: [example.com/hold]`;
     const root = await writeTree({
-      'ks.yaml': [ks(ns, 'keep'), ks(ns, 'gone', 'prune: true\n  deletionPolicy: WaitForTermination')].join('---\n'),
-      'keep/cm.yaml': cm(ns, 'keep-1'),
-      'gone/cm.yaml': [cm(ns, 'gone-held', held), cm(ns, 'gone-free')].join('---\n'),
+      'ks.yaml': [ks(ns, 'keep'), ks(ns, 'gone', 'deletionPolicy: WaitForTermination')].join('---\n'),
+      'keep/cm.yaml': configMap(ns, 'keep-1'),
+      'gone/cm.yaml': [configMap(ns, 'gone-held', held), configMap(ns, 'gone-free')].join('---\n'),
     });
     expect((await run(root, ns)).ok).toBe(true);
 
@@ -171,7 +147,7 @@ describe('removed Kustomizations', () => {
     expect(failed.removed?.[0]?.reason).toContain('not deleted because this run failed');
     expect(await exists(cmPath(ns, 'gone-free'))).toBe(true);
 
-    await writeFile(join(root, 'keep/cm.yaml'), cm(ns, 'keep-1'));
+    await writeFile(join(root, 'keep/cm.yaml'), configMap(ns, 'keep-1'));
     // The finalizer keeps gone-held terminating; the run must wait until it is released, and say so.
     const log: string[] = [];
     const pending = run(root, ns, { removedKustomizations: 'delete' }, log);
@@ -204,8 +180,8 @@ describe('removed Kustomizations', () => {
     const team = `${ns}-team`;
     const root = await writeTree({
       'ks.yaml': [ks(ns, 'keep'), ks(ns, 'gone')].join('---\n'),
-      'keep/cm.yaml': cm(ns, 'keep-1'),
-      'gone/all.yaml': [`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`, cm(team, 'gone-1')].join(
+      'keep/cm.yaml': configMap(ns, 'keep-1'),
+      'gone/all.yaml': [`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`, configMap(team, 'gone-1')].join(
         '---\n',
       ),
     });
@@ -241,8 +217,8 @@ describe('removed Kustomizations', () => {
     const ns = await freshNamespace(client);
     const root = await writeTree({
       'ks.yaml': [ks(ns, 'one'), ks(ns, 'two')].join('---\n'),
-      'one/cm.yaml': cm(ns, 'one-1'),
-      'two/cm.yaml': cm(ns, 'two-1'),
+      'one/cm.yaml': configMap(ns, 'one-1'),
+      'two/cm.yaml': configMap(ns, 'two-1'),
     });
     expect((await run(root, ns)).ok).toBe(true);
     // A second workflow of the same repository with other patterns names only `one`.

@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize } from '../../src/settings.js';
 import { freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 // The client's retry policy against a real apiserver behind a fault-injecting proxy: 429 (with
 // Retry-After), 5xx and connection resets are retried up to 5 attempts; other 4xx are not.
@@ -30,13 +28,7 @@ describe('retries through a fault-injecting proxy', () => {
   async function applyThroughProxy(root: string): Promise<{ report: Report; seen: RecordedRequest[]; ms: number }> {
     const before = proxy.requests.length;
     const started = Date.now();
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: proxy.kubeconfig },
-      root,
-      path: 'app',
-      kustomizeBin: KUSTOMIZE,
-    });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    const report = await reconcileTree(root, { kubeconfig: { kind: 'path', path: proxy.kubeconfig }, path: 'app' });
     return { report, seen: proxy.requests.slice(before), ms: Date.now() - started };
   }
 

@@ -12,6 +12,7 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { runAction, type ActionResult } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree, type RunResult } from '../helpers/cluster.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
 import { KUSTOMIZE, NODE, REPO, TOOLS } from '../helpers/paths.js';
 
 const run = promisify(execFile);
@@ -94,25 +95,18 @@ const PR_EVENT = {
   },
 };
 
-function ksFile(ns: string, postBuild: string): string {
-  return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: app
-  namespace: ${ns}
-spec:
-  interval: 10m
-  prune: true
-  sourceRef: {kind: GitRepository, name: repo}
-  path: ./deploy
-  decryption:
-    provider: sops
-${postBuild}`;
-}
+/** The Kustomization app in `ns` building ./deploy, decrypting with SOPS, with `postBuild`'s lines. */
+const ksFile = (ns: string, postBuild: string) =>
+  kustomizationYaml({
+    namespace: ns,
+    path: './deploy',
+    prune: true,
+    spec: `decryption:\n  provider: sops\n${postBuild}`,
+  });
 
-const SUBSTITUTE_FROM = `  postBuild:
-    substituteFrom:
-      - {kind: Secret, name: subst-vars}
+const SUBSTITUTE_FROM = `postBuild:
+  substituteFrom:
+    - {kind: Secret, name: subst-vars}
 `;
 
 describe('secret values never leave the cluster path', () => {
@@ -305,7 +299,7 @@ data:
     const first = await action(root, { kustomizations: 'clusters/app.yaml', mode: 'apply' });
     expect(first.code, first.stdout + first.stderr).toBe(0);
     // The PR drops substituteFrom: the field's new value is not secret, its live value still is.
-    await writeFile(join(root, 'clusters/app.yaml'), ksFile(ns, '  postBuild:\n    substitute: {unused: x}\n'));
+    await writeFile(join(root, 'clusters/app.yaml'), ksFile(ns, 'postBuild:\n  substitute: {unused: x}\n'));
     const comments = fake.comments.length;
     const checks = fake.checkRuns.length;
     const preview = await action(root, { kustomizations: 'clusters/app.yaml', mode: 'preview' }, true);

@@ -10,6 +10,7 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
 import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
 import { TOOLS } from '../helpers/paths.js';
 
 const run = promisify(execFile);
@@ -169,18 +170,11 @@ describe('SOPS decryption on the cluster', () => {
     });
     const workspace = await writeTree({
       ...files,
-      'clusters/app.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: false
-  path: ./deploy
-  sourceRef: {kind: GitRepository, name: repo}
-  decryption:
-    provider: sops
-    secretRef: {name: sops-age}
-`,
+      'clusters/app.yaml': kustomizationYaml({
+        namespace: ns,
+        path: './deploy',
+        spec: 'decryption:\n  provider: sops\n  secretRef: {name: sops-age}',
+      }),
     });
     const res = await runAction(workspace, { kubeconfig: kubeconfigPath(), kustomizations: 'clusters/app.yaml' });
     expect(res.code, res.stdout).toBe(0);

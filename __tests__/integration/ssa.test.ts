@@ -3,34 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile/index.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize } from '../../src/settings.js';
-import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { migrateJob } from '../helpers/manifests.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
-
-function ks(ns: string, extra = ''): string {
-  return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: false
-  path: ./app
-  sourceRef: {kind: GitRepository, name: repo}
-${extra}`;
-}
-
-function run(root: string): Promise<Report> {
-  const settings = normalize({
-    kubeconfig: { kind: 'path', path: kubeconfigPath() },
-    root,
-    kustomizations: ['ks.yaml'],
-    kustomizeBin: KUSTOMIZE,
-  });
-  return reconcile(settings, { log: () => {}, secret: () => {} });
-}
+import { adminClient, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { kustomizationYaml, migrateJob } from '../helpers/manifests.js';
+import { reconcileIn, reconcileTree } from '../helpers/reconcile.js';
 
 const actions = (r: Report) => Object.fromEntries(r.changeset.map((e) => [e.subject, e.action]));
 
@@ -44,12 +20,11 @@ describe('server-side apply engine', () => {
   });
 
   it('sets owner labels and reverts a kubectl edit on the next run, taking over its fields', async () => {
-    const ns = await freshNamespace(client);
-    const root = await writeTree({
-      'ks.yaml': ks(ns),
+    const { ns, root, report } = await reconcileIn(client, (ns) => ({
+      'ks.yaml': kustomizationYaml({ namespace: ns }),
       'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: ${ns}}\ndata: {mode: fast}\n`,
-    });
-    expect(actions(await run(root))).toEqual({ [`ConfigMap/${ns}/settings`]: 'created' });
+    }));
+    expect(actions(report)).toEqual({ [`ConfigMap/${ns}/settings`]: 'created' });
     const path = `/api/v1/namespaces/${ns}/configmaps/settings`;
     const created = await client.request<{ metadata: { labels: Record<string, string> } }>('GET', path);
     expect(created.metadata.labels).toEqual({
@@ -66,7 +41,7 @@ describe('server-side apply engine', () => {
         data: { mode: 'slow', debug: 'true' },
       },
     });
-    const second = await run(root);
+    const second = await reconcileTree(root);
     expect(second.error).toBeUndefined();
     expect(actions(second)).toEqual({ [`ConfigMap/${ns}/settings`]: 'configured' });
     const reverted = await client.request<{
@@ -77,7 +52,7 @@ describe('server-side apply engine', () => {
     expect(reverted.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration']).toBeUndefined();
     expect(reverted.metadata.managedFields.map((m) => m.manager)).not.toContain('kubectl-edit');
 
-    expect(actions(await run(root))).toEqual({ [`ConfigMap/${ns}/settings`]: 'unchanged' });
+    expect(actions(await reconcileTree(root))).toEqual({ [`ConfigMap/${ns}/settings`]: 'unchanged' });
   });
 
   it('honours ssa: IfNotPresent and ssa: Ignore', async () => {
@@ -86,7 +61,7 @@ describe('server-side apply engine', () => {
       body: { metadata: { name: 'seeded' }, data: { v: 'by-hand' } },
     });
     const root = await writeTree({
-      'ks.yaml': ks(ns),
+      'ks.yaml': kustomizationYaml({ namespace: ns }),
       'app/cm.yaml': `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -104,7 +79,7 @@ metadata:
 data: {v: from-git}
 `,
     });
-    const report = await run(root);
+    const report = await reconcileTree(root);
     expect(report.error).toBeUndefined();
     expect(actions(report)).toEqual({ [`ConfigMap/${ns}/ignored`]: 'skipped', [`ConfigMap/${ns}/seeded`]: 'skipped' });
     const seeded = await client.request<{ data: Record<string, string> }>(
@@ -117,15 +92,21 @@ data: {v: from-git}
 
   it('fails on a changed immutable field naming it, and recreates the object with force', async () => {
     const ns = await freshNamespace(client);
-    const root = await writeTree({ 'ks.yaml': ks(ns), 'app/job.yaml': migrateJob(ns, 'busybox:1.36', false) });
-    expect(actions(await run(root))).toEqual({ [`Job/${ns}/migrate`]: 'created' });
+    const root = await writeTree({
+      'ks.yaml': kustomizationYaml({ namespace: ns }),
+      'app/job.yaml': migrateJob(ns, 'busybox:1.36', false),
+    });
+    expect(actions(await reconcileTree(root))).toEqual({ [`Job/${ns}/migrate`]: 'created' });
     const before = await client.request<{ metadata: { uid: string } }>(
       'GET',
       `/apis/batch/v1/namespaces/${ns}/jobs/migrate`,
     );
 
-    const changed = await writeTree({ 'ks.yaml': ks(ns), 'app/job.yaml': migrateJob(ns, 'busybox:1.37', false) });
-    const refused = await run(changed);
+    const changed = await writeTree({
+      'ks.yaml': kustomizationYaml({ namespace: ns }),
+      'app/job.yaml': migrateJob(ns, 'busybox:1.37', false),
+    });
+    const refused = await reconcileTree(changed);
     expect(refused.ok).toBe(false);
     expect(refused.error).toMatch(
       new RegExp(
@@ -133,8 +114,11 @@ data: {v: from-git}
       ),
     );
 
-    const forced = await writeTree({ 'ks.yaml': ks(ns), 'app/job.yaml': migrateJob(ns, 'busybox:1.37', true) });
-    const report = await run(forced);
+    const forced = await writeTree({
+      'ks.yaml': kustomizationYaml({ namespace: ns }),
+      'app/job.yaml': migrateJob(ns, 'busybox:1.37', true),
+    });
+    const report = await reconcileTree(forced);
     expect(report.error).toBeUndefined();
     expect(actions(report)).toEqual({ [`Job/${ns}/migrate`]: 'created' });
     const after = await client.request<{
@@ -146,9 +130,8 @@ data: {v: from-git}
   });
 
   it('lists every invalid object of a stage and applies nothing of it', async () => {
-    const ns = await freshNamespace(client);
-    const root = await writeTree({
-      'ks.yaml': ks(ns),
+    const { ns, report } = await reconcileIn(client, (ns) => ({
+      'ks.yaml': kustomizationYaml({ namespace: ns }),
       'app/all.yaml': `apiVersion: v1
 kind: ConfigMap
 metadata: {name: fine, namespace: ${ns}}
@@ -164,8 +147,7 @@ kind: Service
 metadata: {name: bad-port, namespace: ${ns}}
 spec: {ports: [{port: 70000}]}
 `,
-    });
-    const report = await run(root);
+    }));
     expect(report.ok).toBe(false);
     expect(report.error).toContain(
       '2 objects of the resources stage failed the dry-run; nothing of the stage was applied:',
@@ -188,7 +170,10 @@ describe('spec.ignore and diffs', () => {
   it('leaves an HPA-owned spec.replicas alone when ignored, and reports field diffs with Secret values masked', async () => {
     const ns = await freshNamespace(client);
     const files = (replicas: number, password: string) => ({
-      'ks.yaml': ks(ns, '  ignore:\n    - paths: ["/spec/replicas"]\n      target: {kind: Deployment}\n'),
+      'ks.yaml': kustomizationYaml({
+        namespace: ns,
+        spec: 'ignore:\n  - paths: ["/spec/replicas"]\n    target: {kind: Deployment}',
+      }),
       'app/all.yaml': `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: ${ns}}
@@ -206,14 +191,14 @@ metadata: {name: creds, namespace: ${ns}}
 stringData: {password: ${password}}
 `,
     });
-    expect((await run(await writeTree(files(1, 'first-Secret-Value')))).error).toBeUndefined();
+    expect((await reconcileTree(await writeTree(files(1, 'first-Secret-Value')))).error).toBeUndefined();
     // An autoscaler scales the Deployment (another field manager owns spec.replicas now).
     await client.request('PATCH', `/apis/apps/v1/namespaces/${ns}/deployments/web/scale`, {
       query: { fieldManager: 'horizontal-pod-autoscaler' },
       contentType: 'application/merge-patch+json',
       body: { spec: { replicas: 4 } },
     });
-    const report = await run(await writeTree(files(1, 'second-Secret-Value')));
+    const report = await reconcileTree(await writeTree(files(1, 'second-Secret-Value')));
     expect(report.error).toBeUndefined();
     expect(actions(report)).toEqual({ [`Deployment/${ns}/web`]: 'unchanged', [`Secret/${ns}/creds`]: 'configured' });
     const d = await client.request<{ spec: { replicas: number } }>(

@@ -5,11 +5,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
 import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 const cm = (ns: string, name: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  value: "${value}"\n`;
@@ -30,14 +28,10 @@ describe('phases and stage errors', () => {
       'app/ok.yaml': cm(ns, 'ok', 'fine'),
       'app/broken.yaml': `# a comment first, so that the line is not 1\n${cm(ns, 'broken', '${missing_variable}')}`,
     });
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
+    const report = await reconcileTree(root, {
       path: 'app',
-      kustomizeBin: KUSTOMIZE,
       vars: { present: 'yes' },
     });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
     expect(report.ok).toBe(false);
     expect(report.failure).toMatchObject({ stage: 'render', reason: 'BuildFailed' });
     expect(report.error).toContain('missing_variable');
@@ -52,19 +46,15 @@ describe('phases and stage errors', () => {
     const root = await writeTree({
       'bad/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: ${ns}}\ndata: {"bad key!": x}\n`,
     });
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
+    const report = await reconcileTree(root, {
       path: 'bad',
-      kustomizeBin: KUSTOMIZE,
     });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
     // The data key is refused by the server's dry-run: the apply stage.
     expect(report.failure).toMatchObject({ stage: 'apply', reason: 'ReconciliationFailed' });
     expect(report.problems?.[0]).toMatchObject({ subject: `ConfigMap/${ns}/bad`, file: 'bad/cm.yaml' });
     // A name the server would refuse is caught before anything is sent: the plan stage.
     const named = await writeTree({ 'bad/cm.yaml': cm(ns, 'Bad_Name', 'x') });
-    const refused = await reconcile({ ...settings, root: named }, { log: () => {}, secret: () => {} });
+    const refused = await reconcileTree(named, { path: 'bad' });
     expect(refused.failure).toMatchObject({ stage: 'plan', reason: 'ReconciliationFailed' });
     expect(refused.error).toContain('Bad_Name');
 
@@ -73,18 +63,11 @@ describe('phases and stage errors', () => {
       'app/a.yaml': cm(ns, 'a', '1'),
       'app/b.yaml': cm(ns, 'b', '2'),
     });
-    const apply = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root: two,
-      path: 'app',
-      mode: 'apply',
-      kustomizeBin: KUSTOMIZE,
-      prune: true,
-    });
-    expect((await reconcile(apply, { log: () => {}, secret: () => {} })).ok).toBe(true);
+    const apply = { path: 'app', mode: 'apply', prune: true } as const;
+    expect((await reconcileTree(two, apply)).ok).toBe(true);
     await writeFile(join(two, 'app/kustomization.yaml'), 'resources: []\n');
     // An empty build would prune everything: the guard refuses.
-    const pruned = await reconcile(apply, { log: () => {}, secret: () => {} });
+    const pruned = await reconcileTree(two, apply);
     expect(pruned.error).toMatch(/^prune refused/);
     expect(pruned.failure).toMatchObject({ stage: 'prune', reason: 'PruneFailed' });
   });
@@ -103,13 +86,9 @@ describe('phases and stage errors', () => {
         '',
       ].join('\n'),
     });
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
+    const report = await reconcileTree(root, {
       kustomizations: ['clusters/*.yaml'],
-      kustomizeBin: KUSTOMIZE,
     });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
     expect(report.failure).toMatchObject({ stage: 'resolve', reason: 'ArtifactFailed' });
     expect(report.problems).toEqual([
       expect.objectContaining({ subject: 'spec.prune', file: 'clusters/apps.yaml', line: 7 }),

@@ -3,30 +3,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
 import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree } from '../helpers/cluster.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
+import { reconcileIn, reconcileTree } from '../helpers/reconcile.js';
 
-function kustomizationFile(ns: string, substituteFrom: string): string {
-  return `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: app
-  namespace: ${ns}
-spec:
-  interval: 10m
-  prune: false
-  sourceRef: {kind: GitRepository, name: repo}
-  path: ./app
-  postBuild:
-    substitute:
-      greeting: hello
-    substituteFrom:
-${substituteFrom}
-`;
-}
+/** The Kustomization app in `ns`, substituting greeting: hello and the sources `from` (flow mappings). */
+const kustomizationFile = (ns: string, from: string[]) =>
+  kustomizationYaml({
+    namespace: ns,
+    spec: `postBuild:\n  substitute:\n    greeting: hello\n  substituteFrom:\n${from.map((f) => `    - ${f}\n`).join('')}`,
+  });
 
 const app = (ns: string) => ({
   'app/config.yaml': `apiVersion: v1
@@ -88,22 +76,15 @@ describe('postBuild substitution on the cluster', () => {
     const ns = await freshNamespace(client);
     await seed(ns);
     const root = await writeTree({
-      'ks.yaml': kustomizationFile(
-        ns,
-        `      - {kind: ConfigMap, name: cluster-vars}
-      - {kind: Secret, name: cluster-secrets}
-      - {kind: Secret, name: not-there, optional: true}`,
-      ),
+      'ks.yaml': kustomizationFile(ns, [
+        '{kind: ConfigMap, name: cluster-vars}',
+        '{kind: Secret, name: cluster-secrets}',
+        '{kind: Secret, name: not-there, optional: true}',
+      ]),
       ...app(ns),
     });
     const secrets: string[] = [];
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizations: ['ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-    });
-    const report = await reconcile(settings, { log: () => {}, secret: (s) => secrets.push(s) });
+    const report = await reconcileTree(root, {}, [], (s) => secrets.push(s));
     expect(report.error).toBeUndefined();
     expect(report.counts.created).toBe(2);
     expect(secrets).toContain('s3cret-t0ken');
@@ -127,18 +108,10 @@ describe('postBuild substitution on the cluster', () => {
   });
 
   it('fails on a missing required ConfigMap, naming it, and applies nothing', async () => {
-    const ns = await freshNamespace(client);
-    const root = await writeTree({
-      'ks.yaml': kustomizationFile(ns, '      - {kind: ConfigMap, name: cluster-vars}'),
+    const { ns, report } = await reconcileIn(client, (ns) => ({
+      'ks.yaml': kustomizationFile(ns, ['{kind: ConfigMap, name: cluster-vars}']),
       ...app(ns),
-    });
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizations: ['ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-    });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    }));
     expect(report.ok).toBe(false);
     expect(report.error).toBe(
       `spec.postBuild.substituteFrom[0]: ConfigMap ${ns}/cluster-vars not found; create it, or set optional: true to allow it to be missing`,
@@ -148,18 +121,10 @@ describe('postBuild substitution on the cluster', () => {
   });
 
   it('fails in strict mode on an unset variable, naming object and variable, and applies nothing', async () => {
-    const ns = await freshNamespace(client);
-    const root = await writeTree({
-      'ks.yaml': kustomizationFile(ns, '      - {kind: ConfigMap, name: cluster-vars, optional: true}'),
+    const { ns, report } = await reconcileIn(client, (ns) => ({
+      'ks.yaml': kustomizationFile(ns, ['{kind: ConfigMap, name: cluster-vars, optional: true}']),
       ...app(ns),
-    });
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: kubeconfigPath() },
-      root,
-      kustomizations: ['ks.yaml'],
-      kustomizeBin: KUSTOMIZE,
-    });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    }));
     expect(report.error).toBe(
       `ConfigMap/${ns}/settings: postBuild substitution failed: variable not set (strict mode): "cluster_env"`,
     );
@@ -170,10 +135,10 @@ describe('postBuild substitution on the cluster', () => {
     const ns = await freshNamespace(client);
     await seed(ns);
     const root = await writeTree({
-      'ks.yaml': kustomizationFile(
-        ns,
-        '      - {kind: ConfigMap, name: cluster-vars}\n      - {kind: Secret, name: cluster-secrets}',
-      ),
+      'ks.yaml': kustomizationFile(ns, [
+        '{kind: ConfigMap, name: cluster-vars}',
+        '{kind: Secret, name: cluster-secrets}',
+      ]),
       ...app(ns),
     });
     const args = [

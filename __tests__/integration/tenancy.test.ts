@@ -4,23 +4,19 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
-import { adminClient, exists as existsAt, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { KUSTOMIZE } from '../helpers/paths.js';
+import { adminClient, exists as existsAt, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { configMap, kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
-const ks = (ns: string, sa?: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: tenant-app, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: true
-  path: ./app
-  sourceRef: {kind: GitRepository, name: repo}
-${sa ? `  serviceAccountName: ${sa}\n` : ''}`;
-
-const cm = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+/** The Kustomization tenant-app in `ns` building ./app, as the ServiceAccount `sa` when given. */
+const ks = (ns: string, sa?: string) =>
+  kustomizationYaml({
+    name: 'tenant-app',
+    namespace: ns,
+    path: './app',
+    prune: true,
+    spec: sa ? `serviceAccountName: ${sa}` : '',
+  });
 
 describe('impersonation of a tenant ServiceAccount', () => {
   let client: ClusterClient;
@@ -57,19 +53,6 @@ describe('impersonation of a tenant ServiceAccount', () => {
     return ns;
   }
 
-  function run(root: string, extra: Partial<RawSettings> = {}, log: string[] = []) {
-    return reconcile(
-      normalize({
-        kubeconfig: { kind: 'path', path: kubeconfigPath() },
-        root,
-        kustomizations: ['ks.yaml'],
-        kustomizeBin: KUSTOMIZE,
-        ...extra,
-      }),
-      { log: (l) => log.push(l), secret: () => {} },
-    );
-  }
-
   const exists = (path: string) => existsAt(client, path);
 
   it('applies what the ServiceAccount may, and prunes as it', async () => {
@@ -77,11 +60,11 @@ describe('impersonation of a tenant ServiceAccount', () => {
     const root = await writeTree({
       'ks.yaml': ks(ns, 'deployer'),
       'app/kustomization.yaml': 'resources: [a.yaml, b.yaml]\n',
-      'app/a.yaml': cm(ns, 'a'),
-      'app/b.yaml': cm(ns, 'b'),
+      'app/a.yaml': configMap(ns, 'a'),
+      'app/b.yaml': configMap(ns, 'b'),
     });
     const log: string[] = [];
-    const report = await run(root, {}, log);
+    const report = await reconcileTree(root, {}, log);
     expect(report.error).toBeUndefined();
     expect(report.changeset.map((e) => `${e.subject} ${e.action}`)).toEqual([
       `ConfigMap/${ns}/a created`,
@@ -96,7 +79,7 @@ describe('impersonation of a tenant ServiceAccount', () => {
     expect(live.metadata.managedFields.map((f) => f.manager)).toContain('kustomize-controller');
 
     await writeFile(join(root, 'app/kustomization.yaml'), 'resources: [a.yaml]\n');
-    const pruned = await run(root);
+    const pruned = await reconcileTree(root);
     expect(pruned.ok).toBe(true);
     expect(pruned.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([`ConfigMap/${ns}/b deleted`]);
     expect(await exists(`/api/v1/namespaces/${ns}/configmaps/b`)).toBe(false);
@@ -112,7 +95,7 @@ describe('impersonation of a tenant ServiceAccount', () => {
     ],
     [
       'another namespace',
-      () => cm('default', 'not-yours'),
+      () => configMap('default', 'not-yours'),
       (ns: string) =>
         `configmaps "not-yours" is forbidden: User "system:serviceaccount:${ns}:deployer" cannot get resource "configmaps" in API group "" in the namespace "default"`,
     ],
@@ -122,10 +105,10 @@ describe('impersonation of a tenant ServiceAccount', () => {
       const root = await writeTree({
         'ks.yaml': ks(ns, viaInput ? undefined : 'deployer'),
         'app/kustomization.yaml': 'resources: [mine.yaml, extra.yaml]\n',
-        'app/mine.yaml': cm(ns, 'mine'),
+        'app/mine.yaml': configMap(ns, 'mine'),
         'app/extra.yaml': extra(ns),
       });
-      const report = await run(root, viaInput ? { defaultServiceAccount: 'deployer' } : {});
+      const report = await reconcileTree(root, viaInput ? { defaultServiceAccount: 'deployer' } : {});
       expect(report.ok).toBe(false);
       expect(report.error).toContain(message(ns));
       // The stage failed as a whole: the ConfigMap the tenant may create was not created either
@@ -139,18 +122,22 @@ describe('impersonation of a tenant ServiceAccount', () => {
   it('deletes the objects of a removed Kustomization as default-service-account when its inventory names no one', async () => {
     // deployer may apply ConfigMaps but not delete them.
     const ns = await tenant(['get', 'list', 'watch', 'create', 'update', 'patch']);
-    const other = (name: string) => ks(ns).replaceAll('tenant-app', name).replace('./app', `./${name}`);
+    const other = (name: string) => kustomizationYaml({ name, namespace: ns, prune: true });
     const root = await writeTree({
       'ks.yaml': [other('keep'), other('gone')].join('---\n'),
-      'keep/a.yaml': cm(ns, 'keep-a'),
-      'gone/a.yaml': cm(ns, 'gone-a'),
+      'keep/a.yaml': configMap(ns, 'keep-a'),
+      'gone/a.yaml': configMap(ns, 'gone-a'),
     });
     const settings = { run: { source: `test/${ns}`, holder: `test ${ns}` } };
     // Applied as the action itself: the inventories record no impersonation.
-    expect((await run(root, settings)).ok).toBe(true);
+    expect((await reconcileTree(root, settings)).ok).toBe(true);
 
     await writeFile(join(root, 'ks.yaml'), other('keep'));
-    const report = await run(root, { ...settings, removedKustomizations: 'delete', defaultServiceAccount: 'deployer' });
+    const report = await reconcileTree(root, {
+      ...settings,
+      removedKustomizations: 'delete',
+      defaultServiceAccount: 'deployer',
+    });
     // keep is applied as deployer; gone's object may not be deleted by deployer, so it stays.
     expect(report.changeset.map((e) => `${e.subject} ${e.action}`)).toEqual([`ConfigMap/${ns}/keep-a unchanged`]);
     expect(report.pruned).toMatchObject([{ subject: `ConfigMap/${ns}/gone-a`, action: 'failed' }]);
@@ -165,14 +152,14 @@ describe('impersonation of a tenant ServiceAccount', () => {
         'sourceRef: {kind: GitRepository, name: repo}',
         'sourceRef: {kind: GitRepository, name: repo, namespace: flux-system}',
       ),
-      'app/a.yaml': cm(ns, 'a'),
+      'app/a.yaml': configMap(ns, 'a'),
     });
-    const report = await run(root, { noCrossNamespaceRefs: 'true' });
+    const report = await reconcileTree(root, { noCrossNamespaceRefs: 'true' });
     expect(report.error).toBe(
       `Kustomization ${ns}/tenant-app (ks.yaml, document 1): spec.sourceRef.namespace: cross-namespace references are not allowed (input no-cross-namespace-refs): 'flux-system' is not the Kustomization's namespace '${ns}'`,
     );
     expect(await exists(`/api/v1/namespaces/${ns}/configmaps/a`)).toBe(false);
     // Without the input, the same Kustomization is fine.
-    expect((await run(root)).ok).toBe(true);
+    expect((await reconcileTree(root)).ok).toBe(true);
   });
 });

@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { reconcile } from '../../src/reconcile/index.js';
-import { normalize } from '../../src/settings.js';
 import { eventually, freshNamespace, kubeconfigPath, runNode, writeTree, type RunResult } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy } from '../helpers/fault-proxy.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
 
 /** A tree with a Namespace and three ConfigMaps in it (two apply stages' worth of objects). */
 async function tree(): Promise<string> {
@@ -132,9 +132,7 @@ describe('several Kustomizations and a refused port', () => {
     for (const n of names) {
       files[`${n}/cm.yaml`] =
         `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${n}, namespace: default}\ndata: {a: b}\n`;
-      files[`ks/${n}.yaml`] =
-        `apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: ${n}, namespace: flux-system}\n` +
-        `spec:\n  interval: 10m\n  prune: false\n  path: ./${n}\n  sourceRef: {kind: GitRepository, name: repo}\n`;
+      files[`ks/${n}.yaml`] = kustomizationYaml({ name: n });
     }
     const root = await writeTree(files);
     const kc = await kubeconfig(root, `https://127.0.0.1:${port}`);
@@ -281,13 +279,7 @@ describe('a connection that breaks on every apply, through a fault proxy', () =>
     });
     const path = `/api/v1/namespaces/${ns}/configmaps/settings`;
     proxy.setRules([{ match: on('PATCH', path, { dryRun: false }), fault: { reset: true } }]);
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: proxy.kubeconfig },
-      root,
-      path: ns,
-      kustomizeBin: KUSTOMIZE,
-    });
-    const report = await reconcile(settings, { log: () => {}, secret: () => {} });
+    const report = await reconcileTree(root, { kubeconfig: { kind: 'path', path: proxy.kubeconfig }, path: ns });
     expect(report.ok).toBe(false);
     expect(report.error).toMatch(new RegExp(`^PATCH ${path} to ${proxy.url}: .*\\(5 attempts\\)`));
     expect(report.error?.split(`PATCH ${path}`)).toHaveLength(2);
@@ -310,22 +302,17 @@ spec:
       containers: [{name: web, image: "nginx:1.27"}]
 `,
     });
-    const settings = normalize({
-      kubeconfig: { kind: 'path', path: proxy.kubeconfig },
-      root,
+    const log: string[] = [];
+    const settings = {
+      kubeconfig: { kind: 'path', path: proxy.kubeconfig } as const,
       path: ns,
       wait: true,
       timeout: '10m',
-      kustomizeBin: KUSTOMIZE,
-    });
-    const log: string[] = [];
-    const report = await reconcile(settings, {
-      log: (line) => {
-        log.push(line);
-        // The cluster goes away once the apply is done and the wait begins.
-        if (line.startsWith('Waiting up to')) proxy.setRules([{ match: () => true, fault: { reset: true } }]);
-      },
-      secret: () => {},
+    };
+    const report = await reconcileTree(root, settings, (line) => {
+      log.push(line);
+      // The cluster goes away once the apply is done and the wait begins.
+      if (line.startsWith('Waiting up to')) proxy.setRules([{ match: () => true, fault: { reset: true } }]);
     });
     proxy.setRules([]);
     expect(report.ok).toBe(false);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forkHint } from '../../src/reconcile/index.js';
+import { forkHint } from '../helpers/engine.js';
 import { SopsError } from '../../src/sops/types.js';
 
 describe('forkHint', () => {

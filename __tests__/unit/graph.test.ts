@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dependencyOrder, dependentsOf, runInDependencyOrder } from '../../src/flux/graph.js';
 import type { KustomizationSpec } from '../../src/flux/types.js';
-
-const FILE = 'clusters/prod.yaml';
+import { defaultSpec } from '../helpers/spec.js';
 
 /** `ns/name` or `name` (in flux-system). */
 function split(ref: string): { name: string; namespace: string } {
@@ -14,30 +13,7 @@ function split(ref: string): { name: string; namespace: string } {
 
 /** A minimal Kustomization `ref` depending on `deps` (each `ns/name` or `name`, defaulting to flux-system). */
 function ks(ref: string, ...deps: string[]): KustomizationSpec {
-  const { name, namespace } = split(ref);
-  return {
-    name,
-    namespace,
-    origin: { kind: 'file', file: FILE, document: 1 },
-    path: '.',
-    sourceRef: { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' },
-    interval: 600_000,
-    retryInterval: 600_000,
-    timeout: 570_000,
-    prune: true,
-    wait: false,
-    force: false,
-    suspend: false,
-    deletionPolicy: 'MirrorPrune',
-    patches: [],
-    images: [],
-    components: [],
-    ignoreMissingComponents: false,
-    healthChecks: [],
-    healthCheckExprs: [],
-    ignore: [],
-    dependsOn: deps.map(split),
-  };
+  return defaultSpec({ ...split(ref), dependsOn: deps.map(split) });
 }
 
 /** Levels as `name` lists (namespace shown only when not flux-system). */

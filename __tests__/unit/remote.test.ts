@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { kubeconfigKey, sanitizeKubeconfig } from '../../src/cluster/remote.js';
-import { refuseCrossNamespaceRefs } from '../../src/reconcile/index.js';
+import { refuseCrossNamespaceRefs } from '../helpers/engine.js';
 import { impersonatedUser } from '../../src/flux/support.js';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
 import type { KustomizationSpec } from '../../src/flux/types.js';

@@ -15,6 +15,7 @@ import {
   parseKustomizations,
 } from '../../src/flux/parse.js';
 import type { KustomizationSpec } from '../../src/flux/types.js';
+import { defaultSpec } from '../helpers/spec.js';
 
 const FIXTURES = fileURLToPath(new URL('../../__fixtures__/flux/', import.meta.url));
 const FILE = 'clusters/prod.yaml';
@@ -61,29 +62,7 @@ async function asyncProblemsOf(run: () => Promise<unknown>): Promise<string[]> {
 }
 
 /** The defaults a minimal Kustomization gets: the same values Flux's API and controller use. */
-const MINIMAL: KustomizationSpec = {
-  name: 'apps',
-  namespace: 'flux-system',
-  origin: { kind: 'file', file: FILE, document: 1 },
-  path: '.',
-  sourceRef: { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' },
-  interval: 600_000,
-  retryInterval: 600_000,
-  timeout: 570_000,
-  prune: true,
-  wait: false,
-  force: false,
-  suspend: false,
-  deletionPolicy: 'MirrorPrune',
-  patches: [],
-  images: [],
-  components: [],
-  ignoreMissingComponents: false,
-  healthChecks: [],
-  healthCheckExprs: [],
-  ignore: [],
-  dependsOn: [],
-};
+const MINIMAL: KustomizationSpec = defaultSpec({ origin: { kind: 'file', file: FILE, document: 1 } });
 
 describe('parseDuration', () => {
   it.each([
@@ -844,25 +823,14 @@ describe('fixtures', () => {
 });
 
 describe('specFromInputs', () => {
+  // A file's defaults without what only a file has (sourceRef, interval), a 5m timeout and no prune.
+  const { sourceRef: _sourceRef, interval: _interval, retryInterval: _retryInterval, ...common } = defaultSpec();
   const DEFAULTS: KustomizationSpec = {
+    ...common,
     name: 'root',
-    namespace: 'flux-system',
     origin: { kind: 'inputs' },
-    path: '.',
     timeout: 300_000,
     prune: false,
-    wait: false,
-    force: false,
-    suspend: false,
-    deletionPolicy: 'MirrorPrune',
-    patches: [],
-    images: [],
-    components: [],
-    ignoreMissingComponents: false,
-    healthChecks: [],
-    healthCheckExprs: [],
-    ignore: [],
-    dependsOn: [],
   };
 
   const SOURCE = 'acme/app1';
