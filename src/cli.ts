@@ -16,7 +16,7 @@ import { normalize, runInfo, type Mode, type Settings } from './settings.js';
 import { splitPatterns } from './flux/load.js';
 import { parseVarFlags } from './substitute/variables.js';
 import { renderDiff } from './ssa/diff.js';
-import { applyOrder } from './ssa/order.js';
+import { applyOrder } from './objects/order.js';
 
 const USAGE = `usage: kustomize-reconcile <command> [flags]
 

@@ -1,5 +1,6 @@
 import { celSyntaxProblem } from '../kstatus/cel.js';
 import { jsonPatchProblem } from '../kustomize/jsonpatch.js';
+import { FLUX_API_VERSION, FLUX_GROUP } from '../objects/flux.js';
 import { parseYamlStream } from '../objects/yaml.js';
 import type {
   Dependency,
@@ -19,8 +20,6 @@ import type {
  * Every problem of a file is collected before throwing, so one run shows them all.
  */
 
-export const FLUX_API_VERSION = 'kustomize.toolkit.fluxcd.io/v1';
-const FLUX_GROUP = 'kustomize.toolkit.fluxcd.io';
 /** Flux's default namespace for its objects; Kustomization files often leave metadata.namespace out. */
 export const DEFAULT_NAMESPACE = 'flux-system';
 /** GetTimeout never returns less than this, whether the timeout is set or derived from the interval. */

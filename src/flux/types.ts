@@ -1,3 +1,8 @@
+import type { HealthCheckExpr } from '../kstatus/cel.js';
+
+// Defined with the CEL reader that evaluates it, so that kstatus/ needs nothing from flux/.
+export type { HealthCheckExpr };
+
 /**
  * A Flux Kustomization (`kustomize.toolkit.fluxcd.io/v1`, kind `Kustomization`) as this tool uses it:
  * validated, with Flux's defaults filled in. Built from a Kustomization file found in the repository
@@ -80,14 +85,6 @@ export interface ObjectRef {
   kind: string;
   name: string;
   namespace?: string;
-}
-
-export interface HealthCheckExpr {
-  apiVersion: string;
-  kind?: string;
-  current: string;
-  inProgress?: string;
-  failed?: string;
 }
 
 export interface IgnoreRule {

@@ -5,7 +5,8 @@
  */
 import type { ClusterClient } from '../cluster/client.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
-import { FLUX_GROUP_VERSION, type FluxKustomization } from './flux.js';
+import { FLUX_API_VERSION } from '../objects/flux.js';
+import type { FluxKustomization } from './flux.js';
 
 export interface FluxLookup {
   /** The Flux Kustomization, when there is one. */
@@ -17,7 +18,7 @@ export interface FluxLookup {
 export async function readFluxKustomization(
   client: ClusterClient,
   ks: { name: string; namespace: string },
-  groupVersion = FLUX_GROUP_VERSION,
+  groupVersion = FLUX_API_VERSION,
 ): Promise<FluxLookup> {
   const path = `/apis/${groupVersion}/namespaces/${encodeURIComponent(ks.namespace)}/kustomizations/${encodeURIComponent(ks.name)}`;
   try {

@@ -7,10 +7,7 @@
  * objects undo each other's changes, and Flux's finalizer deletes every object of its inventory when
  * an unsuspended Kustomization is deleted. See docs/handover.md.
  */
-import { entryOf, type Entry } from './entries.js';
-
-/** The Flux Kustomization API this tool reads (Flux 2.x; v1beta2 objects are served as v1 too). */
-export const FLUX_GROUP_VERSION = 'kustomize.toolkit.fluxcd.io/v1';
+import { entryOf, type Entry } from '../objects/id.js';
 
 /** The parts of a Flux Kustomization a hand-over looks at, as the API server returns it. */
 export interface FluxKustomization {

@@ -5,12 +5,17 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { objectPath, type Discovery } from '../cluster/discovery.js';
 import { isNotFound } from '../cluster/errors.js';
-import type { ChangeSetEntry } from '../ssa/changeset.js';
-import type { PruneResult } from '../ssa/delete.js';
-import { entryOf, refOf, type Entry } from './entries.js';
+import { entryOf, refOf, type Entry, type ObjectRef } from '../objects/id.js';
+
+/**
+ * What is read here of ssa's ChangeSetEntry and PruneResult: written as shapes so that inventory/
+ * does not import ssa/ (which imports inventory/).
+ */
+type Written = ObjectRef & { subject: string; action: string };
+type Pruned = { subject: string; action: string; reason?: string | undefined };
 
 /** The objects a run wrote (created or changed), as inventory entries. */
-export function written(changeset: readonly ChangeSetEntry[]): Entry[] {
+export function written(changeset: readonly Written[]): Entry[] {
   return changeset.filter((e) => e.action === 'created' || e.action === 'configured').map(entryOf);
 }
 
@@ -21,8 +26,8 @@ export function written(changeset: readonly ChangeSetEntry[]): Entry[] {
  */
 export function lostLockMessage(
   lost: string,
-  changeset: readonly ChangeSetEntry[],
-  pruned: readonly PruneResult[],
+  changeset: readonly Written[],
+  pruned: readonly Pruned[],
   cause?: string,
 ): string {
   const applied = changeset.filter((e) => e.action === 'created' || e.action === 'configured');

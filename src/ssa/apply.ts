@@ -11,7 +11,7 @@ import { hasDrifted } from './drift.js';
 import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead } from './live.js';
 import { scrub, secretValues } from './mask.js';
 import { provenUnchanged } from './noop.js';
-import { sortForApply, stageOf, type Stage } from './order.js';
+import { sortForApply, stageOf, type Stage } from '../objects/order.js';
 import { immutableFields, namedFields, policyOf } from './policy.js';
 import { appliedSoFar } from './applied.js';
 

@@ -4,11 +4,12 @@
  * (apply, edit, patch, scale ...), `before-first-apply` and our own old Update entries are merged
  * into our Apply entry, which makes us the owner of those fields.
  */
+import { CHECKSUM_ANNOTATION } from '../objects/flux.js';
 import { escapePointer, isMap } from './json.js';
 
 export const CLEANUP_ANNOTATIONS = [
   'kubectl.kubernetes.io/last-applied-configuration',
-  'kustomize.toolkit.fluxcd.io/checksum',
+  CHECKSUM_ANNOTATION,
   'fluxcd.io/sync-checksum',
 ];
 export const CLEANUP_LABELS = ['fluxcd.io/sync-gc-mark'];

@@ -8,7 +8,7 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
 import { ApiError } from '../cluster/errors.js';
-import type { Entry } from '../inventory/entries.js';
+import type { Entry } from '../objects/id.js';
 import {
   namespaceRefusal,
   prunedNamespaces,

@@ -9,9 +9,9 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
 import { isNotFound } from '../cluster/errors.js';
-import { refOf, subjectOfEntry, type Entry } from '../inventory/entries.js';
+import { refOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import { LiveObjects, selectorFor } from './live.js';
-import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './policy.js';
+import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_KEEP_MARKERS } from '../objects/flux.js';
 
 export interface PruneResult {
   subject: string;
@@ -47,8 +47,6 @@ type Live = {
   metadata?: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 };
 
-const GROUP = 'kustomize.toolkit.fluxcd.io';
-
 /** Why a live object must not be pruned, or undefined. `former` are names the owner had before. */
 export function pruneExclusion(
   live: Live,
@@ -64,10 +62,8 @@ export function pruneExclusion(
       : 'no Kustomization';
     return `its owner labels name ${now}, not ${owner.namespace}/${owner.name} (taken over or relabelled)`;
   }
-  if (hasMarker(live, `${GROUP}/prune`, 'disabled')) return `it is marked ${GROUP}/prune: disabled`;
-  if (hasMarker(live, `${GROUP}/reconcile`, 'disabled')) return `it is marked ${GROUP}/reconcile: disabled`;
-  if (hasMarker(live, `${GROUP}/ssa`, 'Ignore')) return `it is marked ${GROUP}/ssa: Ignore`;
-  return undefined;
+  const marker = PRUNE_KEEP_MARKERS.find(([key, value]) => hasMarker(live, key, value));
+  return marker && `it is marked ${marker[0]}: ${marker[1]}`;
 }
 
 export async function deleteStale(

@@ -2,7 +2,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import { objectPath, type ResourceMapping } from '../cluster/discovery.js';
 import { isNotFound } from '../cluster/errors.js';
 import type { KubeObject } from '../objects/kube.js';
-import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './policy.js';
+import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../objects/flux.js';
 
 export type LiveObject = Record<string, unknown>;
 
