@@ -9,7 +9,7 @@ import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
 import { diffObjects } from './diff.js';
 import { hasDrifted } from './drift.js';
 import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead } from './live.js';
-import { scrub, secretValues } from './mask.js';
+import { scrub, secretValues } from '../objects/secret.js';
 import { provenUnchanged } from './noop.js';
 import { sortForApply, stageOf, type Stage } from '../objects/order.js';
 import { immutableFields, namedFields, policyOf } from './policy.js';

@@ -5,6 +5,7 @@
  * into our Apply entry, which makes us the owner of those fields.
  */
 import { CHECKSUM_ANNOTATION } from '../objects/flux.js';
+import { isSecret } from '../objects/secret.js';
 import { escapePointer, isMap } from './json.js';
 
 export const CLEANUP_ANNOTATIONS = [
@@ -103,7 +104,7 @@ export function adoptStringDataKeys(
   entries: readonly ManagedFieldsEntry[],
   manager: string,
 ): ManagedFieldsEntry[] | undefined {
-  if (live['kind'] !== 'Secret' || live['apiVersion'] !== 'v1') return undefined;
+  if (!isSecret(live)) return undefined;
   const index = entries.findIndex((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
   const ours = entries[index];
   if (!ours?.fieldsV1 || !Object.hasOwn(ours.fieldsV1, 'f:stringData')) return undefined;

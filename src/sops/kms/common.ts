@@ -5,6 +5,7 @@
 import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { SopsError, type MasterKey } from '../types.js';
+import { scrub } from '../../objects/secret.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -113,11 +114,7 @@ export function field(key: MasterKey, name: string): string | undefined {
  * part of a request cannot leak a credential into a log.
  */
 export function redact(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const s of secrets) {
-    if (s && s.length >= 4) out = out.split(s).join('***');
-  }
-  return out;
+  return scrub(text, secrets);
 }
 
 /** Shortens a provider's message to one line of reasonable length. */
