@@ -6,6 +6,7 @@ import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { SopsError, type MasterKey } from '../types.js';
 import { scrub } from '../../objects/secret.js';
+import { sleep } from '../../util/poll.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -72,10 +73,6 @@ function networkReason(err: unknown): string {
   const cause = e.cause;
   if (cause?.code) return `${e.message ?? 'request failed'} (${cause.code})`;
   return cause?.message ?? e.message ?? String(err);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Parses a JSON body, or returns undefined when it is not JSON. */
