@@ -5,6 +5,7 @@
  */
 import type { ClusterClient } from '../cluster/client.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
+import { get, resourceOf } from '../cluster/verbs.js';
 import { FLUX_API_VERSION } from '../objects/flux.js';
 import type { FluxKustomization } from './flux.js';
 
@@ -20,9 +21,9 @@ export async function readFluxKustomization(
   ks: { name: string; namespace: string },
   groupVersion = FLUX_API_VERSION,
 ): Promise<FluxLookup> {
-  const path = `/apis/${groupVersion}/namespaces/${encodeURIComponent(ks.namespace)}/kustomizations/${encodeURIComponent(ks.name)}`;
+  const ref = { resource: resourceOf(groupVersion, 'kustomizations'), namespace: ks.namespace, name: ks.name };
   try {
-    return { object: await client.request<FluxKustomization>('GET', path) };
+    return { object: await get<FluxKustomization>(client, ref) };
   } catch (err) {
     if (isNotFound(err)) return {};
     if (err instanceof ApiError && err.status === 403) {

@@ -3,7 +3,8 @@
  * which of the objects it wrote still exist, for the pending entries it may still add.
  */
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type Discovery } from '../cluster/discovery.js';
+import type { Discovery, Resource } from '../cluster/discovery.js';
+import { get } from '../cluster/verbs.js';
 import { isNotFound } from '../cluster/errors.js';
 import { entryOf, refOf, type Entry, type ObjectRef } from '../objects/id.js';
 
@@ -54,14 +55,14 @@ export async function stillThere(
   const found: Entry[] = [];
   for (const entry of entries) {
     const ref = refOf(entry);
-    let path: string;
+    let resource: Resource;
     try {
-      path = objectPath(await discovery.mapping(ref.apiVersion, ref.kind), ref.namespace, ref.name);
+      resource = await discovery.mapping(ref.apiVersion, ref.kind);
     } catch {
       continue;
     }
     try {
-      await client.request('GET', path);
+      await get(client, { resource, namespace: ref.namespace, name: ref.name });
       found.push(entry);
     } catch (err) {
       // Not known to be gone: keep it, a later run looks it up again.

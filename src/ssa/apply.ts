@@ -1,7 +1,8 @@
 import { mapLimit } from '../util/concurrency.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
-import { objectPath } from '../cluster/discovery.js';
+import { apply, get, patch, remove, waitGone, type Ref } from '../cluster/verbs.js';
+import { pollUntil } from '../util/poll.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { ChangeSetEntry } from './changeset.js';
@@ -200,7 +201,6 @@ async function plan(
     throw new Error(`${subject}: ${(err as Error).message}`, { cause: err });
   }
   const desired = normalizeScope(input, mapping, subject);
-  const path = objectPath(mapping, desired.metadata.namespace, desired.metadata.name);
   const getFailed = (err: unknown) => new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
   const cannotExist =
     (mapping.namespaced && created.namespaces.has(desired.metadata.namespace ?? '')) ||
@@ -218,7 +218,7 @@ async function plan(
     } else if (outcome.seen === undefined || outcome.seen === versionOf(live.object) || last) {
       return outcome.planned;
     }
-    const object = await reader.get(path).catch((err: unknown) => {
+    const object = await reader.get(mapping, desired.metadata).catch((err: unknown) => {
       throw getFailed(err);
     });
     live = { object, direct: true };
@@ -304,12 +304,10 @@ async function planAgainst(
 
 /** Phase 2 for one object: recreate when forced, clean up other managers' traces, then apply. */
 async function write(client: ClusterClient, p: Planned, opts: ApplyOptions): Promise<void> {
-  const path = objectPath(p.mapping, p.obj.metadata.namespace, p.obj.metadata.name);
+  const ref = refTo(p.mapping, p.obj);
   if (p.recreate) {
     try {
-      await client.request('DELETE', path, {
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
-      });
+      await remove(client, ref, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' });
     } catch (err) {
       if (!isNotFound(err))
         throw new Error(
@@ -317,14 +315,15 @@ async function write(client: ClusterClient, p: Planned, opts: ApplyOptions): Pro
           { cause: err },
         );
     }
-    await waitGone(client, path, p.entry.subject, opts.waitTimeoutMs ?? 60_000);
+    const timeoutMs = opts.waitTimeoutMs ?? 60_000;
+    if ((await waitGone(client, [ref], { timeoutMs, intervalMs: 250 })).length > 0) {
+      throw new Error(
+        `${p.entry.subject} was deleted to be recreated but still exists after ${timeoutMs / 1000}s (a finalizer?)`,
+      );
+    }
   } else if (p.cleanup) {
     try {
-      await client.request('PATCH', path, {
-        query: { fieldManager: opts.fieldManager },
-        body: p.cleanup,
-        contentType: 'application/json-patch+json',
-      });
+      await patch(client, ref, p.cleanup, 'application/json-patch+json', { fieldManager: opts.fieldManager });
     } catch (err) {
       throw new Error(`${p.entry.subject} metadata.managedFields cleanup failed: ${messageOf(err, p.obj)}`, {
         cause: err,
@@ -338,21 +337,9 @@ async function write(client: ClusterClient, p: Planned, opts: ApplyOptions): Pro
   }
 }
 
-async function waitGone(client: ClusterClient, path: string, subject: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await client.request('GET', path);
-    } catch (err) {
-      if (isNotFound(err)) return;
-      throw err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `${subject} was deleted to be recreated but still exists after ${timeoutMs / 1000}s (a finalizer?)`,
-      );
-    await new Promise((r) => setTimeout(r, 250));
-  }
+/** The object `obj` is, at the resource `mapping` says. */
+function refTo(mapping: ResourceMapping, obj: KubeObject): Ref {
+  return { resource: mapping, namespace: obj.metadata.namespace, name: obj.metadata.name };
 }
 
 /** Namespaced objects need a namespace (Flux does not guess one); cluster-scoped ones lose a stray one. */
@@ -376,15 +363,7 @@ async function serverSideApply(
   fieldManager: string,
   dryRun: boolean,
 ): Promise<Record<string, unknown>> {
-  return client.request<Record<string, unknown>>(
-    'PATCH',
-    objectPath(mapping, obj.metadata.namespace, obj.metadata.name),
-    {
-      query: { fieldManager, force: true, dryRun: dryRun ? 'All' : undefined },
-      body: obj,
-      contentType: 'application/apply-patch+yaml',
-    },
-  );
+  return apply(client, refTo(mapping, obj), obj, { fieldManager, dryRun });
 }
 
 /** CRDs must be Established (and discovery refreshed) before their custom resources are applied. */
@@ -398,15 +377,20 @@ async function waitForDefinitions(
   if (crds.length === 0) return;
   const deadline = Date.now() + timeoutMs;
   for (const p of crds) {
-    const path = objectPath(p.mapping, undefined, p.obj.metadata.name);
-    for (;;) {
-      const live = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', path);
-      if (live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) {
-        throw new Error(`${p.entry.subject} was not Established within ${timeoutMs / 1000}s`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const ref = { resource: p.mapping, name: p.obj.metadata.name };
+    await pollUntil(
+      async () => {
+        const live = await get<{ status?: { conditions?: { type: string; status: string }[] } }>(client, ref);
+        return live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') || undefined;
+      },
+      {
+        deadline,
+        intervalMs: 250,
+        timedOut: () => {
+          throw new Error(`${p.entry.subject} was not Established within ${timeoutMs / 1000}s`);
+        },
+      },
+    );
   }
   await discovery.refresh();
 }

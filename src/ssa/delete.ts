@@ -7,7 +7,8 @@
  * background propagation, on condition that they are still the object that was read (uid).
  */
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
+import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
+import { remove } from '../cluster/verbs.js';
 import { isNotFound } from '../cluster/errors.js';
 import { refOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import { LiveObjects, selectorFor } from './live.js';
@@ -113,7 +114,6 @@ async function deleteOne(
     }
     throw err;
   }
-  const path = objectPath(mapping, ref.namespace, ref.name);
   // Not in the list of our objects: gone, or no longer labelled ours; find's GET tells which.
   const live = (await reader.find(mapping, ref, selectorFor(opts.owner.name, opts.owner.namespace))) as
     Live | undefined;
@@ -122,15 +122,17 @@ async function deleteOne(
   if (exclusion) return { subject, action: 'skipped', reason: exclusion, entry };
   try {
     // With a body, the API server reads DeleteOptions from it alone, so dryRun goes there, not in the query.
-    await client.request('DELETE', path, {
-      body: {
+    await remove(
+      client,
+      { resource: mapping, namespace: ref.namespace, name: ref.name },
+      {
         apiVersion: 'v1',
         kind: 'DeleteOptions',
         propagationPolicy: 'Background',
         ...(opts.dryRun ? { dryRun: ['All'] } : {}),
         ...(live.metadata?.uid ? { preconditions: { uid: live.metadata.uid } } : {}),
       },
-    });
+    );
   } catch (err) {
     if (isNotFound(err)) return { subject, action: 'deleted', reason: 'already gone', entry };
     return { subject, action: 'failed', reason: `delete failed: ${(err as Error).message}`, entry };
