@@ -142,32 +142,15 @@ describe('cluster verbs', () => {
 
   it('find and exists say undefined/false on 404 and throw any other error', async () => {
     const ref = { resource: CONFIGMAPS, namespace: 'ns', name: 'c' };
-    expect(
-      await find(
-        recording(() => {
-          throw notFound();
-        }).client,
-        ref,
-      ),
-    ).toBeUndefined();
-    expect(
-      await exists(
-        recording(() => {
-          throw notFound();
-        }).client,
-        ref,
-      ),
-    ).toBe(false);
+    const failing = (err: Error) =>
+      recording(() => {
+        throw err;
+      }).client;
+    expect(await find(failing(notFound()), ref)).toBeUndefined();
+    expect(await exists(failing(notFound()), ref)).toBe(false);
     expect(await exists(recording().client, ref)).toBe(true);
     const forbidden = new ApiError(403, 'Forbidden', 'no');
-    await expect(
-      find(
-        recording(() => {
-          throw forbidden;
-        }).client,
-        ref,
-      ),
-    ).rejects.toBe(forbidden);
+    await expect(find(failing(forbidden), ref)).rejects.toBe(forbidden);
   });
 
   it('waitGone looks until each object is gone, or returns those left at the timeout', async () => {
