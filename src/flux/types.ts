@@ -1,7 +1,9 @@
 import type { HealthCheckExpr } from '../kstatus/cel.js';
+import type { ObjectRef } from '../objects/id.js';
 
-// Defined with the CEL reader that evaluates it, so that kstatus/ needs nothing from flux/.
-export type { HealthCheckExpr };
+// Defined with the CEL reader that evaluates it, so that kstatus/ needs nothing from flux/; an
+// object reference is the object model's.
+export type { HealthCheckExpr, ObjectRef };
 
 /**
  * A Flux Kustomization (`kustomize.toolkit.fluxcd.io/v1`, kind `Kustomization`) as this tool uses it:
@@ -78,13 +80,6 @@ export interface Image {
   newName?: string;
   newTag?: string;
   digest?: string;
-}
-
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
 }
 
 export interface IgnoreRule {
