@@ -6,7 +6,7 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
 import { get, resourceOf } from '../cluster/verbs.js';
-import { FLUX_API_VERSION } from '../objects/flux.js';
+import { FLUX_API_VERSION, FLUX_GROUP } from '../objects/flux.js';
 import type { FluxKustomization } from './flux.js';
 
 export interface FluxLookup {
@@ -31,7 +31,7 @@ export async function readFluxKustomization(
         forbidden:
           `Flux Kustomization ${ks.namespace}/${ks.name} could not be read (${err.message}), so if Flux reconciled ` +
           'this Kustomization, its status.inventory was not imported and objects it applied that Git no longer has ' +
-          'are not pruned. To take over from Flux, grant get on kustomizations.kustomize.toolkit.fluxcd.io in namespace ' +
+          `are not pruned. To take over from Flux, grant get on kustomizations.${FLUX_GROUP} in namespace ` +
           `${ks.namespace}; see docs/handover.md`,
       };
     }

@@ -7,6 +7,7 @@
  * objects undo each other's changes, and Flux's finalizer deletes every object of its inventory when
  * an unsuspended Kustomization is deleted. See docs/handover.md.
  */
+import { FLUX_GROUP } from '../objects/flux.js';
 import { entryOf, type Entry } from '../objects/id.js';
 
 /** The parts of a Flux Kustomization a hand-over looks at, as the API server returns it. */
@@ -147,7 +148,7 @@ export function fluxConflict(flux: FluxKustomization, target?: Target): string |
     "reconciles the same objects, and two owners undo each other's changes." +
     deleting +
     ` Nothing was applied or pruned. Suspend it first (flux suspend kustomization ${name} -n ${ns}, or ` +
-    `kubectl -n ${ns} patch kustomizations.kustomize.toolkit.fluxcd.io ${name} --field-manager=flux-client-side-apply --type=merge -p '{"spec":{"suspend":true}}'), ` +
+    `kubectl -n ${ns} patch kustomizations.${FLUX_GROUP} ${name} --field-manager=flux-client-side-apply --type=merge -p '{"spec":{"suspend":true}}'), ` +
     'then run again; see docs/handover.md'
   );
 }

@@ -4,6 +4,7 @@ import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
 import { apply, get, patch, remove, waitGone, type Ref } from '../cluster/verbs.js';
 import { pollUntil } from '../util/poll.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
+import { FORCE_MARKER } from '../objects/flux.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { ChangeSetEntry } from './changeset.js';
 import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
@@ -280,7 +281,7 @@ async function planAgainst(
     const hint = fields
       ? `; immutable ${fieldList(fields)} changed: force would delete and recreate the object ` +
         '(spec.force: true in the Kustomization, the force input or --force with path, ' +
-        'or the annotation kustomize.toolkit.fluxcd.io/force: Enabled on the object)'
+        `or the annotation ${FORCE_MARKER}: Enabled on the object)`
       : '';
     const error = new Error(`${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj)}${hint}`, {
       cause: err,
