@@ -19,7 +19,7 @@ import { parseFlags, rawFromFlags, type FlagValues } from './options/flags.js';
 import { COMMANDS, usage } from './options/usage.js';
 import { knownSecrets, normalize, runInfo, type Settings } from './settings.js';
 import { renderDiff } from './ssa/diff.js';
-import { applyOrder } from './ssa/order.js';
+import { applyOrder } from './objects/order.js';
 
 /** The terminal edge: flags in; report on stdout, progress on stderr, exit code out. */
 export async function main(argv: string[]): Promise<number> {

@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { FLUX_GROUP_VERSION } from '../../src/inventory/flux.js';
+import { FLUX_API_VERSION } from '../../src/objects/flux.js';
 import { readFluxKustomization } from '../../src/inventory/flux-object.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { exitCode, type Report } from '../../src/report/model.js';
@@ -39,7 +39,7 @@ describe('hand-over from Flux', () => {
   const created: string[] = [];
   const fluxKustomization = async (f: FluxKustomizationFixture) => {
     await createFluxKustomization(client, f);
-    created.push(`/apis/${FLUX_GROUP_VERSION}/namespaces/${f.namespace}/kustomizations/${f.name}`);
+    created.push(`/apis/${FLUX_API_VERSION}/namespaces/${f.namespace}/kustomizations/${f.name}`);
   };
   afterAll(async () => {
     for (const path of created) await client.request('DELETE', path).catch(() => undefined);
@@ -210,7 +210,7 @@ describe('hand-over from Flux', () => {
     );
     expect(prunedOf(preview)).toEqual([`ConfigMap/${ns}/gone deleted`]);
 
-    await client.request('PATCH', `/apis/${FLUX_GROUP_VERSION}/namespaces/${ns}/kustomizations/app`, {
+    await client.request('PATCH', `/apis/${FLUX_API_VERSION}/namespaces/${ns}/kustomizations/app`, {
       body: { spec: { suspend: true } },
       contentType: 'application/merge-patch+json',
     });
@@ -237,7 +237,7 @@ describe('hand-over from Flux', () => {
     expect(await inventoryIds(ns)).toEqual([cmEntry(ns, 'keep').id]);
 
     // Handed back: Flux resumed, and the Kustomization left this tool's set.
-    await client.request('PATCH', `/apis/${FLUX_GROUP_VERSION}/namespaces/${ns}/kustomizations/app`, {
+    await client.request('PATCH', `/apis/${FLUX_API_VERSION}/namespaces/${ns}/kustomizations/app`, {
       body: { spec: { suspend: false } },
       contentType: 'application/merge-patch+json',
     });

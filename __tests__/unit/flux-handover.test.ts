@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refOf, type Entry } from '../../src/inventory/entries.js';
+import { refOf, type Entry } from '../../src/objects/id.js';
 import {
   fluxConflict,
   fluxConflictNote,

@@ -11,21 +11,12 @@ import {
   type InventoryRecord,
   type InventoryStatus,
 } from '../../src/inventory/codec.js';
-import {
-  entryOf,
-  minus,
-  refOf,
-  sortEntries,
-  staleEntries,
-  subjectOfEntry,
-  union,
-  type Entry,
-  type ObjectRef,
-} from '../../src/inventory/entries.js';
+import { minus, sortEntries, staleEntries, union } from '../../src/inventory/entries.js';
+import { entryOf, refOf, subjectOfEntry, type Entry, type ObjectRef } from '../../src/objects/id.js';
 import { leaseFree } from '../../src/inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, SMALL_PRUNE, type RunOutcome } from '../../src/inventory/plan.js';
 import { pruneExclusion } from '../../src/ssa/delete.js';
-import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../../src/ssa/policy.js';
+import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../../src/objects/flux.js';
 
 const e = (id: string, v = 'v1'): Entry => ({ id, v });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Entry } from '../../src/inventory/entries.js';
+import type { Entry } from '../../src/objects/id.js';
 import {
   afterRenewal,
   leaseCheck,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scrub, secretValues } from '../../src/ssa/mask.js';
+import { scrub, secretValues } from '../../src/objects/secret.js';
 
 const secret = (fields: Record<string, unknown>) => ({
   apiVersion: 'v1',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { entryOf } from '../../src/inventory/entries.js';
+import { entryOf } from '../../src/objects/id.js';
 import {
   namespaceRefusal,
   prunedNamespaces,
@@ -7,7 +7,7 @@ import {
   type NamespaceContents,
   type NamespacedObject,
 } from '../../src/inventory/plan.js';
-import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../../src/ssa/policy.js';
+import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../../src/objects/flux.js';
 
 const OWNER = { name: 'a', namespace: 'flux-system' };
 const labels = (name: string, namespace: string) => ({ [OWNER_NAME_LABEL]: name, [OWNER_NAMESPACE_LABEL]: namespace });

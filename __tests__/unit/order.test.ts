@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyOrder, sortForApply, stageOf } from '../../src/ssa/order.js';
+import { applyOrder, sortForApply, stageOf } from '../../src/objects/order.js';
 
 const obj = (apiVersion: string, kind: string, name = 'x', namespace?: string) => ({
   apiVersion,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/objects/kube.js';
 import { cleanupPatch, migrateManagedFields, unionFields } from '../../src/ssa/cleanup.js';
-import { hasMarker, immutableFields, policyOf, setOwnerLabels } from '../../src/ssa/policy.js';
+import { hasMarker } from '../../src/objects/flux.js';
+import { immutableFields, policyOf, setOwnerLabels } from '../../src/ssa/policy.js';
 
 const obj = (labels?: Record<string, string>, annotations?: Record<string, string>): KubeObject => ({
   apiVersion: 'v1',

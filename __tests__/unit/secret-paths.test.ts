@@ -2,7 +2,8 @@
 // are masked in diffs on both sides, whatever the kind, and the helpers that find and carry those paths.
 import { describe, expect, it } from 'vitest';
 import { diffObjects, renderDiff, type FieldChange } from '../../src/ssa/diff.js';
-import { covered, encryptedLeftovers, maskPaths, pathsHolding, secretForms, valuesAt } from '../../src/ssa/mask.js';
+import { secretForms } from '../../src/objects/secret.js';
+import { covered, encryptedLeftovers, maskPaths, pathsHolding, valuesAt } from '../../src/ssa/mask.js';
 import {
   decodeInventory,
   encodeInventory,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clip, DEFAULT_LIMITS, truncate } from '../../src/report/truncate.js';
+import { clip, DEFAULT_LIMITS, truncate } from '../../src/util/truncate.js';
 
 describe('truncate', () => {
   it.each([

@@ -14,6 +14,7 @@ import {
   unauthorizedText,
 } from './failure.js';
 import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './timeouts.js';
+import { sleep } from '../util/poll.js';
 
 export interface RequestOptions {
   query?: Record<string, string | boolean | number | undefined>;
@@ -267,8 +268,4 @@ function anonymousTls(kc: KubeConfig, o: https.RequestOptions): void {
 
 function backoff(attempt: number): number {
   return Math.min(200 * 2 ** (attempt - 1), 5000) + Math.floor(Math.random() * 100);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -162,8 +162,11 @@ export class Discovery {
   }
 }
 
+/** What a URL needs of a resource: a mapping, or one of the well-known resources of verbs.ts. */
+export type Resource = Pick<ResourceMapping, 'group' | 'version' | 'resource' | 'namespaced'>;
+
 /** The URL path of an object (or of its collection when `name` is empty). */
-export function objectPath(m: ResourceMapping, namespace: string | undefined, name: string): string {
+export function objectPath(m: Resource, namespace: string | undefined, name: string): string {
   const base = m.group === '' ? `/api/${m.version}` : `/apis/${m.group}/${m.version}`;
   const ns = m.namespaced ? `/namespaces/${encodeURIComponent(namespace ?? '')}` : '';
   return `${base}${ns}/${m.resource}${name ? `/${encodeURIComponent(name)}` : ''}`;

@@ -1,4 +1,4 @@
-import { truncate } from '../report/truncate.js';
+import { truncate } from '../util/truncate.js';
 
 /** An error answer from the Kubernetes API, with the parts a caller decides on. */
 export class ApiError extends Error {

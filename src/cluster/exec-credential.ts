@@ -8,7 +8,7 @@ import type { KubeConfig, User } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import type https from 'node:https';
 import { isAbsolute, resolve } from 'node:path';
-import { truncate } from '../report/truncate.js';
+import { truncate } from '../util/truncate.js';
 import { formatDuration } from './timeouts.js';
 
 /** The `exec` section of a kubeconfig user. */

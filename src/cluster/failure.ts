@@ -3,7 +3,7 @@
  * a retry, how they read, and the breaker that turns the first one retries could not fix into the
  * error of every later request.
  */
-import { truncate } from '../report/truncate.js';
+import { truncate } from '../util/truncate.js';
 import { formatDuration, type ClusterTimeouts } from './timeouts.js';
 
 /** Attempts of one request at most (the first and its retries). */

@@ -6,7 +6,7 @@
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { clip, truncate } from '../report/truncate.js';
+import { clip, truncate } from '../util/truncate.js';
 
 /** Reads a file a kubeconfig refers to (an absolute path); throws an error with a `code` when it cannot. */
 export type FileReader = (path: string) => Buffer;

@@ -1,10 +1,10 @@
 import { glob, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { FLUX_API_VERSION } from '../objects/flux.js';
 import { mapLimit } from '../util/concurrency.js';
 import { builtFiles, decideNamespaces } from './applied-by.js';
 import {
   DEFAULT_NAMESPACE,
-  FLUX_API_VERSION,
   SpecError,
   normalizeSourcePath,
   type SpecLocation,

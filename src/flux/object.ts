@@ -1,3 +1,4 @@
+import { FLUX_API_VERSION } from '../objects/flux.js';
 import { sourceDocument } from './parse.js';
 import type { KustomizationSpec } from './types.js';
 
@@ -17,7 +18,7 @@ export interface Outcome {
  */
 export function kustomizationObject(spec: KustomizationSpec, outcome?: Outcome): Record<string, unknown> {
   const doc = structuredClone(sourceDocument(spec)) ?? {
-    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+    apiVersion: FLUX_API_VERSION,
     kind: 'Kustomization',
     metadata: { name: spec.name, namespace: spec.namespace },
     spec: {

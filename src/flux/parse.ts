@@ -6,6 +6,7 @@
  * the value rules in values.ts and the spec field groups in spec-build.ts, spec-refs.ts, spec-health.ts.
  */
 
+import { FLUX_API_VERSION, FLUX_GROUP } from '../objects/flux.js';
 import { parseYamlStream } from '../objects/yaml.js';
 import {
   Problems,
@@ -39,8 +40,6 @@ import {
 export { SpecError, type SpecLocation } from './fields.js';
 export { effectiveTimeout, normalizeSourcePath, parseDuration } from './values.js';
 
-export const FLUX_API_VERSION = 'kustomize.toolkit.fluxcd.io/v1';
-const FLUX_GROUP = 'kustomize.toolkit.fluxcd.io';
 /** Flux's default namespace for its objects; Kustomization files often leave metadata.namespace out. */
 export const DEFAULT_NAMESPACE = 'flux-system';
 

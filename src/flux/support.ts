@@ -1,3 +1,4 @@
+import { OWNER_NAME_LABEL } from '../objects/flux.js';
 import type { KustomizationSpec } from './types.js';
 
 /**
@@ -13,7 +14,7 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
   if (spec.name.length > 63) {
     out.push(
       `metadata.name is ${spec.name.length} characters: it becomes the value of the owner label ` +
-        'kustomize.toolkit.fluxcd.io/name on every object, which allows at most 63; choose a shorter name',
+        `${OWNER_NAME_LABEL} on every object, which allows at most 63; choose a shorter name`,
     );
   }
   if (spec.kubeConfig?.configMapRef) say('spec.kubeConfig.configMapRef', 'workload identity for remote clusters');

@@ -1,3 +1,13 @@
+import type { HealthCheckExpr } from '../kstatus/cel.js';
+import type { ObjectRef } from '../objects/id.js';
+import type { Image, Patch, Selector } from '../kustomize/types.js';
+
+export type { Image, Patch, Selector };
+
+// Defined with the CEL reader that evaluates it, so that kstatus/ needs nothing from flux/; an
+// object reference is the object model's.
+export type { HealthCheckExpr, ObjectRef };
+
 /**
  * A Flux Kustomization (`kustomize.toolkit.fluxcd.io/v1`, kind `Kustomization`) as this tool uses it:
  * validated, with Flux's defaults filled in. Built from a Kustomization file found in the repository
@@ -52,44 +62,6 @@ export interface KustomizationSpec {
 export type SpecOrigin = { kind: 'file'; file: string; document: number } | { kind: 'inputs' };
 
 /** kustomize's selector, as Flux's spec.patches[].target and spec.ignore[].target take it. */
-export interface Selector {
-  group?: string;
-  version?: string;
-  kind?: string;
-  name?: string;
-  namespace?: string;
-  labelSelector?: string;
-  annotationSelector?: string;
-}
-
-export interface Patch {
-  /** A strategic-merge patch or a JSON6902 patch, as YAML or JSON text. */
-  patch: string;
-  target?: Selector;
-}
-
-export interface Image {
-  name: string;
-  newName?: string;
-  newTag?: string;
-  digest?: string;
-}
-
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-}
-
-export interface HealthCheckExpr {
-  apiVersion: string;
-  kind?: string;
-  current: string;
-  inProgress?: string;
-  failed?: string;
-}
-
 export interface IgnoreRule {
   paths: string[];
   target?: Selector;

@@ -3,41 +3,15 @@
  * field readers; shared by the Kustomization file parser and from-inputs.ts.
  */
 
+import { parseDuration } from '../util/duration.js';
 import { Problems, describe, isAbsent, quote, readCheckedString, reportMissing } from './fields.js';
+
+export { parseDuration };
 
 /** GetTimeout never returns less than this, whether the timeout is set or derived from the interval. */
 const MIN_TIMEOUT_MS = 30_000;
 /** The timeout of a Kustomization without an interval (the action's inputs). */
 const INPUTS_TIMEOUT_MS = 5 * 60_000;
-
-/** Flux's CRD pattern for durations: a subset of Go's time.ParseDuration (no sign, no `us`/`ns`). */
-const DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
-const DURATION_PART = /([0-9]+)(?:\.([0-9]+))?(ms|s|m|h)/g;
-const NANOS_PER_UNIT: Record<string, bigint> = {
-  ms: 1_000_000n,
-  s: 1_000_000_000n,
-  m: 60_000_000_000n,
-  h: 3_600_000_000_000n,
-};
-/** Go durations are int64 nanoseconds; longer ones fail to parse in Flux. */
-const MAX_DURATION_NANOS = 2n ** 63n - 1n;
-
-/**
- * Parses a Flux duration such as `1m30s`, `1.5h` or `500ms` into milliseconds (fractions kept to the
- * nanosecond, as Go does). Returns undefined for anything Flux's CRD would refuse.
- */
-export function parseDuration(text: string): number | undefined {
-  if (!DURATION.test(text)) return undefined;
-  let nanos = 0n;
-  for (const [, whole = '0', fraction = '', unit = 'ms'] of text.matchAll(DURATION_PART)) {
-    const perUnit = NANOS_PER_UNIT[unit] ?? 0n;
-    nanos += BigInt(whole) * perUnit;
-    // Go truncates a fraction below one nanosecond; integer division does the same.
-    if (fraction !== '') nanos += (BigInt(fraction) * perUnit) / 10n ** BigInt(fraction.length);
-    if (nanos > MAX_DURATION_NANOS) return undefined;
-  }
-  return Number(nanos) / 1_000_000;
-}
 
 /**
  * Flux's GetTimeout: the explicit timeout, else `interval − 30s`, and never under 30s.

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { parse, stringify } from 'yaml';
-import { sortEntries, type Entry } from './entries.js';
+import type { Entry } from '../objects/id.js';
+import { sortEntries } from './entries.js';
 
 export interface InventoryStatus {
   /** `namespace/name` of the Kustomization. */

@@ -5,7 +5,9 @@
  */
 import type { ClusterClient } from '../cluster/client.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
-import { FLUX_GROUP_VERSION, type FluxKustomization } from './flux.js';
+import { get, resourceOf } from '../cluster/verbs.js';
+import { FLUX_API_VERSION, FLUX_GROUP } from '../objects/flux.js';
+import type { FluxKustomization } from './flux.js';
 
 export interface FluxLookup {
   /** The Flux Kustomization, when there is one. */
@@ -17,11 +19,11 @@ export interface FluxLookup {
 export async function readFluxKustomization(
   client: ClusterClient,
   ks: { name: string; namespace: string },
-  groupVersion = FLUX_GROUP_VERSION,
+  groupVersion = FLUX_API_VERSION,
 ): Promise<FluxLookup> {
-  const path = `/apis/${groupVersion}/namespaces/${encodeURIComponent(ks.namespace)}/kustomizations/${encodeURIComponent(ks.name)}`;
+  const ref = { resource: resourceOf(groupVersion, 'kustomizations'), namespace: ks.namespace, name: ks.name };
   try {
-    return { object: await client.request<FluxKustomization>('GET', path) };
+    return { object: await get<FluxKustomization>(client, ref) };
   } catch (err) {
     if (isNotFound(err)) return {};
     if (err instanceof ApiError && err.status === 403) {
@@ -29,7 +31,7 @@ export async function readFluxKustomization(
         forbidden:
           `Flux Kustomization ${ks.namespace}/${ks.name} could not be read (${err.message}), so if Flux reconciled ` +
           'this Kustomization, its status.inventory was not imported and objects it applied that Git no longer has ' +
-          'are not pruned. To take over from Flux, grant get on kustomizations.kustomize.toolkit.fluxcd.io in namespace ' +
+          `are not pruned. To take over from Flux, grant get on kustomizations.${FLUX_GROUP} in namespace ` +
           `${ks.namespace}; see docs/handover.md`,
       };
     }

@@ -7,10 +7,8 @@
  * objects undo each other's changes, and Flux's finalizer deletes every object of its inventory when
  * an unsuspended Kustomization is deleted. See docs/handover.md.
  */
-import { entryOf, type Entry } from './entries.js';
-
-/** The Flux Kustomization API this tool reads (Flux 2.x; v1beta2 objects are served as v1 too). */
-export const FLUX_GROUP_VERSION = 'kustomize.toolkit.fluxcd.io/v1';
+import { FLUX_GROUP } from '../objects/flux.js';
+import { entryOf, type Entry } from '../objects/id.js';
 
 /** The parts of a Flux Kustomization a hand-over looks at, as the API server returns it. */
 export interface FluxKustomization {
@@ -150,7 +148,7 @@ export function fluxConflict(flux: FluxKustomization, target?: Target): string |
     "reconciles the same objects, and two owners undo each other's changes." +
     deleting +
     ` Nothing was applied or pruned. Suspend it first (flux suspend kustomization ${name} -n ${ns}, or ` +
-    `kubectl -n ${ns} patch kustomizations.kustomize.toolkit.fluxcd.io ${name} --field-manager=flux-client-side-apply --type=merge -p '{"spec":{"suspend":true}}'), ` +
+    `kubectl -n ${ns} patch kustomizations.${FLUX_GROUP} ${name} --field-manager=flux-client-side-apply --type=merge -p '{"spec":{"suspend":true}}'), ` +
     'then run again; see docs/handover.md'
   );
 }

@@ -9,7 +9,8 @@
  * because the lease changed (another run took it over, released it or deleted it) means the lock is
  * lost; so does a renewal that fails once the lease has run out.
  */
-import { minus, union, type Entry } from './entries.js';
+import type { Entry } from '../objects/id.js';
+import { minus, union } from './entries.js';
 
 export interface LeaseState {
   /** Why the lease was found lost earlier, if it was. */

@@ -7,6 +7,8 @@
  */
 import type { ClusterClient } from '../cluster/client.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
+import { create, get, LEASES, remove, replace, type Ref } from '../cluster/verbs.js';
+import { sleep } from '../util/poll.js';
 import { formatDuration } from '../kstatus/wait.js';
 import { afterRenewal, leaseCheck, type RenewalOutcome } from './lease.js';
 
@@ -66,7 +68,7 @@ export class Lock {
 
   private constructor(
     private readonly client: ClusterClient,
-    private readonly path: string,
+    private readonly ref: Ref,
     private readonly label: string,
     private lease: Lease,
     private readonly opts: LockOptions,
@@ -86,14 +88,13 @@ export class Lock {
   /** Takes the lease `name` in `namespace`, waiting for another holder up to `opts.waitMs`. */
   static async acquire(client: ClusterClient, namespace: string, name: string, opts: LockOptions): Promise<Lock> {
     const now = opts.now ?? Date.now;
-    const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
-    const path = `${collection}/${encodeURIComponent(name)}`;
+    const ref: Ref = { resource: LEASES, namespace, name };
     const deadline = now() + opts.waitMs;
     let waitingFor: string | undefined;
     for (;;) {
       let current: Lease | undefined;
       try {
-        current = await client.request<Lease>('GET', path);
+        current = await get<Lease>(client, ref);
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -112,11 +113,14 @@ export class Lock {
         try {
           const sentAt = (opts.monotonic ?? (() => performance.now()))();
           const lease = current
-            ? await client.request<Lease>('PUT', path, { body: { ...current, spec } })
-            : await client.request<Lease>('POST', collection, {
-                body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec },
+            ? await replace<Lease>(client, ref, { ...current, spec })
+            : await create<Lease>(client, ref, {
+                apiVersion: 'coordination.k8s.io/v1',
+                kind: 'Lease',
+                metadata: { name, namespace },
+                spec,
               });
-          const lock = new Lock(client, path, `${namespace}/${name}`, lease, opts, sentAt);
+          const lock = new Lock(client, ref, `${namespace}/${name}`, lease, opts, sentAt);
           lock.startRenewing();
           return lock;
         } catch (err) {
@@ -136,7 +140,7 @@ export class Lock {
         waitingFor = holder;
         opts.log?.(`Waiting for the lock ${namespace}/${name}, held by ${holder}`);
       }
-      await new Promise((r) => setTimeout(r, Math.min(1000, Math.max(50, deadline - t))));
+      await sleep(Math.min(1000, Math.max(50, deadline - t)));
     }
   }
 
@@ -163,8 +167,9 @@ export class Lock {
     const renewTime = microTime(now);
     let outcome: RenewalOutcome;
     try {
-      this.lease = await this.client.request<Lease>('PUT', this.path, {
-        body: { ...this.lease, spec: { ...this.lease.spec, renewTime } },
+      this.lease = await replace<Lease>(this.client, this.ref, {
+        ...this.lease,
+        spec: { ...this.lease.spec, renewTime },
       });
       this.renewedAt = sentAt;
       outcome = { kind: 'renewed' };
@@ -192,7 +197,7 @@ export class Lock {
   private async takenBy(gone: boolean, renewTime: string, sentAt: number): Promise<RenewalOutcome> {
     if (gone) return { kind: 'taken', gone: true };
     try {
-      const now = await this.client.request<Lease>('GET', this.path);
+      const now = await get<Lease>(this.client, this.ref);
       if (now.spec?.holderIdentity === this.opts.holder && now.spec.acquireTime === this.lease.spec?.acquireTime) {
         this.lease = now;
         if (now.spec.renewTime === renewTime) this.renewedAt = sentAt;
@@ -235,17 +240,13 @@ export class Lock {
   async remove(): Promise<void> {
     const released = await this.release();
     if (!released) return;
-    await this.client
-      .request('DELETE', this.path, {
-        body: {
-          apiVersion: 'v1',
-          kind: 'DeleteOptions',
-          preconditions: { resourceVersion: released.metadata.resourceVersion },
-        },
-      })
-      .catch((err: unknown) => {
-        if (!(isNotFound(err) || (err instanceof ApiError && err.status === 409))) throw err;
-      });
+    await remove(this.client, this.ref, {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      preconditions: { resourceVersion: released.metadata.resourceVersion },
+    }).catch((err: unknown) => {
+      if (!(isNotFound(err) || (err instanceof ApiError && err.status === 409))) throw err;
+    });
   }
 
   /**
@@ -262,12 +263,10 @@ export class Lock {
       [LAST_HOLDER_ANNOTATION]: this.opts.holder,
     };
     try {
-      return await this.client.request<Lease>('PUT', this.path, {
-        body: {
-          ...this.lease,
-          metadata: { ...metadata, annotations },
-          spec: { ...spec, holderIdentity: null, renewTime: null, acquireTime: null },
-        },
+      return await replace<Lease>(this.client, this.ref, {
+        ...this.lease,
+        metadata: { ...metadata, annotations },
+        spec: { ...spec, holderIdentity: null, renewTime: null, acquireTime: null },
       });
     } catch (err) {
       if (!(err instanceof ApiError && (err.status === 409 || err.status === 404))) throw err;

@@ -3,14 +3,20 @@
  * which of the objects it wrote still exist, for the pending entries it may still add.
  */
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type Discovery } from '../cluster/discovery.js';
+import type { Discovery, Resource } from '../cluster/discovery.js';
+import { get } from '../cluster/verbs.js';
 import { isNotFound } from '../cluster/errors.js';
-import type { ChangeSetEntry } from '../ssa/changeset.js';
-import type { PruneResult } from '../ssa/delete.js';
-import { entryOf, refOf, type Entry } from './entries.js';
+import { entryOf, refOf, type Entry, type ObjectRef } from '../objects/id.js';
+
+/**
+ * What is read here of ssa's ChangeSetEntry and PruneResult: written as shapes so that inventory/
+ * does not import ssa/ (which imports inventory/).
+ */
+type Written = ObjectRef & { subject: string; action: string };
+type Pruned = { subject: string; action: string; reason?: string | undefined };
 
 /** The objects a run wrote (created or changed), as inventory entries. */
-export function written(changeset: readonly ChangeSetEntry[]): Entry[] {
+export function written(changeset: readonly Written[]): Entry[] {
   return changeset.filter((e) => e.action === 'created' || e.action === 'configured').map(entryOf);
 }
 
@@ -21,8 +27,8 @@ export function written(changeset: readonly ChangeSetEntry[]): Entry[] {
  */
 export function lostLockMessage(
   lost: string,
-  changeset: readonly ChangeSetEntry[],
-  pruned: readonly PruneResult[],
+  changeset: readonly Written[],
+  pruned: readonly Pruned[],
   cause?: string,
 ): string {
   const applied = changeset.filter((e) => e.action === 'created' || e.action === 'configured');
@@ -49,14 +55,14 @@ export async function stillThere(
   const found: Entry[] = [];
   for (const entry of entries) {
     const ref = refOf(entry);
-    let path: string;
+    let resource: Resource;
     try {
-      path = objectPath(await discovery.mapping(ref.apiVersion, ref.kind), ref.namespace, ref.name);
+      resource = await discovery.mapping(ref.apiVersion, ref.kind);
     } catch {
       continue;
     }
     try {
-      await client.request('GET', path);
+      await get(client, { resource, namespace: ref.namespace, name: ref.name });
       found.push(entry);
     } catch (err) {
       // Not known to be gone: keep it, a later run looks it up again.

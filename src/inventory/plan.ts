@@ -4,11 +4,10 @@
  * recorded as pending; afterwards the entries are the new set on success (plus objects whose
  * deletion failed), or old ∪ applied on failure, when nothing is pruned.
  */
-import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../ssa/policy.js';
-import { minus, refOf, union, type Entry } from './entries.js';
+import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_KEEP_MARKERS } from '../objects/flux.js';
+import { refOf, type Entry } from '../objects/id.js';
+import { minus, union } from './entries.js';
 import { INVENTORY_LABEL, KS_NAME_LABEL, KS_NAMESPACE_LABEL } from './store.js';
-
-const GROUP = 'kustomize.toolkit.fluxcd.io';
 
 export interface PruneGuard {
   /** Largest share (0–1) of the inventory one run may delete. */
@@ -97,13 +96,6 @@ export interface NamespaceContents {
 /** Objects every Namespace gets from the control plane; counted only when a Kustomization labelled them. */
 const NAMESPACE_DEFAULTS = new Set(['/ConfigMap/kube-root-ca.crt', '/ServiceAccount/default']);
 
-/** The markers that keep an object of this Kustomization from being pruned. */
-const KEEP_MARKERS = [
-  [`${GROUP}/prune`, 'disabled'],
-  [`${GROUP}/reconcile`, 'disabled'],
-  [`${GROUP}/ssa`, 'Ignore'],
-] as const;
-
 /** Names shown per kind in a refusal; the rest are counted. */
 const NAMES_SHOWN = 3;
 
@@ -145,7 +137,7 @@ export function takenAlongBy(
   if (next.some((e) => e.id === id)) return 'this Kustomization (still in Git)';
   // Prune skips these (src/ssa/delete.ts), the Namespace's deletion would not.
   const meta = { metadata: { labels, annotations: obj.annotations ?? {} } };
-  const kept = KEEP_MARKERS.find(([key, value]) => hasMarker(meta, key, value));
+  const kept = PRUNE_KEEP_MARKERS.find(([key, value]) => hasMarker(meta, key, value));
   return kept ? `this Kustomization (marked ${kept[0]}: ${kept[1]})` : undefined;
 }
 

@@ -7,6 +7,17 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
 import {
+  CONFIGMAPS,
+  create,
+  get,
+  list,
+  NAMESPACES,
+  remove,
+  replace,
+  type Collection,
+  type Ref,
+} from '../cluster/verbs.js';
+import {
   decodeInventory,
   DEFAULT_LIMITS,
   encodeInventory,
@@ -43,7 +54,8 @@ export interface Snapshot {
 
 export class InventoryStore {
   readonly name: string;
-  private readonly base: string;
+  /** The inventory namespace's ConfigMaps. */
+  private readonly configMaps: Collection;
 
   constructor(
     private readonly client: ClusterClient,
@@ -52,14 +64,18 @@ export class InventoryStore {
     private readonly limits: CodecLimits = DEFAULT_LIMITS,
   ) {
     this.name = inventoryName(ks);
-    this.base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`;
+    this.configMaps = { resource: CONFIGMAPS, namespace };
+  }
+
+  private configMap(name: string): Ref {
+    return { ...this.configMaps, name };
   }
 
   /** Reads the inventory; no inventory (or no namespace) is an empty snapshot, not an error. */
   async read(): Promise<Snapshot> {
     let head: ConfigMap;
     try {
-      head = await this.client.request<ConfigMap>('GET', `${this.base}/${this.name}`);
+      head = await get<ConfigMap>(this.client, this.configMap(this.name));
     } catch (err) {
       if (isNotFound(err)) return { generation: 0 };
       throw err;
@@ -73,7 +89,7 @@ export class InventoryStore {
     const generation = Number(data['generation'] ?? '0') || 0;
     const parts: string[] = [];
     for (let i = 0; i < partCount(data); i++) {
-      const part = await this.client.request<ConfigMap>('GET', `${this.base}/${partName(this.name, generation, i)}`);
+      const part = await get<ConfigMap>(this.client, this.configMap(partName(this.name, generation, i)));
       parts.push(part.binaryData?.['chunk'] ?? '');
     }
     try {
@@ -139,10 +155,10 @@ export class InventoryStore {
         binaryData: { chunk },
       };
       try {
-        await this.client.request('POST', this.base, { body });
+        await create(this.client, this.configMaps, body);
       } catch (err) {
         if (!(err instanceof ApiError && err.status === 409)) throw err;
-        await this.client.request('PUT', `${this.base}/${name}`, { body });
+        await replace(this.client, this.configMap(name), body);
       }
     }
     const head = {
@@ -157,18 +173,18 @@ export class InventoryStore {
       data: { ...encoded.data, generation: String(generation) },
       ...(Object.keys(encoded.binaryData).length > 0 ? { binaryData: encoded.binaryData } : {}),
     };
-    if (snap.resourceVersion) await this.client.request('PUT', `${this.base}/${this.name}`, { body: head });
-    else await this.client.request('POST', this.base, { body: head });
+    if (snap.resourceVersion) await replace(this.client, this.configMap(this.name), head);
+    else await create(this.client, this.configMaps, head);
     // The previous generation's parts are garbage now; a leftover is harmless and removed next time.
     await this.deleteParts((name) => !name.startsWith(`${this.name}.g${generation}-`));
   }
 
   private async deleteParts(which: (name: string) => boolean): Promise<void> {
-    const list = await this.client.request<{ items: ConfigMap[] }>('GET', this.base, {
+    const items = await list<ConfigMap>(this.client, this.configMaps, {
       query: { labelSelector: `${INVENTORY_LABEL}-part=${labelValue(this.name)}` },
     });
-    for (const cm of list.items.filter((c) => which(c.metadata.name))) {
-      await this.client.request('DELETE', `${this.base}/${cm.metadata.name}`).catch((err: unknown) => {
+    for (const cm of items.filter((c) => which(c.metadata.name))) {
+      await remove(this.client, this.configMap(cm.metadata.name)).catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });
     }
@@ -176,7 +192,7 @@ export class InventoryStore {
 
   /** Removes the inventory (head and parts), for a Kustomization that is gone. */
   async remove(): Promise<void> {
-    await this.client.request('DELETE', `${this.base}/${this.name}`).catch((err: unknown) => {
+    await remove(this.client, this.configMap(this.name)).catch((err: unknown) => {
       if (!isNotFound(err)) throw err;
     });
     await this.deleteParts(() => true);
@@ -185,7 +201,7 @@ export class InventoryStore {
   /** Creates the inventory namespace when it is missing; true when it did. */
   async ensureNamespace(): Promise<boolean> {
     try {
-      await this.client.request('GET', `/api/v1/namespaces/${encodeURIComponent(this.namespace)}`);
+      await get(this.client, { resource: NAMESPACES, name: this.namespace });
       return false;
     } catch (err) {
       // Credentials limited to a namespace may not read Namespaces: the inventory writes will tell.
@@ -193,9 +209,11 @@ export class InventoryStore {
       if (!isNotFound(err)) throw err;
     }
     try {
-      await this.client.request('POST', '/api/v1/namespaces', {
-        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.namespace, labels: MANAGED_BY } },
-      });
+      await create(
+        this.client,
+        { resource: NAMESPACES },
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.namespace, labels: MANAGED_BY } },
+      );
       return true;
     } catch (err) {
       if (err instanceof ApiError && err.status === 409) return false;

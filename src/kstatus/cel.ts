@@ -8,8 +8,16 @@
  * type-checked, as in Flux: a custom resource may lack any field, so mistakes show at evaluation.
  */
 import { Environment, ParseError } from '@marcbachmann/cel-js';
-import type { HealthCheckExpr } from '../flux/types.js';
 import type { StatusResult } from './status.js';
+
+/** One entry of a Kustomization's spec.healthCheckExprs: CEL expressions for one apiVersion (and kind). */
+export interface HealthCheckExpr {
+  apiVersion: string;
+  kind?: string;
+  current: string;
+  inProgress?: string;
+  failed?: string;
+}
 
 type Obj = Record<string, unknown>;
 type Program = (context: Obj) => unknown;

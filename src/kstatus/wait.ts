@@ -1,6 +1,8 @@
 import { isUnreachable } from '../cluster/failure.js';
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
+import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
+import { collectionKey } from '../cluster/verbs.js';
+import { pollUntil, systemClock, type Clock } from '../util/poll.js';
 import { mapLimit } from '../util/concurrency.js';
 import { LiveObjects } from '../ssa/live.js';
 import { computeStatus, type Status, type StatusResult } from './status.js';
@@ -35,6 +37,7 @@ export interface WaitOptions {
   custom?: (live: Record<string, unknown>) => StatusResult | undefined;
   /** Called before each poll; a rejection ends the wait with it (a lost lock). */
   checkpoint?: () => Promise<void>;
+  clock?: Clock;
 }
 
 export interface WaitOutcome {
@@ -54,9 +57,10 @@ export async function waitForHealth(
   targets: readonly HealthTarget[],
   opts: WaitOptions,
 ): Promise<WaitOutcome> {
-  const deadline = Date.now() + opts.timeoutMs;
+  const clock = opts.clock ?? systemClock;
   const last = new Map<string, HealthResult>();
-  for (;;) {
+  let all: HealthResult[] = [];
+  const look = async (): Promise<WaitOutcome | undefined> => {
     await opts.checkpoint?.();
     const pending = targets.filter((t) => last.get(t.subject)?.status !== 'Current');
     const results = await readStatuses(client, discovery, pending, opts);
@@ -67,12 +71,17 @@ export async function waitForHealth(
       }
       last.set(r.subject, r);
     }
-    const all = targets.map((t) => last.get(t.subject)!);
+    all = targets.map((t) => last.get(t.subject)!);
     if (all.some((r) => r.status === 'Failed')) return { ok: false, timedOut: false, results: all };
     if (all.every((r) => r.status === 'Current')) return { ok: true, timedOut: false, results: all };
-    if (Date.now() >= deadline) return { ok: false, timedOut: true, results: all };
-    await new Promise((r) => setTimeout(r, Math.min(opts.intervalMs ?? 1000, Math.max(0, deadline - Date.now()))));
-  }
+    return undefined;
+  };
+  return pollUntil(look, {
+    deadline: clock.now() + opts.timeoutMs,
+    intervalMs: opts.intervalMs ?? 1000,
+    clock,
+    timedOut: () => ({ ok: false, timedOut: true, results: all }),
+  });
 }
 
 /**
@@ -97,7 +106,8 @@ async function readStatuses(
       }
     }),
   );
-  const groupOf = (t: HealthTarget, m: ResourceMapping) => `${objectPath(m, t.namespace, '')}?${t.selector ?? ''}`;
+  const groupOf = (t: HealthTarget, m: ResourceMapping) =>
+    `${collectionKey({ resource: m, namespace: t.namespace })}?${t.selector ?? ''}`;
   const sizes = new Map<string, number>();
   for (const { t, mapping } of mapped) {
     if (!mapping || !t.selector) continue;

@@ -1,4 +1,4 @@
-import type { Image, Patch } from '../flux/types.js';
+import type { Image, Patch } from './types.js';
 
 /** The Kustomization spec fields that change what kustomize builds (Flux merges them into kustomization.yaml). */
 export interface BuildFields {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
-import { parseDuration } from '../flux/parse.js';
+import { parseDuration } from '../util/duration.js';
 
 /** What one child process (and the processes it starts) may cost. */
 export interface ProcessLimits {

@@ -1,5 +1,5 @@
 import { parseYamlStream } from './yaml.js';
-import { clip } from '../report/truncate.js';
+import { clip } from '../util/truncate.js';
 
 /** A Kubernetes object as plain JSON; unknown fields are kept as they are. */
 export interface KubeObject {
@@ -52,10 +52,16 @@ export function asKubeObject(value: unknown, where: string): KubeObject {
   return obj as KubeObject;
 }
 
-/** `Kind/namespace/name`, or `Kind/name` for cluster-scoped objects, as Flux prints subjects. */
-export function subjectOf(obj: Pick<KubeObject, 'kind' | 'metadata'>): string {
-  const ns = obj.metadata.namespace;
-  return ns ? `${obj.kind}/${ns}/${obj.metadata.name}` : `${obj.kind}/${obj.metadata.name}`;
+/**
+ * `Kind/namespace/name`, or `Kind/name` for cluster-scoped objects, as Flux prints subjects: of an
+ * object, or of a reference (`{kind, name, namespace?}`, as an inventory entry names one). The one
+ * place subjects are spelled.
+ */
+export function subjectOf(
+  obj: Pick<KubeObject, 'kind' | 'metadata'> | { kind: string; name: string; namespace?: string | undefined },
+): string {
+  const { name, namespace } = 'metadata' in obj ? obj.metadata : obj;
+  return namespace ? `${obj.kind}/${namespace}/${name}` : `${obj.kind}/${name}`;
 }
 
 /** True when a parsed YAML value looks like a Kubernetes manifest (used to pick files for a generated kustomization). */

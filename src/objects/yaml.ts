@@ -1,5 +1,5 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document } from 'yaml';
-import { clip } from '../report/truncate.js';
+import { clip } from '../util/truncate.js';
 
 /**
  * How deep a YAML value may nest. Real manifests stay far below it (a CRD's OpenAPI schema, the

@@ -5,7 +5,7 @@
  * reconciler calls one method per step.
  */
 import type { ClusterClient } from '../cluster/client.js';
-import type { KubeObject } from '../objects/kube.js';
+import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { Settings } from '../settings.js';
 import { impersonatedUser } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
@@ -16,7 +16,8 @@ import { deleteStale, type PruneResult } from '../ssa/delete.js';
 import { adoptPaths, ignoredPaths, stripPaths } from '../ssa/ignore.js';
 import { selectorFor } from '../ssa/live.js';
 import { prevalidate } from '../ssa/prevalidate.js';
-import { entryOf, staleEntries, subjectOfEntry, type Entry } from '../inventory/entries.js';
+import { staleEntries } from '../inventory/entries.js';
+import { entryOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import { pruneRefusal } from '../inventory/plan.js';
 import { celStatusReader } from '../kstatus/cel.js';
 import {
@@ -123,7 +124,7 @@ export function healthTargets(spec: KustomizationSpec, changeset: readonly Chang
       }));
   }
   return spec.healthChecks.map((r) => ({
-    subject: r.namespace ? `${r.kind}/${r.namespace}/${r.name}` : `${r.kind}/${r.name}`,
+    subject: subjectOf(r),
     apiVersion: r.apiVersion,
     kind: r.kind,
     name: r.name,

@@ -4,7 +4,7 @@
  * its lock leaves the inventory to the run that holds it (src/inventory/lease.ts).
  */
 import { lostLockMessage, stillThere, written } from '../inventory/lost-run.js';
-import { entryOf } from '../inventory/entries.js';
+import { entryOf } from '../objects/id.js';
 import type { Problem } from '../report/problems.js';
 import { scrubText } from '../report/scrub.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';

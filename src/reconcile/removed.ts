@@ -5,9 +5,11 @@
  * recorded deletionPolicy under its lock and remove the inventory.
  */
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type Discovery } from '../cluster/discovery.js';
-import { ApiError, isNotFound } from '../cluster/errors.js';
-import { refOf, staleEntries, subjectOfEntry, union, type Entry } from '../inventory/entries.js';
+import type { Discovery } from '../cluster/discovery.js';
+import { CONFIGMAPS, list, waitGone } from '../cluster/verbs.js';
+import { ApiError } from '../cluster/errors.js';
+import { staleEntries, union } from '../inventory/entries.js';
+import { refOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import type { InventoryRecord } from '../inventory/codec.js';
 import { fluxHolds } from '../inventory/flux.js';
 import { readFluxKustomization } from '../inventory/flux-object.js';
@@ -155,7 +157,7 @@ async function listInventories(
   const query = { labelSelector: `${INVENTORY_LABEL}=true` };
   let heads: ConfigMap[];
   try {
-    heads = (await client.request<{ items: ConfigMap[] }>('GET', '/api/v1/configmaps', { query })).items;
+    heads = await list<ConfigMap>(client, { resource: CONFIGMAPS }, { query });
   } catch (err) {
     if (!(err instanceof ApiError && err.status === 403)) throw err;
     notes.push(
@@ -163,8 +165,7 @@ async function listInventories(
     );
     heads = [];
     for (const ns of namespaces) {
-      const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps`;
-      heads.push(...(await client.request<{ items: ConfigMap[] }>('GET', path, { query })).items);
+      heads.push(...(await list<ConfigMap>(client, { resource: CONFIGMAPS, namespace: ns }, { query })));
     }
   }
   const found: Found[] = [];
@@ -278,7 +279,7 @@ async function removeOne(
     }
     let reason = why;
     if (action === 'delete-and-wait' && !dryRun) {
-      const left = await waitGone(
+      const left = await waitForDeletion(
         actor,
         discovery,
         results.filter((r) => r.action === 'deleted' && r.reason !== 'already gone').map((r) => r.entry),
@@ -300,29 +301,18 @@ async function removeOne(
 }
 
 /** Polls (every 2s, as Flux) until the objects are gone; returns the subjects still there at the timeout. */
-async function waitGone(
+async function waitForDeletion(
   client: ClusterClient,
   discovery: Discovery,
   entries: Entry[],
   timeoutMs: number,
 ): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  let left = entries;
-  for (;;) {
-    const still: Entry[] = [];
-    for (const e of left) {
-      const ref = refOf(e);
-      const path = objectPath(await discovery.mapping(ref.apiVersion, ref.kind), ref.namespace, ref.name);
-      try {
-        await client.request('GET', path);
-        still.push(e);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
-    left = still;
-    if (left.length === 0 || Date.now() >= deadline) break;
-    await new Promise((r) => setTimeout(r, Math.min(2000, Math.max(0, deadline - Date.now()))));
+  const refs = [];
+  for (const entry of entries) {
+    const r = refOf(entry);
+    const resource = await discovery.mapping(r.apiVersion, r.kind);
+    refs.push({ resource, ...(r.namespace ? { namespace: r.namespace } : {}), name: r.name, entry });
   }
-  return left.map(subjectOfEntry);
+  const left = await waitGone(client, refs, { timeoutMs, intervalMs: 2000 });
+  return left.map((r) => subjectOfEntry(r.entry));
 }

@@ -4,36 +4,25 @@
  * and the `report` output, where a secret-vars or substituteFrom value substituted into a ConfigMap,
  * or a decrypted value in a diff, would otherwise show. Pure.
  */
-import { secretForms } from '../ssa/mask.js';
+import { scrubList, scrubWith, secretForms } from '../objects/secret.js';
 import type { Report } from './model.js';
 
-/** Values shorter than this are not scrubbed: they would replace ordinary words (as setSecret's floor). */
-const MIN_LENGTH = 4;
-
-/** Every form of every value (see secretForms), longest first so that a secret containing another goes whole. */
+/** Every form of every value (see secretForms), as scrubWith takes them. */
 function formsOf(secrets: Iterable<string>): string[] {
-  const forms = new Set<string>();
-  for (const s of secrets) for (const f of secretForms(s)) forms.add(f);
-  return [...forms].filter((s) => s.length >= MIN_LENGTH).sort((a, b) => b.length - a.length);
-}
-
-function replaceAll(text: string, forms: readonly string[]): string {
-  let out = text;
-  for (const f of forms) if (out.includes(f)) out = out.split(f).join('***');
-  return out;
+  return scrubList([...secrets].flatMap(secretForms));
 }
 
 export function scrubReport(report: Report, secrets: Iterable<string>): Report {
   const forms = formsOf(secrets);
   if (forms.length === 0) return report;
   // Inside the JSON text every form appears JSON-escaped (raw, a quote in a value could match JSON's own).
-  const escaped = [...new Set(forms.map((f) => JSON.stringify(f).slice(1, -1)))].sort((a, b) => b.length - a.length);
-  return JSON.parse(replaceAll(JSON.stringify(report), escaped)) as Report;
+  const escaped = scrubList(forms.map((f) => JSON.stringify(f).slice(1, -1)));
+  return JSON.parse(scrubWith(JSON.stringify(report), escaped)) as Report;
 }
 
 /** A line of text (a log line, an error message) with every form of every known secret replaced by `***`. */
 export function scrubText(text: string, secrets: Iterable<string>): string {
-  return replaceAll(text, formsOf(secrets));
+  return scrubWith(text, formsOf(secrets));
 }
 
 /**
@@ -61,7 +50,7 @@ export class Scrubber {
   }
 
   text(line: string): string {
-    this.sorted ??= [...this.values].filter((s) => s.length >= MIN_LENGTH).sort((a, b) => b.length - a.length);
-    return replaceAll(line, this.sorted);
+    this.sorted ??= scrubList(this.values);
+    return scrubWith(line, this.sorted);
   }
 }

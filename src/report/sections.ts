@@ -3,7 +3,7 @@
  * per Kustomization with their collapsible diffs; compose puts them together within a budget.
  */
 import type { ChangeSetEntry } from '../ssa/changeset.js';
-import { renderDiff, type FieldChange } from '../ssa/diff.js';
+import { maskSecretData, renderDiff, type FieldChange } from '../ssa/diff.js';
 import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.js';
 import type { PrunedObject } from './model.js';
 import { escapeCode, escapeText } from './render.js';
@@ -172,21 +172,9 @@ function diffBlock(out: Out, e: ChangeSetEntry, cap: number): boolean {
   return rest > 0;
 }
 
-/** A v1 Secret's changes under /data and /stringData masked again, as src/ssa/diff.ts does. */
+/** A v1 Secret's changes under /data and /stringData masked again (the one Secret mask, src/ssa/diff.ts). */
 function visibleChanges(e: ChangeSetEntry): readonly FieldChange[] {
-  const diff = e.diff ?? [];
-  if (e.kind !== 'Secret' || e.apiVersion !== 'v1') return diff;
-  return diff.map((c): FieldChange => {
-    if (!/^\/(?:data|stringData)(?:\/|$)/.test(c.path)) return c;
-    switch (c.kind) {
-      case 'added':
-        return { path: c.path, kind: c.kind, after: '***' };
-      case 'removed':
-        return { path: c.path, kind: c.kind, before: '***' };
-      case 'changed':
-        return { path: c.path, kind: c.kind, before: '*** (before)', after: '*** (after)' };
-    }
-  });
+  return maskSecretData(e, e.diff ?? []);
 }
 
 /** One change as renderDiff prints it, on one line, unable to close a code fence. */

@@ -1,5 +1,6 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { isNotFound } from '../cluster/errors.js';
+import { get, SECRETS } from '../cluster/verbs.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { ageKeyService } from './age.js';
 import { awsKmsKeyService } from './kms/aws.js';
@@ -59,10 +60,7 @@ export async function readDecryptionSecret(
   if (!name) return undefined;
   let obj: { data?: Record<string, string> };
   try {
-    obj = await client.request(
-      'GET',
-      `/api/v1/namespaces/${encodeURIComponent(spec.namespace)}/secrets/${encodeURIComponent(name)}`,
-    );
+    obj = await get(client, { resource: SECRETS, namespace: spec.namespace, name });
   } catch (err) {
     const why = isNotFound(err) ? 'not found' : (err as Error).message;
     throw new Error(`spec.decryption.secretRef: Secret ${spec.namespace}/${name}: ${why}`, { cause: err });

@@ -3,8 +3,9 @@ import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { encryptedLeftovers } from '../ssa/mask.js';
 import { decryptText, decryptTree, formatForPath, isSopsEncrypted } from './decrypt.js';
 import { SopsError, type DecryptOptions, type SopsFormat } from './types.js';
+import { FLUX_GROUP } from '../objects/flux.js';
 
-export const DECRYPT_KEY = 'kustomize.toolkit.fluxcd.io/decrypt';
+export const DECRYPT_KEY = `${FLUX_GROUP}/decrypt`;
 
 /** Flux's opt-out: the annotation `kustomize.toolkit.fluxcd.io/decrypt: Disabled` (any case). */
 export function decryptionDisabled(obj: KubeObject): boolean {

@@ -1,17 +1,19 @@
 import { mapLimit } from '../util/concurrency.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
-import { objectPath } from '../cluster/discovery.js';
+import { apply, get, patch, remove, waitGone, type Ref } from '../cluster/verbs.js';
+import { pollUntil } from '../util/poll.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
+import { FORCE_MARKER } from '../objects/flux.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { ChangeSetEntry } from './changeset.js';
 import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
 import { diffObjects } from './diff.js';
 import { hasDrifted } from './drift.js';
 import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead } from './live.js';
-import { scrub, secretValues } from './mask.js';
+import { scrub, secretValues } from '../objects/secret.js';
 import { provenUnchanged } from './noop.js';
-import { sortForApply, stageOf, type Stage } from './order.js';
+import { sortForApply, stageOf, type Stage } from '../objects/order.js';
 import { immutableFields, namedFields, policyOf } from './policy.js';
 import { appliedSoFar } from './applied.js';
 
@@ -200,7 +202,6 @@ async function plan(
     throw new Error(`${subject}: ${(err as Error).message}`, { cause: err });
   }
   const desired = normalizeScope(input, mapping, subject);
-  const path = objectPath(mapping, desired.metadata.namespace, desired.metadata.name);
   const getFailed = (err: unknown) => new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
   const cannotExist =
     (mapping.namespaced && created.namespaces.has(desired.metadata.namespace ?? '')) ||
@@ -218,7 +219,7 @@ async function plan(
     } else if (outcome.seen === undefined || outcome.seen === versionOf(live.object) || last) {
       return outcome.planned;
     }
-    const object = await reader.get(path).catch((err: unknown) => {
+    const object = await reader.get(mapping, desired.metadata).catch((err: unknown) => {
       throw getFailed(err);
     });
     live = { object, direct: true };
@@ -280,7 +281,7 @@ async function planAgainst(
     const hint = fields
       ? `; immutable ${fieldList(fields)} changed: force would delete and recreate the object ` +
         '(spec.force: true in the Kustomization, the force input or --force with path, ' +
-        'or the annotation kustomize.toolkit.fluxcd.io/force: Enabled on the object)'
+        `or the annotation ${FORCE_MARKER}: Enabled on the object)`
       : '';
     const error = new Error(`${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj)}${hint}`, {
       cause: err,
@@ -304,12 +305,10 @@ async function planAgainst(
 
 /** Phase 2 for one object: recreate when forced, clean up other managers' traces, then apply. */
 async function write(client: ClusterClient, p: Planned, opts: ApplyOptions): Promise<void> {
-  const path = objectPath(p.mapping, p.obj.metadata.namespace, p.obj.metadata.name);
+  const ref = refTo(p.mapping, p.obj);
   if (p.recreate) {
     try {
-      await client.request('DELETE', path, {
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
-      });
+      await remove(client, ref, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' });
     } catch (err) {
       if (!isNotFound(err))
         throw new Error(
@@ -317,14 +316,15 @@ async function write(client: ClusterClient, p: Planned, opts: ApplyOptions): Pro
           { cause: err },
         );
     }
-    await waitGone(client, path, p.entry.subject, opts.waitTimeoutMs ?? 60_000);
+    const timeoutMs = opts.waitTimeoutMs ?? 60_000;
+    if ((await waitGone(client, [ref], { timeoutMs, intervalMs: 250 })).length > 0) {
+      throw new Error(
+        `${p.entry.subject} was deleted to be recreated but still exists after ${timeoutMs / 1000}s (a finalizer?)`,
+      );
+    }
   } else if (p.cleanup) {
     try {
-      await client.request('PATCH', path, {
-        query: { fieldManager: opts.fieldManager },
-        body: p.cleanup,
-        contentType: 'application/json-patch+json',
-      });
+      await patch(client, ref, p.cleanup, 'application/json-patch+json', { fieldManager: opts.fieldManager });
     } catch (err) {
       throw new Error(`${p.entry.subject} metadata.managedFields cleanup failed: ${messageOf(err, p.obj)}`, {
         cause: err,
@@ -338,21 +338,9 @@ async function write(client: ClusterClient, p: Planned, opts: ApplyOptions): Pro
   }
 }
 
-async function waitGone(client: ClusterClient, path: string, subject: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await client.request('GET', path);
-    } catch (err) {
-      if (isNotFound(err)) return;
-      throw err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `${subject} was deleted to be recreated but still exists after ${timeoutMs / 1000}s (a finalizer?)`,
-      );
-    await new Promise((r) => setTimeout(r, 250));
-  }
+/** The object `obj` is, at the resource `mapping` says. */
+function refTo(mapping: ResourceMapping, obj: KubeObject): Ref {
+  return { resource: mapping, namespace: obj.metadata.namespace, name: obj.metadata.name };
 }
 
 /** Namespaced objects need a namespace (Flux does not guess one); cluster-scoped ones lose a stray one. */
@@ -376,15 +364,7 @@ async function serverSideApply(
   fieldManager: string,
   dryRun: boolean,
 ): Promise<Record<string, unknown>> {
-  return client.request<Record<string, unknown>>(
-    'PATCH',
-    objectPath(mapping, obj.metadata.namespace, obj.metadata.name),
-    {
-      query: { fieldManager, force: true, dryRun: dryRun ? 'All' : undefined },
-      body: obj,
-      contentType: 'application/apply-patch+yaml',
-    },
-  );
+  return apply(client, refTo(mapping, obj), obj, { fieldManager, dryRun });
 }
 
 /** CRDs must be Established (and discovery refreshed) before their custom resources are applied. */
@@ -398,15 +378,20 @@ async function waitForDefinitions(
   if (crds.length === 0) return;
   const deadline = Date.now() + timeoutMs;
   for (const p of crds) {
-    const path = objectPath(p.mapping, undefined, p.obj.metadata.name);
-    for (;;) {
-      const live = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', path);
-      if (live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) {
-        throw new Error(`${p.entry.subject} was not Established within ${timeoutMs / 1000}s`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const ref = { resource: p.mapping, name: p.obj.metadata.name };
+    await pollUntil(
+      async () => {
+        const live = await get<{ status?: { conditions?: { type: string; status: string }[] } }>(client, ref);
+        return live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') || undefined;
+      },
+      {
+        deadline,
+        intervalMs: 250,
+        timedOut: () => {
+          throw new Error(`${p.entry.subject} was not Established within ${timeoutMs / 1000}s`);
+        },
+      },
+    );
   }
   await discovery.refresh();
 }

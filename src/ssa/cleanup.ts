@@ -4,11 +4,13 @@
  * (apply, edit, patch, scale ...), `before-first-apply` and our own old Update entries are merged
  * into our Apply entry, which makes us the owner of those fields.
  */
+import { CHECKSUM_ANNOTATION } from '../objects/flux.js';
+import { isSecret } from '../objects/secret.js';
 import { escapePointer, isMap } from './json.js';
 
 export const CLEANUP_ANNOTATIONS = [
   'kubectl.kubernetes.io/last-applied-configuration',
-  'kustomize.toolkit.fluxcd.io/checksum',
+  CHECKSUM_ANNOTATION,
   'fluxcd.io/sync-checksum',
 ];
 export const CLEANUP_LABELS = ['fluxcd.io/sync-gc-mark'];
@@ -102,7 +104,7 @@ export function adoptStringDataKeys(
   entries: readonly ManagedFieldsEntry[],
   manager: string,
 ): ManagedFieldsEntry[] | undefined {
-  if (live['kind'] !== 'Secret' || live['apiVersion'] !== 'v1') return undefined;
+  if (!isSecret(live)) return undefined;
   const index = entries.findIndex((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
   const ours = entries[index];
   if (!ours?.fieldsV1 || !Object.hasOwn(ours.fieldsV1, 'f:stringData')) return undefined;

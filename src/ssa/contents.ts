@@ -6,9 +6,10 @@
  * not list (or whose list fails) are named in a note.
  */
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
+import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
+import { list } from '../cluster/verbs.js';
 import { ApiError } from '../cluster/errors.js';
-import type { Entry } from '../inventory/entries.js';
+import type { Entry } from '../objects/id.js';
 import {
   namespaceRefusal,
   prunedNamespaces,
@@ -32,17 +33,15 @@ const CONCURRENCY = 8;
 const LEFT_OUT = new Set(['/events', 'events.k8s.io/events']);
 const LEFT_OUT_GROUPS = new Set(['metrics.k8s.io']);
 
-interface MetadataList {
-  metadata?: { continue?: string };
-  items?: {
-    metadata?: {
-      name?: string;
-      labels?: Record<string, string>;
-      annotations?: Record<string, string>;
-      ownerReferences?: unknown[];
-      deletionTimestamp?: string;
-    };
-  }[];
+/** One item of a PartialObjectMetadataList. */
+interface MetadataItem {
+  metadata?: {
+    name?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: unknown[];
+    deletionTimestamp?: string;
+  };
 }
 
 /**
@@ -112,27 +111,24 @@ export async function namespaceContents(
 }
 
 async function listAll(client: ClusterClient, m: ResourceMapping, namespace: string): Promise<NamespacedObject[]> {
+  const items = await list<MetadataItem>(
+    client,
+    { resource: m, namespace },
+    { accept: METADATA_LIST, pageSize: LIST_PAGE_SIZE },
+  );
   const objects: NamespacedObject[] = [];
-  let token: string | undefined;
-  do {
-    const page: MetadataList = await client.request<MetadataList>('GET', objectPath(m, namespace, ''), {
-      accept: METADATA_LIST,
-      query: { limit: LIST_PAGE_SIZE, ...(token ? { continue: token } : {}) },
+  for (const item of items) {
+    const md = item.metadata ?? {};
+    if (md.name === undefined) continue;
+    objects.push({
+      group: m.group,
+      kind: m.kind,
+      name: md.name,
+      ...(md.labels ? { labels: md.labels } : {}),
+      ...(md.annotations ? { annotations: md.annotations } : {}),
+      ...(md.ownerReferences?.length ? { owned: true } : {}),
+      ...(md.deletionTimestamp ? { terminating: true } : {}),
     });
-    for (const item of page.items ?? []) {
-      const md = item.metadata ?? {};
-      if (md.name === undefined) continue;
-      objects.push({
-        group: m.group,
-        kind: m.kind,
-        name: md.name,
-        ...(md.labels ? { labels: md.labels } : {}),
-        ...(md.annotations ? { annotations: md.annotations } : {}),
-        ...(md.ownerReferences?.length ? { owned: true } : {}),
-        ...(md.deletionTimestamp ? { terminating: true } : {}),
-      });
-    }
-    token = page.metadata?.continue || undefined;
-  } while (token);
+  }
   return objects;
 }

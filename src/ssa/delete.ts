@@ -7,11 +7,12 @@
  * background propagation, on condition that they are still the object that was read (uid).
  */
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
+import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
+import { remove } from '../cluster/verbs.js';
 import { isNotFound } from '../cluster/errors.js';
-import { refOf, subjectOfEntry, type Entry } from '../inventory/entries.js';
+import { refOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import { LiveObjects, selectorFor } from './live.js';
-import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './policy.js';
+import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_KEEP_MARKERS } from '../objects/flux.js';
 
 export interface PruneResult {
   subject: string;
@@ -47,8 +48,6 @@ type Live = {
   metadata?: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 };
 
-const GROUP = 'kustomize.toolkit.fluxcd.io';
-
 /** Why a live object must not be pruned, or undefined. `former` are names the owner had before. */
 export function pruneExclusion(
   live: Live,
@@ -64,10 +63,8 @@ export function pruneExclusion(
       : 'no Kustomization';
     return `its owner labels name ${now}, not ${owner.namespace}/${owner.name} (taken over or relabelled)`;
   }
-  if (hasMarker(live, `${GROUP}/prune`, 'disabled')) return `it is marked ${GROUP}/prune: disabled`;
-  if (hasMarker(live, `${GROUP}/reconcile`, 'disabled')) return `it is marked ${GROUP}/reconcile: disabled`;
-  if (hasMarker(live, `${GROUP}/ssa`, 'Ignore')) return `it is marked ${GROUP}/ssa: Ignore`;
-  return undefined;
+  const marker = PRUNE_KEEP_MARKERS.find(([key, value]) => hasMarker(live, key, value));
+  return marker && `it is marked ${marker[0]}: ${marker[1]}`;
 }
 
 export async function deleteStale(
@@ -117,7 +114,6 @@ async function deleteOne(
     }
     throw err;
   }
-  const path = objectPath(mapping, ref.namespace, ref.name);
   // Not in the list of our objects: gone, or no longer labelled ours; find's GET tells which.
   const live = (await reader.find(mapping, ref, selectorFor(opts.owner.name, opts.owner.namespace))) as
     Live | undefined;
@@ -126,15 +122,17 @@ async function deleteOne(
   if (exclusion) return { subject, action: 'skipped', reason: exclusion, entry };
   try {
     // With a body, the API server reads DeleteOptions from it alone, so dryRun goes there, not in the query.
-    await client.request('DELETE', path, {
-      body: {
+    await remove(
+      client,
+      { resource: mapping, namespace: ref.namespace, name: ref.name },
+      {
         apiVersion: 'v1',
         kind: 'DeleteOptions',
         propagationPolicy: 'Background',
         ...(opts.dryRun ? { dryRun: ['All'] } : {}),
         ...(live.metadata?.uid ? { preconditions: { uid: live.metadata.uid } } : {}),
       },
-    });
+    );
   } catch (err) {
     if (isNotFound(err)) return { subject, action: 'deleted', reason: 'already gone', entry };
     return { subject, action: 'failed', reason: `delete failed: ${(err as Error).message}`, entry };

@@ -1,3 +1,4 @@
+import { isSecret } from '../objects/secret.js';
 import { deepEqual } from './drift.js';
 import { escapePointer, isMap } from './json.js';
 import { covered } from './mask.js';
@@ -56,10 +57,7 @@ export function diffObjects(
 ): FieldChange[] {
   const changes: FieldChange[] = [];
   walk(normalizeForDiff(live ?? {}), normalizeForDiff(dryRun), [], changes);
-  const secret = dryRun['apiVersion'] === 'v1' && dryRun['kind'] === 'Secret';
-  const out = changes.map((c) =>
-    (secret && /^\/(?:data|stringData)(?:\/|$)/.test(c.path)) || covered(c.path, secretPaths) ? maskChange(c) : c,
-  );
+  const out = maskSecretData(dryRun, changes).map((c) => (covered(c.path, secretPaths) ? maskChange(c) : c));
   return out
     .map((c) => ({ c, segments: c.path.split('/').slice(1) }))
     .sort((a, b) => comparePaths(a.segments, b.segments))
@@ -117,6 +115,18 @@ function leaves(value: unknown, path: string[], kind: 'added' | 'removed', out: 
   out.push(
     kind === 'added' ? { path: toPointer(path), kind, after: value } : { path: toPointer(path), kind, before: value },
   );
+}
+
+/**
+ * Flux's mask of a Secret's diff: for a v1 Secret, each change under `/data` or `/stringData` with its
+ * values replaced (`*** (before)`/`*** (after)`, or `***`); other objects' changes as they are.
+ */
+export function maskSecretData(
+  obj: { apiVersion?: unknown; kind?: unknown },
+  changes: readonly FieldChange[],
+): FieldChange[] {
+  if (!isSecret(obj)) return [...changes];
+  return changes.map((c) => (/^\/(?:data|stringData)(?:\/|$)/.test(c.path) ? maskChange(c) : c));
 }
 
 function maskChange(c: FieldChange): FieldChange {

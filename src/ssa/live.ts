@@ -1,8 +1,8 @@
 import type { ClusterClient } from '../cluster/client.js';
-import { objectPath, type ResourceMapping } from '../cluster/discovery.js';
-import { isNotFound } from '../cluster/errors.js';
+import type { ResourceMapping } from '../cluster/discovery.js';
+import { collectionKey, find, list, type Collection } from '../cluster/verbs.js';
 import type { KubeObject } from '../objects/kube.js';
-import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './policy.js';
+import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../objects/flux.js';
 
 export type LiveObject = Record<string, unknown>;
 
@@ -58,11 +58,6 @@ export function versionOf(obj: LiveObject | undefined): string {
   return typeof rv === 'string' ? rv : '';
 }
 
-interface ListPage {
-  metadata?: { continue?: string };
-  items?: LiveObject[];
-}
-
 /**
  * Reads live objects (for the dry-run, prune and wait): one paged LIST per resource, namespace and
  * owner, shared by every object of that group, instead of one GET per object. A GET stays the way
@@ -85,17 +80,16 @@ export class LiveObjects {
     ref: { name: string; namespace?: string | undefined },
     selector: string | undefined,
   ): Promise<LiveRead> {
-    const path = objectPath(mapping, ref.namespace, ref.name);
-    if (selector === undefined) return { object: await this.get(path), direct: true };
-    const collection = objectPath(mapping, ref.namespace, '');
-    const key = `${collection}?${selector}`;
+    if (selector === undefined) return { object: await this.get(mapping, ref), direct: true };
+    const collection: Collection = { resource: mapping, namespace: ref.namespace };
+    const key = `${collectionKey(collection)}?${selector}`;
     let list = this.lists.get(key);
     if (!list) {
       list = this.list(mapping, collection, selector);
       this.lists.set(key, list);
     }
     const byName = await list;
-    if (!byName) return { object: await this.get(path), direct: true };
+    if (!byName) return { object: await this.get(mapping, ref), direct: true };
     return { object: byName.get(ref.name), direct: false };
   }
 
@@ -110,37 +104,31 @@ export class LiveObjects {
   ): Promise<LiveObject | undefined> {
     const read = await this.read(mapping, ref, selector);
     if (read.object !== undefined || read.direct) return read.object;
-    return this.get(objectPath(mapping, ref.namespace, ref.name));
+    return this.get(mapping, ref);
   }
 
   /** One object by GET; undefined when it does not exist. */
-  async get(path: string): Promise<LiveObject | undefined> {
-    try {
-      return await this.client.request<LiveObject>('GET', path);
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  get(
+    mapping: ResourceMapping,
+    ref: { name: string; namespace?: string | undefined },
+  ): Promise<LiveObject | undefined> {
+    return find<LiveObject>(this.client, { resource: mapping, namespace: ref.namespace, name: ref.name });
   }
 
   private async list(
     mapping: ResourceMapping,
-    collection: string,
+    collection: Collection,
     selector: string,
   ): Promise<Map<string, LiveObject> | undefined> {
-    const items: LiveObject[] = [];
-    let next: string | undefined;
+    let items: LiveObject[];
     try {
-      do {
-        const page = await this.client.request<ListPage>('GET', collection, {
-          query: { labelSelector: selector, limit: this.pageSize, continue: next },
-          // A resource whose CRD was just established answers lists 429 (Retry-After: 1) until its
-          // cache is ready, while GETs are served: GET instead of waiting a second.
-          noWaitOn429: true,
-        });
-        items.push(...(page.items ?? []));
-        next = page.metadata?.continue || undefined;
-      } while (next);
+      items = await list<LiveObject>(this.client, collection, {
+        query: { labelSelector: selector },
+        pageSize: this.pageSize,
+        // A resource whose CRD was just established answers lists 429 (Retry-After: 1) until its
+        // cache is ready, while GETs are served: GET instead of waiting a second.
+        noWaitOn429: true,
+      });
     } catch {
       return undefined;
     }

@@ -1,39 +1,5 @@
+import { isSecret, MIN_SECRET_LENGTH } from '../objects/secret.js';
 import { forEachString } from './json.js';
-import type { KubeObject } from '../objects/kube.js';
-
-/**
- * The sensitive strings of a Secret: each value of `data` (base64, and decoded) and of
- * `stringData`. Used to scrub server messages, which can echo a request body.
- */
-export function secretValues(obj: KubeObject): string[] {
-  if (obj.kind !== 'Secret' || obj.apiVersion !== 'v1') return [];
-  const out: string[] = [];
-  for (const field of ['data', 'stringData'] as const) {
-    const map = obj[field];
-    if (typeof map !== 'object' || map === null) continue;
-    for (const v of Object.values(map as Record<string, unknown>)) {
-      if (typeof v !== 'string' || v === '') continue;
-      out.push(v);
-      if (field === 'data') {
-        const decoded = Buffer.from(v, 'base64').toString('utf8');
-        if (decoded !== '' && !decoded.includes('\uFFFD')) out.push(decoded);
-      }
-    }
-  }
-  return out;
-}
-
-/** Replaces every occurrence of each value (longest first) with `***`. */
-export function scrub(text: string, values: readonly string[]): string {
-  let out = text;
-  for (const v of [...values].filter((x) => x.length >= 3).sort((a, b) => b.length - a.length)) {
-    out = out.split(v).join('***');
-  }
-  return out;
-}
-
-/** Texts shorter than this are not looked for: they would match ordinary words (as scrub's floor). */
-const MIN_SECRET = 4;
 
 /**
  * True when a change at `path` (a JSON pointer) touches a secret path: the same field, a field
@@ -98,33 +64,15 @@ export function maskPaths<T>(obj: T, paths: readonly string[]): T {
   return copy;
 }
 
-/** The paths of the string leaves of `obj` that contain any of `values` (values shorter than 4 ignored). */
+/** The paths of the string leaves of `obj` that contain any of `values` (short ones ignored, as by scrub). */
 export function pathsHolding(obj: unknown, values: Iterable<string>): string[] {
-  const wanted = [...new Set(values)].filter((v) => v.length >= MIN_SECRET);
+  const wanted = [...new Set(values)].filter((v) => v.length >= MIN_SECRET_LENGTH);
   const out: string[] = [];
   if (wanted.length === 0) return out;
   forEachString(obj, (v, path) => {
     if (wanted.some((w) => v.includes(w))) out.push(path);
   });
   return out;
-}
-
-/**
- * Every form a secret value can take in a log line, a report or a comment: the value, with its
- * newlines removed (as Flux's substitution does) and line by line, JSON-escaped, YAML single-quoted,
- * and base64 (as Secret data). Forms shorter than 4 characters are left out.
- */
-export function secretForms(value: string): string[] {
-  const base = [value, value.replaceAll('\n', ''), ...value.split('\n'), value.trim()];
-  const out = new Set<string>();
-  for (const b of base) {
-    out.add(b);
-    out.add(JSON.stringify(b).slice(1, -1));
-    // YAML's single-quoted form, as a value shows in a rendered manifest or a quoted error.
-    out.add(b.replaceAll("'", "''"));
-    out.add(Buffer.from(b, 'utf8').toString('base64'));
-  }
-  return [...out].filter((f) => f.length >= MIN_SECRET);
 }
 
 /** SOPS ciphertext as sops writes each encrypted value. */
@@ -137,7 +85,7 @@ const SOPS_VALUE = /ENC\[AES256_GCM,data:[^\]]*\]/;
  */
 export function encryptedLeftovers(obj: Record<string, unknown>): string[] {
   const out: string[] = [];
-  const secret = obj['apiVersion'] === 'v1' && obj['kind'] === 'Secret';
+  const secret = isSecret(obj);
   forEachString(obj, (v, path) => {
     const decoded = secret && path.startsWith('/data/') ? Buffer.from(v, 'base64').toString('utf8') : '';
     if (SOPS_VALUE.test(v) || SOPS_VALUE.test(decoded)) out.push(path);

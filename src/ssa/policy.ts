@@ -1,22 +1,15 @@
+import {
+  FORCE_MARKER,
+  hasMarker,
+  OWNER_NAME_LABEL,
+  OWNER_NAMESPACE_LABEL,
+  RECONCILE_MARKER,
+  SSA_MARKER,
+} from '../objects/flux.js';
 import type { KubeObject } from '../objects/kube.js';
 import { isMap } from './json.js';
 
-const GROUP = 'kustomize.toolkit.fluxcd.io';
-export const OWNER_NAME_LABEL = `${GROUP}/name`;
-export const OWNER_NAMESPACE_LABEL = `${GROUP}/namespace`;
-
 type Meta = { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> } } | undefined;
-
-/**
- * Flux's marker lookup (`AnyInMetadata`): the key in labels or annotations, the value compared
- * case-insensitively; an empty value never matches.
- */
-export function hasMarker(obj: Meta, key: string, value: string): boolean {
-  const md = obj?.metadata;
-  return [md?.labels?.[key], md?.annotations?.[key]].some(
-    (v) => v !== undefined && v !== '' && v.toLowerCase() === value.toLowerCase(),
-  );
-}
 
 /** What the per-object policies say about one object, desired and live considered as Flux does. */
 export interface ObjectPolicy {
@@ -33,10 +26,10 @@ export interface ObjectPolicy {
 export function policyOf(desired: KubeObject, live: Meta, specForce: boolean): ObjectPolicy {
   const either = (key: string, value: string) => hasMarker(desired, key, value) || hasMarker(live, key, value);
   return {
-    skip: either(`${GROUP}/ssa`, 'Ignore') || either(`${GROUP}/reconcile`, 'disabled'),
-    ifNotPresent: hasMarker(desired, `${GROUP}/ssa`, 'IfNotPresent') && live !== undefined,
-    merge: either(`${GROUP}/ssa`, 'Merge'),
-    force: specForce || either(`${GROUP}/force`, 'enabled'),
+    skip: either(SSA_MARKER, 'Ignore') || either(RECONCILE_MARKER, 'disabled'),
+    ifNotPresent: hasMarker(desired, SSA_MARKER, 'IfNotPresent') && live !== undefined,
+    merge: either(SSA_MARKER, 'Merge'),
+    force: specForce || either(FORCE_MARKER, 'enabled'),
   };
 }
 

@@ -1,4 +1,4 @@
-import { clip } from '../report/truncate.js';
+import { clip } from '../util/truncate.js';
 import type { Discovery } from '../cluster/discovery.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { ApplyError } from './apply.js';

@@ -4,8 +4,9 @@ import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { envsubst } from './envsubst.js';
 import { escapePointer, isMap } from '../ssa/json.js';
 import { ObjectError } from '../objects/errors.js';
+import { FLUX_GROUP } from '../objects/flux.js';
 
-export const SUBSTITUTE_KEY = 'kustomize.toolkit.fluxcd.io/substitute';
+export const SUBSTITUTE_KEY = `${FLUX_GROUP}/substitute`;
 
 export interface SubstituteOptions {
   /** An unset variable without a default is an error (Flux's default since v1.9). */

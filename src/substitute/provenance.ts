@@ -5,7 +5,7 @@
  * secretGenerator source). Diffs and messages mask these fields whatever the object's kind. Pure.
  */
 import type { KubeObject } from '../objects/kube.js';
-import { entryOf } from '../inventory/entries.js';
+import { entryOf } from '../objects/id.js';
 import { maskPaths, pathsHolding } from '../ssa/mask.js';
 
 /** Secret field paths by inventory entry id. */

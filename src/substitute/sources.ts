@@ -1,5 +1,6 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { isNotFound } from '../cluster/errors.js';
+import { CONFIGMAPS, get, SECRETS } from '../cluster/verbs.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { VariableLayer } from './variables.js';
 
@@ -18,11 +19,10 @@ export async function readSubstituteFrom(
   for (const [i, ref] of (spec.postBuild?.substituteFrom ?? []).entries()) {
     const where = `spec.postBuild.substituteFrom[${i}]`;
     const source = `${ref.kind} ${spec.namespace}/${ref.name}`;
-    const resource = ref.kind === 'Secret' ? 'secrets' : 'configmaps';
-    const path = `/api/v1/namespaces/${encodeURIComponent(spec.namespace)}/${resource}/${encodeURIComponent(ref.name)}`;
+    const resource = ref.kind === 'Secret' ? SECRETS : CONFIGMAPS;
     let obj: { data?: Record<string, string> };
     try {
-      obj = await client.request<{ data?: Record<string, string> }>('GET', path);
+      obj = await get(client, { resource, namespace: spec.namespace, name: ref.name });
     } catch (err) {
       if (isNotFound(err) && ref.optional) continue;
       if (isNotFound(err)) {

@@ -7,6 +7,8 @@
 import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { SopsError, type KeyService, type MasterKey, type MasterKeyKind } from '../types.js';
+import { scrub } from '../../objects/secret.js';
+import { sleep } from '../../util/poll.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -75,10 +77,6 @@ function networkReason(err: unknown): string {
   return cause?.message ?? e.message ?? String(err);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** Parses a JSON body, or returns undefined when it is not JSON. */
 export function jsonOf(body: string): unknown {
   try {
@@ -128,11 +126,7 @@ export function field(key: MasterKey, name: string): string | undefined {
  * part of a request cannot leak a credential into a log.
  */
 export function redact(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const s of secrets) {
-    if (s && s.length >= 4) out = out.split(s).join('***');
-  }
-  return out;
+  return scrub(text, secrets);
 }
 
 /** Shortens a provider's message to one line of reasonable length. */
