@@ -20,21 +20,18 @@ import {
   keyStep,
   kindKeyService,
   num,
-  oauthError,
-  oauthToken,
   oneLine,
   postDecrypt,
-  privateKeyFromPem,
   readTextFile,
   readTokenFile,
   redact,
   send,
-  signJwtRs256,
   str,
   TokenCache,
   type CachedToken,
   type DecryptApi,
 } from './common.js';
+import { oauthError, oauthToken, privateKeyFromPem, signJwtRs256 } from './oauth.js';
 import { azureVaultEndpoint, refusal, testOrigins } from './endpoints.js';
 
 const PROVIDER = 'Azure Key Vault';

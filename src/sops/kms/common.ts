@@ -4,7 +4,6 @@
  * kind, OAuth 2.0 token requests and a token cache, credential files, and RS256 JSON Web Tokens
  * signed with node:crypto.
  */
-import { createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { SopsError, type KeyService, type MasterKey, type MasterKeyKind } from '../types.js';
 import { scrub } from '../../objects/secret.js';
@@ -194,44 +193,6 @@ export function httpDetail(status: number, code: string | undefined, message: st
   return parts.length ? `HTTP ${status} (${parts.join(': ')})` : `HTTP ${status}`;
 }
 
-/** The standard OAuth 2.0 error body (RFC 6749 §5.2): `{error, error_description}`. */
-export function oauthError(body: string): { code?: string; message?: string } {
-  const j = jsonOf(body);
-  const code = str(j, 'error');
-  // Entra's descriptions carry trace and correlation ids on further lines; the first says why.
-  const message = str(j, 'error_description')?.split(/\r?\n/)[0];
-  return { ...(code ? { code } : {}), ...(message ? { message } : {}) };
-}
-
-/**
- * POSTs a form to an OAuth 2.0 token endpoint and reads `{access_token, expires_in}`. `call` names
- * the request in a network error; a refusal reads "<failed> failed: HTTP ...", with `secrets`
- * (what the form carries) taken out of the endpoint's message.
- */
-export async function oauthToken(
-  url: string,
-  form: Record<string, string>,
-  names: { call: string; failed: string },
-  secrets: string[],
-): Promise<CachedToken> {
-  const res = await send(
-    url,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form).toString(),
-    },
-    names.call,
-  );
-  const json = jsonOf(res.body);
-  const token = str(json, 'access_token');
-  if (res.status !== 200 || !token) {
-    const { code, message } = oauthError(res.body);
-    throw new Error(`${names.failed} failed: ${httpDetail(res.status, code, message && redact(message, secrets))}`);
-  }
-  return { value: token, expiresAt: expiryFromNow(num(json, 'expires_in')) };
-}
-
 export interface CachedToken {
   value: string;
   /** Epoch milliseconds; Infinity for a token whose lifetime is not known. */
@@ -273,22 +234,6 @@ export class TokenCache<T extends { expiresAt: number } = CachedToken> {
 /** `expires_in` seconds from now, as epoch milliseconds; one hour when the server did not say. */
 export function expiryFromNow(expiresIn: number | undefined): number {
   return Date.now() + (expiresIn ?? 3600) * 1000;
-}
-
-/** Parses a PEM private key (PKCS#1 or PKCS#8, optionally encrypted with `passphrase`). */
-export function privateKeyFromPem(pem: string, passphrase?: string): KeyObject {
-  return createPrivateKey(passphrase ? { key: pem, format: 'pem', passphrase } : { key: pem, format: 'pem' });
-}
-
-/** A compact JWS over the JSON header and claims, signed RS256 (RSASSA-PKCS1-v1_5 with SHA-256). */
-export function signJwtRs256(header: Record<string, unknown>, claims: Record<string, unknown>, key: KeyObject): string {
-  const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
-  const signature = createSign('RSA-SHA256').update(input).sign(key);
-  return `${input}.${signature.toString('base64url')}`;
-}
-
-export function b64url(text: string | Uint8Array): string {
-  return Buffer.from(text).toString('base64url');
 }
 
 /** Strict standard base64 (with or without padding) to bytes; undefined when it is not base64. */

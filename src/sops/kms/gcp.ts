@@ -16,19 +16,17 @@ import {
   keyStep,
   kindKeyService,
   num,
-  oauthToken,
   postDecrypt,
-  privateKeyFromPem,
   readTextFile,
   readTokenFile,
   redact,
   send,
-  signJwtRs256,
   str,
   TokenCache,
   type CachedToken,
   type DecryptApi,
 } from './common.js';
+import { oauthToken, privateKeyFromPem, signJwtRs256 } from './oauth.js';
 import { googleEndpoint, refusal, testOrigins, type GoogleUse } from './endpoints.js';
 
 const PROVIDER = 'GCP KMS';
