@@ -16,7 +16,7 @@ import { ApplyError } from '../ssa/apply.js';
 import { PruneStopped } from '../ssa/delete.js';
 import { InventoryStore } from '../inventory/store.js';
 import type { KustomizationContext, RunContext } from './context.js';
-import { rootCause, StageError, type Failure, type Location, type Stage } from './errors.js';
+import { failureOf, rootCause, StageError, type Failure, type Location, type Stage } from './errors.js';
 import { InventoryRun, legacyStore } from './inventory-run.js';
 import { apply, health, plan, prune } from './phases.js';
 import { recordFailure, recordSuccess, type Progress } from './record.js';
@@ -144,7 +144,7 @@ async function reconcileOne(ctx: KustomizationContext, notes: string[]): Promise
     );
     if (pruned.results) done.pruned = pruned.results;
     await phase(ctx, 'record', 'Record', () => recordSuccess(ctx, inventory, planned, pruned, secrets.known));
-    return finish(pruned.error === undefined ? undefined : new StageError('prune', pruned.error).failure);
+    return finish(pruned.error === undefined ? undefined : failureOf('prune', pruned.error));
   } catch (err) {
     const cause = rootCause(err);
     if (cause instanceof ApplyError) done.changeset = cause.changeset;
