@@ -29,6 +29,7 @@ import {
   testClusterClient,
   type FluxKustomization,
 } from '../test/flux/flux.ts';
+import { profileTables, startProfiler, type Profiler, type ScenarioProfile } from './profile.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(REPO, 'dist', 'cli.js');
@@ -39,6 +40,7 @@ const PEERS = join(REPO, 'bench', 'peers.sh');
 const TIME = '/usr/bin/time';
 const NODE = process.execPath;
 const OURS = 'kustomize-reconcile';
+const PROFILED = 'kustomize-reconcile (profiled)';
 /** No single run may take longer than this. */
 const RUN_TIMEOUT_MS = 300_000;
 
@@ -478,7 +480,13 @@ interface ProcRun {
   cpuMs: number | undefined;
   stdout: string;
   stderr: string;
+  /** ms since the epoch when the process was spawned and seen to exit (a CLI). */
+  spawnedAt?: number;
+  exitedAt?: number;
 }
+
+/** ms since the epoch, on the monotonic clock performance.now() keeps (as src/util/timings.ts stamps). */
+const epochNow = () => performance.timeOrigin + performance.now();
 
 async function runMeasured(
   proxy: CountingProxy,
@@ -492,6 +500,7 @@ async function runMeasured(
   const useTime = existsSync(TIME);
   proxy.reset();
   const started = performance.now();
+  const spawnedAt = epochNow();
   const child = useTime
     ? spawn(TIME, ['-f', '%M %U %S', '-o', rssFile, cmd, ...args], {
         cwd: workDir,
@@ -510,6 +519,7 @@ async function runMeasured(
     });
   });
   clearTimeout(timer);
+  const exitedAt = epochNow();
   const wallMs = performance.now() - started;
   const first = proxy.firstRequestAt();
   // The last line (after "Command exited with non-zero status N"): peak RSS KiB, user s, system s.
@@ -524,6 +534,8 @@ async function runMeasured(
     cpuMs: user !== undefined && sys !== undefined && Number.isFinite(user + sys) ? (user + sys) * 1000 : undefined,
     stdout,
     stderr,
+    spawnedAt,
+    exitedAt,
   };
 }
 
@@ -581,6 +593,8 @@ interface Tool {
   applyTwiceOnFirstApply?: boolean;
   /** Describes the outcome (change counts, last error line). */
   describe: (r: ProcRun) => string;
+  /** Called with each scenario's run once it is measured (the profile is read). */
+  after?: (s: Scenario, r: ProcRun) => Promise<void>;
 }
 
 function lastLine(text: string): string {
@@ -593,12 +607,22 @@ function lastLine(text: string): string {
   ).slice(0, 200);
 }
 
-function oursTool(proxy: CountingProxy, workDir: string, concurrency: number): Tool {
+/**
+ * Our CLI; with a profiler, the same CLI bundled with a source map, run under `node --cpu-prof` with
+ * KR_TIMINGS and kustomize behind the profiler's wrapper, on its own tree (bench/profile.ts).
+ */
+function oursTool(
+  proxy: CountingProxy,
+  workDir: string,
+  concurrency: number,
+  profiler?: { profiler: Profiler; profiles: ScenarioProfile[] },
+): Tool {
   const kubeconfig = join(workDir, 'ours.kubeconfig');
+  const p = profiler?.profiler;
   return {
-    name: OURS,
-    version: 'dist/cli.js',
-    prefix: 'kr',
+    name: p ? PROFILED : OURS,
+    version: p ? 'src/ bundled with a source map, node --cpu-prof' : 'dist/cli.js',
+    prefix: p ? 'kp' : 'kr',
     waits: 'for its CRDs to be Established before their custom resources (wait: false, the default: no health checks)',
     prepare: async () => {
       await proxy.kubeconfig(kubeconfig);
@@ -607,7 +631,7 @@ function oursTool(proxy: CountingProxy, workDir: string, concurrency: number): T
     command: (s, tree) => [
       NODE,
       [
-        CLI,
+        ...(p ? [...p.run(s).nodeArgs, p.cli] : [CLI]),
         s === 'preview of a change' ? 'diff' : 'apply',
         '--root',
         tree.dir,
@@ -619,15 +643,25 @@ function oursTool(proxy: CountingProxy, workDir: string, concurrency: number): T
         '--kubeconfig',
         kubeconfig,
         '--kustomize-path',
-        KUSTOMIZE,
+        p ? p.kustomize : KUSTOMIZE,
         '--concurrency',
         String(concurrency),
         '--output',
         'json',
       ],
-      {},
+      p ? p.run(s).env : {},
       s === 'preview of a change' ? [0, 1] : [0],
     ],
+    ...(profiler
+      ? {
+          after: async (s: Scenario, r: ProcRun) => {
+            if (r.spawnedAt === undefined || r.exitedAt === undefined) return;
+            profiler.profiles.push(
+              await profiler.profiler.collect(s, { spawnedAt: r.spawnedAt, exitedAt: r.exitedAt, toolCpuMs: r.cpuMs }),
+            );
+          },
+        }
+      : {}),
     describe: (r) => {
       try {
         const report = JSON.parse(r.stdout) as {
@@ -948,9 +982,17 @@ interface SizeResult {
   /** os.loadavg() before and after this size: the machine is shared. */
   loadBefore: number[];
   loadAfter: number[];
+  /** With --profile: the profiled runs' breakdowns. */
+  profiles?: ScenarioProfile[];
 }
 
-async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: number[]): Promise<SizeResult> {
+async function benchSize(
+  n: number,
+  peers: Peer[],
+  concurrency: number,
+  sweep: number[],
+  profilesDir: string | undefined,
+): Promise<SizeResult> {
   const workDir = await mkdtemp(join(os.tmpdir(), 'kr-bench-'));
   let cluster: Cluster | undefined;
   let proxy: CountingProxy | undefined;
@@ -966,6 +1008,12 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
     const kubeApiserver = (JSON.parse(version.body) as { gitVersion?: string }).gitVersion ?? 'unknown';
 
     const tools: Tool[] = [oursTool(p, workDir, concurrency)];
+    const profiles: ScenarioProfile[] = [];
+    if (profilesDir) {
+      process.stderr.write('profile: bundling src/ with a source map...\n');
+      const profiler = await startProfiler(REPO, join(workDir, 'profile'), KUSTOMIZE, join(profilesDir, String(n)));
+      tools.push(oursTool(p, workDir, concurrency, { profiler, profiles }));
+    }
     const kubectl = peers.find((x) => x.tool === 'kubectl');
     if (kubectl?.bin) tools.push(kubectlTool(p, workDir, kubectl.bin, kubectl.version));
     const kapp = peers.find((x) => x.tool === 'kapp');
@@ -1002,6 +1050,7 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
       } else if (tool.command) {
         [cmd, args, env, okCodes] = tool.command(as, tree);
         r = await runMeasured(p, workDir, cmd, args, env);
+        await tool.after?.(as, r);
       } else throw new Error(`tool ${tool.name} has neither a command nor a reconcile`);
       let counts = new Map(p.counts);
       let targets = new Map(p.targets);
@@ -1127,6 +1176,7 @@ async function benchSize(n: number, peers: Peer[], concurrency: number, sweep: n
       tools: tools.map((t) => ({ name: t.name, version: t.version, waits: t.waits })),
       loadBefore,
       loadAfter: os.loadavg(),
+      ...(profilesDir ? { profiles } : {}),
     };
   } finally {
     await proxy?.close().catch(() => undefined);
@@ -1241,6 +1291,15 @@ function sizeTables(res: SizeResult, peerNames: string[]): string {
     '',
     '</details>',
     '',
+    ...(res.profiles
+      ? [
+          `#### Profile of ${PROFILED} (\`--profile\`), ${res.objects} objects`,
+          '',
+          'The same scenarios on a tree of its own; the profiled process runs slower than the plain one above (compare their rows).',
+          '',
+          profileTables(res.profiles),
+        ]
+      : []),
   ].join('\n');
 }
 
@@ -1259,8 +1318,15 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '8' },
       'concurrency-sweep': { type: 'string', default: '' },
       peers: { type: 'string', default: 'kubectl,kapp,flux' },
+      profile: { type: 'boolean', default: false },
     },
   });
+  const resultsDir = join(REPO, 'bench', 'results');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/:\d\d\.\d+Z$/, 'Z')
+    .replace(':', '');
+  const profilesDir = values.profile ? join(resultsDir, `profile-${stamp}`) : undefined;
   const sizes = (values.objects ?? (values.large ? '100,1000,5000' : '100,1000'))
     .split(',')
     .map((s) => Number(s.trim()));
@@ -1300,7 +1366,7 @@ async function main(): Promise<void> {
   const results: SizeResult[] = [];
   for (const n of sizes) {
     if (state.stopping) break;
-    results.push(await benchSize(n, peers, concurrency, sweep));
+    results.push(await benchSize(n, peers, concurrency, sweep, profilesDir));
   }
   const tools = results[0]?.tools ?? [];
   const peerNames = tools.map((t) => t.name).filter((t) => t !== OURS);
@@ -1347,12 +1413,7 @@ async function main(): Promise<void> {
   ].join('\n');
   process.stdout.write(out + '\n');
 
-  const resultsDir = join(REPO, 'bench', 'results');
   await mkdir(resultsDir, { recursive: true });
-  const stamp = new Date()
-    .toISOString()
-    .replace(/:\d\d\.\d+Z$/, 'Z')
-    .replace(':', '');
   const base = join(resultsDir, `bench-${stamp}`);
   await writeFile(`${base}.md`, out);
   await writeFile(

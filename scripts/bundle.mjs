@@ -1,10 +1,14 @@
 // Bundles the action (dist/index.js) and the CLI (dist/cli.js) with esbuild: each a single
-// self-contained ESM file for Node 24. Usage: node scripts/bundle.mjs [outdir]
+// self-contained ESM file for Node 24. Usage: node scripts/bundle.mjs [outdir] [--sourcemap]
+// --sourcemap writes a .map beside each file (for the benchmark's CPU profile, bench/profile.ts; the
+// committed dist/ has none).
 import { build } from 'esbuild';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 
-const outdir = process.argv[2] ?? 'dist';
+const args = process.argv.slice(2);
+const sourcemap = args.includes('--sourcemap');
+const outdir = args.find((a) => !a.startsWith('--')) ?? 'dist';
 const result = await build({
   entryPoints: { index: 'src/index.ts', cli: 'src/bin/cli.ts' },
   bundle: true,
@@ -22,6 +26,7 @@ const result = await build({
   minifyWhitespace: true,
   legalComments: 'eof',
   metafile: true,
+  ...(sourcemap ? { sourcemap: 'linked', sourcesContent: false } : {}),
   logLevel: 'warning',
 });
 await chmod(join(outdir, 'cli.js'), 0o755);

@@ -20,9 +20,13 @@ import { COMMANDS, usage } from './options/usage.js';
 import { knownSecrets, normalize, runInfo, type Settings } from './settings.js';
 import { renderDiff } from './ssa/diff.js';
 import { applyOrder } from './objects/order.js';
+import { timingsFromEnv } from './util/timings.js';
 
 /** The terminal edge: flags in; report on stdout, progress on stderr, exit code out. */
 export async function main(argv: string[]): Promise<number> {
+  // KR_TIMINGS=<file>: wall-time marks of the run for the benchmark's profile (bench/profile.ts).
+  const timings = timingsFromEnv(process.env);
+  timings?.mark('main');
   const USAGE = usage();
   let parsed;
   try {
@@ -85,15 +89,18 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   process.stderr.write(`Repository ${settings.run.source} (from ${settings.run.sourceFrom ?? 'the environment'})\n`);
+  timings?.mark('reconcile');
   const report = scrubReport(
     await reconcile(settings, {
       log: (line) => {
         if (!json) process.stdout.write(scrubber.text(line) + '\n');
       },
       secret: (value) => scrubber.add(value),
+      ...(timings ? { group: timings.span } : {}),
     }),
     scrubber.known,
   );
+  timings?.mark('reconciled');
   if (json) {
     process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   } else {
@@ -104,6 +111,7 @@ export async function main(argv: string[]): Promise<number> {
     // Each applied and pruned object had its line in the progress log above.
     process.stdout.write(closingLines(report).join('\n') + '\n');
   }
+  timings?.mark('reported');
   return exitCode(report, mode === 'preview');
 }
 
