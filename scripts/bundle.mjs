@@ -55,6 +55,27 @@ export const unusedImports = {
   },
 };
 
+/**
+ * node:http and node:https through require(), not import: Node's ESM view of a built-in reads every
+ * export, and node:http's include lazy getters (WebSocket and the like) that load Node's internal
+ * undici, about 15 ms at start-up that no run uses. esbuild's wrapper reads an export only when used.
+ */
+export const builtinsByRequire = {
+  name: 'builtins-by-require',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?https?$/ }, (args) =>
+      // The wrapper's own require() is the built-in itself.
+      args.namespace === 'builtins-by-require'
+        ? { path: args.path, external: true }
+        : { path: args.path.replace(/^node:/, ''), namespace: 'builtins-by-require' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'builtins-by-require' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(`node:${args.path}`)});`,
+      loader: 'js',
+    }));
+  },
+};
+
 /** esbuild's options for a bundle into `outdir`. */
 export function bundleOptions(outdir) {
   return {
@@ -72,7 +93,7 @@ export function bundleOptions(outdir) {
     },
     // ws's optional native speed-ups; ws falls back to JavaScript when they are absent.
     external: ['bufferutil', 'utf-8-validate'],
-    plugins: [unusedImports],
+    plugins: [unusedImports, builtinsByRequire],
     minifySyntax: true,
     minifyWhitespace: true,
     legalComments: 'eof',

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bundleOptions, STUBS, unusedImports } from '../../scripts/bundle.mjs';
+import { bundleOptions, STUBS } from '../../scripts/bundle.mjs';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
 import { NODE, REPO } from '../helpers/paths.js';
 
@@ -60,6 +60,13 @@ describe('dist/', () => {
     expect(text.length).toBeLessThan(2000);
     expect(text.indexOf('enableCompileCache()')).toBeGreaterThan(0);
     expect(text.indexOf('enableCompileCache()')).toBeLessThan(text.indexOf('await import('));
+  });
+
+  it('takes node:http and node:https with require(), not import', async () => {
+    for (const file of await files(fresh)) {
+      const text = await readFile(join(fresh, file), 'utf8');
+      expect(text, file).not.toMatch(/\bfrom\s*["'](node:)?https?["']/);
+    }
   });
 });
 
@@ -124,7 +131,6 @@ describe("scripts/bundle.mjs's stubs of unused imports", () => {
       splitting: false,
       outdir: undefined,
       outfile: join(dir, 'probe.mjs'),
-      plugins: [unusedImports],
       stdin: {
         resolveDir: REPO,
         loader: 'ts',
