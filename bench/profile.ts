@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { dirname, join, relative, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -69,8 +70,7 @@ export async function startProfiler(
   });
   if (built.status !== 0) throw new Error(`bundling with a source map failed: ${built.stderr}`);
   const cli = join(dist, 'cli.js');
-  const map = new SourceMap(JSON.parse(await readFile(`${cli}.map`, 'utf8')) as never);
-  const resolve = resolver(repo, cli, map);
+  const resolve = resolver(repo, dist);
   // kustomize gets a reduced environment (src/kustomize/invoke.ts), so the wrapper has its file built in.
   // `times` in the shell itself (not a pipe or subshell) gives the CPU of the children it waited for.
   const log = join(dir, 'kustomize.log');
@@ -136,9 +136,25 @@ function shellSeconds(text: string): number {
   return m ? (Number(m[1]) * 60 + Number(m[2])) * 1000 : 0;
 }
 
-/** Frames of the bundle through its source map; others by URL; paths relative to the repository. */
-function resolver(repo: string, cli: string, map: SourceMap): Resolve {
-  const href = pathToFileURL(cli).href;
+/**
+ * Frames of the bundle (dist/cli.js and its chunks) through their source maps; others by URL; paths
+ * relative to the repository.
+ */
+function resolver(repo: string, dist: string): Resolve {
+  const prefix = pathToFileURL(dist).href + '/';
+  const maps = new Map<string, SourceMap | undefined>();
+  const mapOf = (file: string): SourceMap | undefined => {
+    if (!maps.has(file)) {
+      let map: SourceMap | undefined;
+      try {
+        map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')) as never);
+      } catch {
+        map = undefined;
+      }
+      maps.set(file, map);
+    }
+    return maps.get(file);
+  };
   const tidy = (path: string) => {
     const rel = relative(repo, path);
     // node_modules may be a link to another checkout's.
@@ -146,10 +162,13 @@ function resolver(repo: string, cli: string, map: SourceMap): Resolve {
     return i >= 0 ? rel.slice(i) : rel;
   };
   return (url, line, column) => {
-    if (url !== href) return url.startsWith('file://') ? tidy(fileURLToPath(url)) : url;
+    if (!url.startsWith('file://')) return url;
+    const file = fileURLToPath(url);
+    const map = url.startsWith(prefix) ? mapOf(file) : undefined;
+    if (map === undefined) return tidy(file);
     const source = (map.findEntry(line, column) as { originalSource?: string }).originalSource;
     if (source === undefined) return undefined;
-    return tidy(source.startsWith('file://') ? fileURLToPath(source) : resolvePath(dirname(cli), source));
+    return tidy(source.startsWith('file://') ? fileURLToPath(source) : resolvePath(dirname(file), source));
   };
 }
 

@@ -1,7 +1,7 @@
 import * as core from '@actions/core';
 import { readFile } from 'node:fs/promises';
 import { githubContext, type GitHubContext } from './github/context.js';
-import { publish, type Published } from './github/publish.js';
+import type { Published } from './github/publish.js';
 import { reconcile } from './reconcile/index.js';
 import { exitCode, hasChanges, type Report } from './report/model.js';
 import { closingLines, renderSummary } from './report/render.js';
@@ -90,6 +90,8 @@ async function publishReport(report: Report, settings: Settings, ctx: GitHubCont
   if (!token) return { warnings: ['No github-token: no PR comment or check run was posted'] };
   const key = settings.kustomizations.length > 0 ? settings.kustomizations.join(',') : settings.path;
   try {
+    // Octokit is loaded only by a run that posts to GitHub.
+    const { publish } = await import('./github/publish.js');
     const published = await publish(report, ctx, { token, comment, checkRun, key });
     for (const w of published.warnings) core.warning(w);
     if (published.commentUrl) core.info(`Preview comment: ${published.commentUrl}`);

@@ -1,22 +1,154 @@
+import { build } from 'esbuild';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleOptions, STUBS } from '../../scripts/bundle.mjs';
+import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
 import { NODE, REPO } from '../helpers/paths.js';
+
+// A self-signed test certificate (public data only); its key is not needed by the checks that use it.
+const CERT = `-----BEGIN CERTIFICATE-----
+MIIBmDCCAT2gAwIBAgIUJPqYJTzCiYZsd6EM8aLdrWEOwUswCgYIKoZIzj0EAwIw
+IDEeMBwGA1UEAwwVa3ViZWNvbmZpZy1jaGVjay10ZXN0MCAXDTI2MTIwMzE0Mzkw
+M1oYDzIxMjYxMTA5MTQzOTAzWjAgMR4wHAYDVQQDDBVrdWJlY29uZmlnLWNoZWNr
+LXRlc3QwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAASFJb7fY6hqzqEaJRrv2eN0
+T9KXV9J8ko/TH6aWsD3S8UcmGgtdecsfqV8Z3f4WRF3/J8arQr5edjmkZvbdg8Yr
+o1MwUTAdBgNVHQ4EFgQUC4pcaC+XXET5SV1zB7BvIU5H/tcwHwYDVR0jBBgwFoAU
+C4pcaC+XXET5SV1zB7BvIU5H/tcwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQD
+AgNJADBGAiEA5NWK7JVyMm4gltoVTqhtv1V2ZiEmh+iRxu6AEsocmF8CIQDl2L+s
+3RW0MZYHEw7ikuNCvVfrnPB0DCdmAG0ItUbphg==
+-----END CERTIFICATE-----
+`;
+// A key made for this run: it does not belong to CERT.
+const KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  .privateKey.export({ type: 'pkcs8', format: 'pem' })
+  .toString();
+const run = promisify(execFile);
+const files = (dir: string) =>
+  readdir(dir, { recursive: true, withFileTypes: true }).then((es) =>
+    es.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)),
+  );
 
 describe('dist/', () => {
   let fresh: string;
   beforeAll(async () => {
     fresh = await mkdtemp(join(tmpdir(), 'kr-dist-'));
-    await promisify(execFile)(NODE, [join(REPO, 'scripts', 'bundle.mjs'), fresh], { cwd: REPO });
+    await run(NODE, [join(REPO, 'scripts', 'bundle.mjs'), fresh], { cwd: REPO });
   }, 60_000);
 
-  it.each(['index.js', 'cli.js'])('%s matches a fresh bundle of src/', async (file) => {
-    const want = await readFile(join(fresh, file), 'utf8');
-    const have = await readFile(join(REPO, 'dist', file), 'utf8').catch(() => '');
-    // A boolean, so that a failure prints the fix rather than two 2 MB strings.
-    expect(have === want, `dist/${file} is stale: run \`npm run bundle\` and commit dist/ with the source`).toBe(true);
+  it('holds the files of a fresh bundle of src/, no more', async () => {
+    expect((await files(join(REPO, 'dist'))).sort()).toEqual((await files(fresh)).sort());
   });
+
+  it('matches a fresh bundle of src/', async () => {
+    const stale: string[] = [];
+    for (const file of await files(fresh)) {
+      const want = await readFile(join(fresh, file), 'utf8');
+      const have = await readFile(join(REPO, 'dist', file), 'utf8').catch(() => '');
+      if (have !== want) stale.push(file);
+    }
+    // File names, so that a failure prints the fix rather than two large strings.
+    expect(stale, 'dist/ is stale: run `npm run bundle` and commit dist/ with the source').toEqual([]);
+  });
+
+  it('has a small CLI entry point that turns on the compile cache before it loads the CLI', async () => {
+    const text = await readFile(join(fresh, 'cli.js'), 'utf8');
+    expect(text.length).toBeLessThan(2000);
+    expect(text.indexOf('enableCompileCache()')).toBeGreaterThan(0);
+    expect(text.indexOf('enableCompileCache()')).toBeLessThan(text.indexOf('await import('));
+  });
+
+  it('takes node:http and node:https with require(), not import', async () => {
+    for (const file of await files(fresh)) {
+      const text = await readFile(join(fresh, file), 'utf8');
+      expect(text, file).not.toMatch(/\bfrom\s*["'](node:)?https?["']/);
+    }
+  });
+});
+
+describe("scripts/bundle.mjs's stubs of unused imports", () => {
+  it('stand for nothing src/ calls', async () => {
+    // What the stubbed modules are there for: client-node's fetch API clients and dispatchers, core's OIDC.
+    const used = /\b(makeApiClient|createDispatcher|applyToFetchOptions|applySecurityAuthentication|getIDToken)\b/;
+    const hits: string[] = [];
+    for (const file of await files(join(REPO, 'src'))) {
+      if (used.test(await readFile(join(REPO, 'src', file), 'utf8'))) hits.push(file);
+    }
+    expect(hits).toEqual([]);
+    expect(STUBS.map((s) => s.path)).toEqual(['undici', './gen/index.js', './oidc-utils.js']);
+  });
+
+  it('give the same request options for a kubeconfig as client-node itself', async () => {
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const kubeconfig = (cluster: object, user: object) =>
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'c',
+        clusters: [{ name: 'k', cluster: { server: 'https://k.example:6443', ...cluster } }],
+        users: [{ name: 'u', user }],
+        contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
+      });
+    const configs = [
+      kubeconfig({ 'certificate-authority-data': b64(CERT) }, { token: 'tok-123456' }),
+      kubeconfig(
+        { 'certificate-authority-data': b64(CERT), 'tls-server-name': 'api.k' },
+        { 'client-certificate-data': b64(CERT), 'client-key-data': b64(KEY) },
+      ),
+      kubeconfig({ 'insecure-skip-tls-verify': true }, { username: 'admin', password: 'secret-pw' }),
+      kubeconfig(
+        { 'certificate-authority-data': b64(CERT), 'proxy-url': 'http://proxy.example:3128' },
+        { token: 'tok-123456' },
+      ),
+    ];
+    // The request options as data: Buffers as their bytes, an agent as its class (without the digit
+    // esbuild appends to a name two modules share) and proxy.
+    const show = (o: object): string =>
+      JSON.stringify(o, (k, v: unknown) =>
+        k === 'agent' && v && typeof v === 'object'
+          ? {
+              class: v.constructor.name.replace(/\d+$/, ''),
+              proxy: String((v as { proxy?: URL | string }).proxy ?? ''),
+            }
+          : v,
+      );
+    const direct: string[] = [];
+    for (const content of configs) {
+      const o = {};
+      await (await loadKubeConfig({ kind: 'content', content })).applyToHTTPSOptions(o);
+      direct.push(show(o));
+    }
+    // The same through a bundle made with the stubs.
+    const dir = await mkdtemp(join(tmpdir(), 'kr-stubs-'));
+    const opts = bundleOptions(dir);
+    await build({
+      ...opts,
+      entryPoints: undefined,
+      splitting: false,
+      outdir: undefined,
+      outfile: join(dir, 'probe.mjs'),
+      stdin: {
+        resolveDir: REPO,
+        loader: 'ts',
+        contents: `import { loadKubeConfig } from './src/cluster/kubeconfig.ts';
+const show = ${show.toString()};
+const out = [];
+for (const content of JSON.parse(process.argv[2])) {
+  const o = {};
+  await (await loadKubeConfig({ kind: 'content', content })).applyToHTTPSOptions(o);
+  out.push(show(o));
+}
+process.stdout.write(JSON.stringify(out));`,
+      },
+    });
+    const bundled = await readFile(join(dir, 'probe.mjs'), 'utf8');
+    expect(bundled).toContain('is not bundled (scripts/bundle.mjs)');
+    const { stdout } = await run(NODE, [join(dir, 'probe.mjs'), JSON.stringify(configs)]);
+    expect(JSON.parse(stdout)).toEqual(direct);
+    expect(direct[3]).toContain('proxy.example');
+  }, 60_000);
 });

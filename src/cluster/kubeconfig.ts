@@ -1,4 +1,6 @@
-import { KubeConfig, type ConfigOptions } from '@kubernetes/client-node';
+// KubeConfig alone: the package's index also loads its API client, watch, exec, cp and the rest.
+import type { ConfigOptions } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';

@@ -5,7 +5,7 @@
  * the static credentials (client certificate and key, bearer token, basic auth) are kept; exec
  * plugins, auth providers, file references and insecure-skip-tls-verify are dropped.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parse } from 'yaml';
 import type { ClusterClient } from './client.js';
 import { isNotFound } from './errors.js';

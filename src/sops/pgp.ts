@@ -3,9 +3,12 @@
  * message in `enc`, the recipient's fingerprint in `fp`) with passwordless ASCII-armored private
  * keys, through the `openpgp` package instead of a `gpg` binary.
  */
-import { decrypt, readMessage, readPrivateKeys, type PrivateKey } from 'openpgp';
+import type { PrivateKey } from 'openpgp';
 import type { DescribesMiss } from './datakey.js';
 import { SopsError, type KeyService, type MasterKey } from './types.js';
+
+/** openpgp is large (about 0.5 MB of the bundle): loaded at the first decryption that needs it, not at start-up. */
+const openpgp = () => import('openpgp');
 
 const BLOCK_RE = /-----BEGIN PGP PRIVATE KEY BLOCK-----[\s\S]*?-----END PGP PRIVATE KEY BLOCK-----/g;
 
@@ -30,19 +33,25 @@ export function pgpKeyService(armoredKeys: string): KeyService & DescribesMiss {
   let loaded: Promise<PrivateKey[]> | undefined;
   let count = blocks.length;
   const load = (): Promise<PrivateKey[]> => {
-    loaded ??= Promise.all(
-      blocks.map(async (block, i) => {
-        try {
-          return await readPrivateKeys({ armoredKeys: block });
-        } catch (err) {
-          throw new SopsError(`OpenPGP: private key block ${i + 1} cannot be read: ${messageOf(err)}`, { cause: err });
-        }
-      }),
-    ).then((lists) => {
-      const keys = lists.flat();
-      count = keys.length;
-      return keys;
-    });
+    loaded ??= openpgp()
+      .then(({ readPrivateKeys }) =>
+        Promise.all(
+          blocks.map(async (block, i) => {
+            try {
+              return await readPrivateKeys({ armoredKeys: block });
+            } catch (err) {
+              throw new SopsError(`OpenPGP: private key block ${i + 1} cannot be read: ${messageOf(err)}`, {
+                cause: err,
+              });
+            }
+          }),
+        ),
+      )
+      .then((lists) => {
+        const keys = lists.flat();
+        count = keys.length;
+        return keys;
+      });
     return loaded;
   };
 
@@ -56,6 +65,7 @@ export function pgpKeyService(armoredKeys: string): KeyService & DescribesMiss {
     async decrypt(key: MasterKey): Promise<Uint8Array | undefined> {
       if (blocks.length === 0) return undefined;
       const keys = await load();
+      const { decrypt, readMessage } = await openpgp();
       let message;
       try {
         message = await readMessage({ armoredMessage: key.enc });
