@@ -184,7 +184,9 @@ describe('losing the lock stops the run', () => {
 
     // Run A would add c2 and c3 and prune keep; it stalls between the applies of c2 and c3.
     await tree(root, ns, ['c1', 'c2', 'c3']);
-    const a = await stallA(root, ns, on('PATCH', cmPath('c2'), { dryRun: false }));
+    // One write at a time (--concurrency 1), so that c3's write is not already in flight beside c2's:
+    // the concurrent case is write-concurrency.test.ts.
+    const a = await stallA(root, ns, on('PATCH', cmPath('c2'), { dryRun: false }), false, { concurrency: '1' });
     expect(await exists(client, cmPath('c2'))).toBe(true);
 
     // Meanwhile Git went back to c1 and keep: B prunes c2, pending in A's record, and keeps keep.
@@ -221,7 +223,7 @@ describe('losing the lock stops the run', () => {
 
     // A's apply of c2 is stuck on the wire while A is stopped: it lands after B has finished.
     await tree(root, ns, ['c1', 'c2', 'c3']);
-    const a = await stallA(root, ns, on('PATCH', cmPath('c2'), { dryRun: false }), true);
+    const a = await stallA(root, ns, on('PATCH', cmPath('c2'), { dryRun: false }), true, { concurrency: '1' });
     await tree(root, ns, ['c1', 'keep']);
     const inventoryB = await runB(root, ns);
     expect(inventoryB?.pending).toEqual([]);

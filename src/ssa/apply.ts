@@ -1,27 +1,27 @@
 import { mapLimit } from '../util/concurrency.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
-import { apply, get, patch, remove, waitGone, type Ref } from '../cluster/verbs.js';
+import { get } from '../cluster/verbs.js';
 import { pollUntil } from '../util/poll.js';
-import { ApiError, isNotFound } from '../cluster/errors.js';
+import { ApiError } from '../cluster/errors.js';
 import { FORCE_MARKER } from '../objects/flux.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { ChangeSetEntry } from './changeset.js';
-import { cleanupPatch, type JsonPatchOp } from './cleanup.js';
+import { cleanupPatch } from './cleanup.js';
 import { diffObjects } from './diff.js';
 import { hasDrifted } from './drift.js';
 import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead } from './live.js';
-import { scrub, secretValues } from '../objects/secret.js';
 import { provenUnchanged } from './noop.js';
 import { sortForApply, stageOf, type Stage } from '../objects/order.js';
 import { immutableFields, namedFields, policyOf } from './policy.js';
 import { appliedSoFar } from './applied.js';
+import { fieldList, messageOf, reasonOf, serverSideApply, writeObject, writeStage, type Planned } from './write.js';
 
 export interface ApplyOptions {
   fieldManager: string;
   /** Plan only: dry-runs, no writes (preview and drift modes). */
   dryRunOnly: boolean;
-  /** Dry-runs in flight at once within a stage. */
+  /** Dry-runs, and writes of one kind (see writeStage), in flight at once within a stage. */
   concurrency: number;
   /**
    * Dry-run every object, as Flux does, even one that the live object proves unchanged (see
@@ -58,21 +58,6 @@ export class ApplyError extends Error {
   }
 }
 
-interface Planned {
-  obj: KubeObject;
-  mapping: ResourceMapping;
-  entry: ChangeSetEntry;
-  /** Apply it (it drifted, or its metadata needs the cleanup). */
-  apply: boolean;
-  /** The JSON patch that moves other managers' fields to ours and drops CSA leftovers. */
-  cleanup?: JsonPatchOp[];
-  /** Immutable fields that changed: the object is deleted and created again (force). */
-  recreate?: string[];
-  live?: Record<string, unknown>;
-  /** Unchanged by the live object's own evidence, without a dry-run. */
-  proven?: boolean;
-}
-
 const STAGES: Stage[] = ['definitions', 'classes', 'resources'];
 
 /**
@@ -82,7 +67,13 @@ const STAGES: Stage[] = ['definitions', 'classes', 'resources'];
  * objects come from one owner-labelled LIST per resource and namespace (see LiveObjects), and an
  * object its managed fields prove unchanged is not dry-run (see provenUnchanged). Every object of
  * a stage is planned before any is applied; if any is invalid, the stage fails listing all of them
- * and nothing of it is applied.
+ * and nothing of it is applied. Then the writes: Flux sends them one at a time, here those of one
+ * kind go concurrently (see writeStage).
+ *
+ * A create is dry-run too, although the live lists did not show the object: the dry-run is what
+ * finds an object that exists without our labels (it answers with a resourceVersion: the object is
+ * read and planned as configured, with its diff, not reported created), and it is what fails a
+ * stage with an invalid or refused object before any object of the stage is written.
  */
 export async function applyAll(
   client: ClusterClient,
@@ -124,25 +115,26 @@ export async function applyAll(
     if (proven > 0) {
       opts.log?.(`${stage}: ${proven} of ${planned.length} object(s) unchanged by their managed fields, not dry-run`);
     }
-    for (const p of planned) {
-      if (p.entry.action === 'created' && !p.recreate) noteCreated(created, p.obj);
-      if (p.apply && !opts.dryRunOnly) {
-        await checkpoint(opts, changeset);
-        try {
-          await write(client, p, opts);
-        } catch (err) {
-          const message = (err as Error).message;
-          throw new ApplyError(message + appliedSoFar(changeset), changeset, [{ object: p.obj, message }]);
-        }
-      }
-      changeset.push(p.entry);
-      opts.log?.(
-        `${p.entry.subject} ${p.entry.action}${p.recreate ? ` (recreated: immutable ${fieldList(p.recreate)} changed)` : ''}`,
-      );
+    for (const p of planned) if (p.entry.action === 'created' && !p.recreate) noteCreated(created, p.obj);
+    const waitTimeoutMs = opts.waitTimeoutMs ?? 60_000;
+    const writes = await writeStage(planned, {
+      concurrency: opts.concurrency,
+      dryRunOnly: opts.dryRunOnly,
+      ...(opts.checkpoint ? { checkpoint: opts.checkpoint } : {}),
+      write: (p) => writeObject(client, p, opts.fieldManager, waitTimeoutMs),
+      ...(opts.log ? { log: opts.log } : {}),
+    });
+    changeset.push(...writes.done);
+    if (writes.failures.length > 0) {
+      const n = writes.failures.length;
+      const head = n > 1 ? `${n} objects of the ${stage} stage failed to apply:\n` : '';
+      const messages = writes.failures.map((f) => f.message).join('\n');
+      throw new ApplyError(head + messages + appliedSoFar(changeset), changeset, writes.failures);
     }
+    if (writes.refused !== undefined) throw new ApplyError((writes.refused as Error).message, changeset);
     if (stage === 'definitions' && !opts.dryRunOnly) {
       try {
-        await waitForDefinitions(client, discovery, planned, opts.waitTimeoutMs ?? 60_000);
+        await waitForDefinitions(client, discovery, planned, waitTimeoutMs);
       } catch (err) {
         throw new ApplyError((err as Error).message, changeset);
       }
@@ -303,46 +295,6 @@ async function planAgainst(
   };
 }
 
-/** Phase 2 for one object: recreate when forced, clean up other managers' traces, then apply. */
-async function write(client: ClusterClient, p: Planned, opts: ApplyOptions): Promise<void> {
-  const ref = refTo(p.mapping, p.obj);
-  if (p.recreate) {
-    try {
-      await remove(client, ref, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' });
-    } catch (err) {
-      if (!isNotFound(err))
-        throw new Error(
-          `${p.entry.subject} immutable field detected, failed to delete object: ${messageOf(err, p.obj)}`,
-          { cause: err },
-        );
-    }
-    const timeoutMs = opts.waitTimeoutMs ?? 60_000;
-    if ((await waitGone(client, [ref], { timeoutMs, intervalMs: 250 })).length > 0) {
-      throw new Error(
-        `${p.entry.subject} was deleted to be recreated but still exists after ${timeoutMs / 1000}s (a finalizer?)`,
-      );
-    }
-  } else if (p.cleanup) {
-    try {
-      await patch(client, ref, p.cleanup, 'application/json-patch+json', { fieldManager: opts.fieldManager });
-    } catch (err) {
-      throw new Error(`${p.entry.subject} metadata.managedFields cleanup failed: ${messageOf(err, p.obj)}`, {
-        cause: err,
-      });
-    }
-  }
-  try {
-    await serverSideApply(client, p.mapping, p.obj, opts.fieldManager, false);
-  } catch (err) {
-    throw new Error(`${p.entry.subject} apply failed (${reasonOf(err)}): ${messageOf(err, p.obj)}`, { cause: err });
-  }
-}
-
-/** The object `obj` is, at the resource `mapping` says. */
-function refTo(mapping: ResourceMapping, obj: KubeObject): Ref {
-  return { resource: mapping, namespace: obj.metadata.namespace, name: obj.metadata.name };
-}
-
 /** Namespaced objects need a namespace (Flux does not guess one); cluster-scoped ones lose a stray one. */
 function normalizeScope(obj: KubeObject, mapping: ResourceMapping, subject: string): KubeObject {
   if (mapping.namespaced && !obj.metadata.namespace) {
@@ -355,16 +307,6 @@ function normalizeScope(obj: KubeObject, mapping: ResourceMapping, subject: stri
     return { ...obj, metadata };
   }
   return obj;
-}
-
-async function serverSideApply(
-  client: ClusterClient,
-  mapping: ResourceMapping,
-  obj: KubeObject,
-  fieldManager: string,
-  dryRun: boolean,
-): Promise<Record<string, unknown>> {
-  return apply(client, refTo(mapping, obj), obj, { fieldManager, dryRun });
 }
 
 /** CRDs must be Established (and discovery refreshed) before their custom resources are applied. */
@@ -394,17 +336,4 @@ async function waitForDefinitions(
     );
   }
   await discovery.refresh();
-}
-
-function reasonOf(err: unknown): string {
-  return err instanceof ApiError ? err.reason || `HTTP ${err.status}` : 'error';
-}
-
-function fieldList(fields: readonly string[]): string {
-  return fields.length === 0 ? 'field' : `field${fields.length > 1 ? 's' : ''} ${fields.join(', ')}`;
-}
-
-function messageOf(err: unknown, obj: KubeObject): string {
-  const msg = err instanceof ApiError || err instanceof Error ? err.message : String(err);
-  return scrub(msg, secretValues(obj));
 }
