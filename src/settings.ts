@@ -60,7 +60,7 @@ export interface Settings {
   fieldManager: string;
   /** kustomize binary, a path or a name on PATH. */
   kustomizeBin: string;
-  /** Dry-runs in flight at once. */
+  /** Dry-runs, and writes of objects of one kind, in flight at once. */
   concurrency: number;
   /** Dry-run every object, also those whose managed fields prove them unchanged (Flux's exact cost). */
   alwaysDryRun: boolean;

@@ -128,8 +128,8 @@ export const INPUTS: readonly Option[] = [
     field: 'concurrency',
     kind: 'number',
     default: '8',
-    description: 'Server-side dry-runs in flight at once.',
-    flag: { arg: 'N', help: 'dry-runs in flight at once' },
+    description: 'Server-side dry-runs, and writes of objects of one kind, in flight at once.',
+    flag: { arg: 'N', help: 'dry-runs, and writes of objects of one kind, in flight at once' },
   },
   {
     input: 'always-dry-run',
