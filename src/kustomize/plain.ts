@@ -11,7 +11,7 @@
  * the differential test against the real binary (__tests__/unit/plain-build.test.ts).
  */
 import { constants } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { access, lstat, readFile } from 'node:fs/promises';
 import { delimiter, join, normalize } from 'node:path';
 import type { KubeObject } from '../objects/kube.js';
 import { objectKey } from '../objects/kube.js';
@@ -109,9 +109,13 @@ export async function buildPlain(
   realRoot: string,
   relPath: string,
 ): Promise<{ objects: KubeObject[]; origins: Map<string, string> } | undefined> {
+  const dir = relPath === '.' ? realRoot : join(realRoot, relPath);
+  // The common case of a kustomization directory, told before the walk of the whole tree.
+  for (const name of KUSTOMIZATION_FILES) {
+    if (await lstat(join(dir, name)).catch(() => undefined)) return undefined;
+  }
   const files = await plainFiles(realRoot, relPath);
   if (files === undefined) return undefined;
-  const dir = relPath === '.' ? realRoot : join(realRoot, relPath);
   const perFile = await mapLimit(files, READ_CONCURRENCY, async (path) =>
     plainObjects(await readFile(join(dir, ...path), 'utf8')),
   );
