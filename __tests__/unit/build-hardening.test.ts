@@ -54,7 +54,8 @@ describe('kustomizeEnv', () => {
   });
 
   it.skipIf(process.platform === 'win32')('is what the kustomize process gets', async () => {
-    const { root, outside } = await tree({ 'app/cm.yaml': CM });
+    // A kustomization file: a plain directory would be built without running kustomize (plain.ts).
+    const { root, outside } = await tree({ 'app/cm.yaml': CM, 'app/kustomization.yaml': 'resources: [cm.yaml]\n' });
     const fake = join(outside, 'kustomize');
     await writeFile(
       fake,

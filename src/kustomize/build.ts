@@ -12,6 +12,7 @@ import { checkReferences, localiseReferences } from './confine.js';
 import { kustomizeEnv, readOutput, runKustomize } from './invoke.js';
 import { prepareKustomization, type SpecFields } from './kustomization.js';
 import { resolveInsideRoot } from './paths.js';
+import { buildPlain, kustomizeFound, specIsPlain } from './plain.js';
 import { DEFAULT_LIMITS, type ProcessLimits } from './run.js';
 import { copySource } from './source.js';
 
@@ -32,6 +33,11 @@ export interface BuildOptions extends SpecFields {
   beforeBuild?: (copyRoot: string, kdir: string) => Promise<void>;
   /** Time and memory kustomize (and what it starts) may use; DEFAULT_LIMITS when absent. */
   limits?: ProcessLimits;
+  /**
+   * Build a plain directory without kustomize where that is provably its answer (plain.ts; on by
+   * default); false always runs kustomize (the differential tests compare the two).
+   */
+  plain?: boolean;
 }
 
 export interface BuildResult {
@@ -56,6 +62,12 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const realRoot = await realpath(opts.root);
   const dir = await resolveInsideRoot(realRoot, opts.path);
   const relPath = relative(realRoot, dir) || '.';
+  // A plain directory and a spec without transformer fields: kustomize's answer without running it
+  // (plain.ts; beforeBuild decrypts generator and patch files, which such a build has none of).
+  if (opts.plain !== false && specIsPlain(opts) && (await kustomizeFound(opts.kustomizeBin))) {
+    const plain = await buildPlain(realRoot, relPath);
+    if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
+  }
   // A private directory (mkdtemp: mode 0700), removed below; on a runner in RUNNER_TEMP, which the
   // runner empties after the job, so that decrypted files do not outlive a cancelled run.
   const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-build-'));

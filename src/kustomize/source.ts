@@ -20,9 +20,26 @@ const PRUNED = new Set(['.git', 'node_modules']);
  */
 export async function copySource(realRoot: string, work: string, copyRoot: string): Promise<void> {
   // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
-  const entries = await listTree(realRoot, (name) => PRUNED.has(name), new Set([work, await realpath(work)]));
+  const { entries, ignore } = await listSource(realRoot, new Set([work, await realpath(work)]));
+  await copyEntries(realRoot, copyRoot, entries, { ignore });
+}
+
+/** The entries of a source root, and which of them Flux's artifact leaves out. */
+export interface SourceListing {
+  /** Every entry walked (directories before what they hold), ignored ones included. */
+  entries: TreeEntry[];
+  /** True for an entry left out of the artifact (and so out of the copy). */
+  ignore: (path: readonly string[], isDir: boolean) => boolean;
+}
+
+/**
+ * The entries of `realRoot` as {@link copySource} copies them: PRUNED names and `exclude` never
+ * walked, `.sourceignore` patterns and source-controller's default exclusions in `ignore`.
+ */
+export async function listSource(realRoot: string, exclude: ReadonlySet<string> = new Set()): Promise<SourceListing> {
+  const entries = await listTree(realRoot, (name) => PRUNED.has(name), exclude);
   const patterns = sourcePatterns(await readSourceIgnores(realRoot, entries));
-  await copyEntries(realRoot, copyRoot, entries, { ignore: (path, isDir) => isIgnored(patterns, path, isDir) });
+  return { entries, ignore: (path, isDir) => isIgnored(patterns, path, isDir) };
 }
 
 /**
