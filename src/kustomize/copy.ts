@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { copyFile, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
+import { constants, readdirSync } from 'node:fs';
+import { copyFile, mkdir, readlink, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { mapLimit } from '../util/concurrency.js';
 
@@ -29,29 +29,30 @@ export interface TreeEntry {
  * and the absolute paths in `exclude`, neither of which is looked into. Symlinks are listed, never
  * followed; sockets, FIFOs and devices are left out.
  */
-export async function listTree(
+export function listTree(
   from: string,
   skip: (name: string) => boolean,
   exclude: ReadonlySet<string> = new Set(),
 ): Promise<TreeEntry[]> {
   const excluded = new Set([...exclude].map((p) => resolve(p)));
-  const walk = async (dir: string, at: string[]): Promise<TreeEntry[]> => {
-    const entries = await readdir(dir, { withFileTypes: true });
-    const parts = await Promise.all(
-      entries.map(async (entry): Promise<TreeEntry[]> => {
-        if (skip(entry.name)) return [];
-        const s = join(dir, entry.name);
-        if (excluded.has(resolve(s))) return [];
-        const path = [...at, entry.name];
-        if (entry.isDirectory()) return [{ path, type: 'dir' }, ...(await walk(s, path))];
-        if (entry.isSymbolicLink()) return [{ path, type: 'symlink' }];
-        if (entry.isFile()) return [{ path, type: 'file' }];
-        return [];
-      }),
-    );
-    return parts.flat();
+  const found: TreeEntry[] = [];
+  // Synchronous: one readdir per directory with the entries' types, no stat, no round trip
+  // through the thread pool per directory (at 1,000 files, several times faster than the promises).
+  const walk = (dir: string, at: string[]): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (skip(entry.name)) continue;
+      const s = join(dir, entry.name);
+      if (excluded.size > 0 && excluded.has(resolve(s))) continue;
+      const path = [...at, entry.name];
+      if (entry.isDirectory()) {
+        found.push({ path, type: 'dir' });
+        walk(s, path);
+      } else if (entry.isSymbolicLink()) found.push({ path, type: 'symlink' });
+      else if (entry.isFile()) found.push({ path, type: 'file' });
+    }
   };
-  return walk(from, []);
+  walk(from, []);
+  return Promise.resolve(found);
 }
 
 /**

@@ -10,21 +10,17 @@
  * the build runs kustomize as before, which gives its own answer and its own errors. The proof is
  * the differential test against the real binary (__tests__/unit/plain-build.test.ts).
  */
-import { constants } from 'node:fs';
-import { access, lstat, readFile } from 'node:fs/promises';
+import { constants, lstatSync, readFileSync } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { delimiter, join, normalize } from 'node:path';
 import type { KubeObject } from '../objects/kube.js';
 import { objectKey } from '../objects/kube.js';
-import { mapLimit } from '../util/concurrency.js';
 import { KUSTOMIZATION_FILES } from './generate.js';
 import { legacyOrder, mayHaveDuplicateIds } from './legacy-order.js';
 import type { SpecFields } from './kustomization.js';
 import { toPosix } from './paths.js';
 import { plainObjects } from './plain-yaml.js';
 import { listSource } from './source.js';
-
-/** Files read and parsed at once. */
-const READ_CONCURRENCY = 32;
 
 /**
  * True when none of the spec fields that Flux merges into the kustomization changes it (the same
@@ -112,13 +108,13 @@ export async function buildPlain(
   const dir = relPath === '.' ? realRoot : join(realRoot, relPath);
   // The common case of a kustomization directory, told before the walk of the whole tree.
   for (const name of KUSTOMIZATION_FILES) {
-    if (await lstat(join(dir, name)).catch(() => undefined)) return undefined;
+    if (lstatSync(join(dir, name), { throwIfNoEntry: false })) return undefined;
   }
   const files = await plainFiles(realRoot, relPath);
   if (files === undefined) return undefined;
-  const perFile = await mapLimit(files, READ_CONCURRENCY, async (path) =>
-    plainObjects(await readFile(join(dir, ...path), 'utf8')),
-  );
+  // Read synchronously, one file after the other: small files, parsed on this thread anyway; the
+  // promises' open, stat, read and close each take a trip through the thread pool.
+  const perFile = files.map((path) => plainObjects(readFileSync(join(dir, ...path), 'utf8')));
   const objects: KubeObject[] = [];
   const fileOf = new Map<KubeObject, string>();
   for (const [i, found] of perFile.entries()) {
