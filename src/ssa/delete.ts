@@ -29,7 +29,11 @@ export interface DeleteOptions {
   /** Server-side dry-run (a preview): checks admission and RBAC, deletes nothing. */
   dryRun: boolean;
   log?: (line: string) => void;
-  /** Called before each delete; a rejection stops the prune there (a lost lock): see PruneStopped. */
+  /**
+   * Called right before each DELETE is sent (after the read, which may wait for a list, so that a
+   * stall between the check and the request is as short as it can be); a rejection stops the prune
+   * there (a lost lock): see PruneStopped.
+   */
   checkpoint?: () => Promise<void>;
 }
 
@@ -77,16 +81,16 @@ export async function deleteStale(
   const reader = new LiveObjects(client);
   for (const entry of stale) {
     const subject = subjectOfEntry(entry);
-    await opts.checkpoint?.().catch((err: unknown) => {
-      throw new PruneStopped((err as Error).message, results);
-    });
-    const result = await deleteOne(client, discovery, reader, entry, subject, opts).catch(
-      (err: unknown): PruneResult => ({
-        subject,
-        action: 'failed',
-        reason: (err as Error).message,
-        entry,
-      }),
+    const gate = async () => {
+      await opts.checkpoint?.().catch((err: unknown) => {
+        throw new PruneStopped((err as Error).message, results);
+      });
+    };
+    const result = await deleteOne(client, discovery, reader, entry, subject, opts, gate).catch(
+      (err: unknown): PruneResult => {
+        if (err instanceof PruneStopped) throw err;
+        return { subject, action: 'failed', reason: (err as Error).message, entry };
+      },
     );
     results.push(result);
     const verb = opts.dryRun && result.action === 'deleted' ? 'deleted (dry run)' : result.action;
@@ -102,6 +106,7 @@ async function deleteOne(
   entry: Entry,
   subject: string,
   opts: DeleteOptions,
+  gate: () => Promise<void>,
 ): Promise<PruneResult> {
   const ref = refOf(entry);
   let mapping: ResourceMapping;
@@ -120,6 +125,7 @@ async function deleteOne(
   if (live === undefined) return { subject, action: 'deleted', reason: 'already gone', entry };
   const exclusion = pruneExclusion(live, opts.owner, opts.formerOwners);
   if (exclusion) return { subject, action: 'skipped', reason: exclusion, entry };
+  await gate();
   try {
     // With a body, the API server reads DeleteOptions from it alone, so dryRun goes there, not in the query.
     await remove(
