@@ -16,6 +16,8 @@
 import { isAlias, isMap, isScalar, isSeq, parseAllDocuments, Scalar, type Document } from 'yaml';
 import type { KubeObject } from '../objects/kube.js';
 import { MAX_ALIAS_COUNT, treeProblem } from '../objects/yaml.js';
+import { linesDocuments } from './plain-lines.js';
+import { CORE_BOOL, CORE_NULL, keyProblem, PLAIN_NUMBER, v3MayReadAsNonString } from './plain-scalars.js';
 
 /**
  * Characters yaml.v3 reads and our parser reads alike: tab, line feed and the printable ones,
@@ -31,35 +33,6 @@ const REFUSED_CHARS = /[^\t\n\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uD800-\uDFFF\uE00
  * followed by a space or the line's end; a `...` document end or a `%` directive line.
  */
 const REFUSED_LINES = /^(?:---(?![ \t]*(?:#.*)?$)|\.\.\.|%)/m;
-
-const CORE_NULL = new Set(['', '~', 'null', 'Null', 'NULL']);
-const CORE_BOOL = new Set(['true', 'True', 'TRUE', 'false', 'False', 'FALSE']);
-/** Plain scalars yaml.v3 reads as null, a boolean, a special float or a merge key. */
-const V3_WORDS = new Set([
-  ...CORE_NULL,
-  ...CORE_BOOL,
-  '<<',
-  ...['.nan', '.NaN', '.NAN'],
-  ...['', '+', '-'].flatMap((s) => [`${s}.inf`, `${s}.Inf`, `${s}.INF`]),
-]);
-/** Numbers written the same way in every reader: no sign but `-`, no leading zero, no `_`. */
-const PLAIN_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$/;
-
-/**
- * True when yaml.v3 might read the plain scalar `s` as something other than a string (a superset):
- * a timestamp (four digits and `-`), an integer in any base strconv.ParseInt takes, or a float,
- * after removing underscores as yaml.v3 does.
- */
-function v3MayReadAsNonString(s: string): boolean {
-  if (V3_WORDS.has(s)) return true;
-  if (!/^[-+.0-9]/.test(s)) return false;
-  if (/^[0-9]{4}-/.test(s)) return true;
-  const p = s.replaceAll('_', '');
-  return (
-    /^[-+]?(?:0[xXoObB][0-9a-fA-F]*|[0-9]+)$/.test(p) ||
-    /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/.test(p)
-  );
-}
 
 /** Why a scalar is refused, or undefined when yaml.v3 and our parser read it alike (see the module comment). */
 function scalarProblem(node: Scalar, text: string, isKey: boolean, flow: boolean): string | undefined {
@@ -100,14 +73,6 @@ function scalarProblem(node: Scalar, text: string, isKey: boolean, flow: boolean
     default:
       return 'an unknown scalar style';
   }
-}
-
-/** A key kustomize's yaml.v2 sorts in an order {@link v2KeyLess} computes: printable ASCII, digit runs short. */
-function keyProblem(key: string): string | undefined {
-  if (!/^[\x20-\x7E]*$/.test(key)) return `the key ${JSON.stringify(key)} (not ASCII)`;
-  if (/[0-9]{16}/.test(key)) return `the key ${key} (a long digit run)`;
-  if (key === '__proto__' || key === '<<') return `the key ${key}`;
-  return undefined;
 }
 
 /** The first node of a document's tree that is refused (see the module comment), as a phrase. */
@@ -291,6 +256,13 @@ export function plainObjects(text: string): KubeObject[] | undefined {
 export function readPlain(text: string): KubeObject[] | string {
   if (REFUSED_CHARS.test(text)) return 'a character outside the plain set';
   if (REFUSED_LINES.test(text)) return 'a document marker or directive line';
+  // The common block-style file, read line by line; anything else through the yaml package.
+  const fast = linesDocuments(text);
+  return fast !== undefined ? finish(fast) : readDocuments(text);
+}
+
+/** The documents through the yaml package's document model, each checked node by node. */
+function readDocuments(text: string): KubeObject[] | string {
   let docs: Document.Parsed[];
   try {
     docs = parseAllDocuments(text, { uniqueKeys: false }) as Document.Parsed[];
@@ -298,7 +270,7 @@ export function readPlain(text: string): KubeObject[] | string {
     return 'a parse failure';
   }
   if (!Array.isArray(docs)) return [];
-  const out: KubeObject[] = [];
+  const values: Record<string, unknown>[] = [];
   for (const doc of docs) {
     if (doc.errors.length > 0 || doc.warnings.length > 0) return 'a YAML error or warning';
     if (doc.contents === null) continue;
@@ -311,7 +283,15 @@ export function readPlain(text: string): KubeObject[] | string {
     if (tree !== undefined) return tree;
     const node = nodeProblem(doc.contents, text);
     if (node !== undefined) return node;
-    const value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as Record<string, unknown>;
+    values.push(doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as Record<string, unknown>);
+  }
+  return finish(values);
+}
+
+/** The objects of a file's documents, once each is checked as an object and its keys put in order. */
+function finish(values: Record<string, unknown>[]): KubeObject[] | string {
+  const out: KubeObject[] = [];
+  for (const value of values) {
     const object = objectProblem(value);
     if (object !== undefined) return object;
     const sorted = reorder(value) as KubeObject | undefined;
@@ -321,4 +301,11 @@ export function readPlain(text: string): KubeObject[] | string {
     out.push(sorted);
   }
   return out;
+}
+
+/** {@link readPlain} through the yaml package alone (the differential test's reference). */
+export function readPlainSlow(text: string): KubeObject[] | string {
+  if (REFUSED_CHARS.test(text)) return 'a character outside the plain set';
+  if (REFUSED_LINES.test(text)) return 'a document marker or directive line';
+  return readDocuments(text);
 }
