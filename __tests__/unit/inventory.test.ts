@@ -7,6 +7,7 @@ import {
   decodeInventory,
   encodeInventory,
   partCount,
+  readOwnEntries,
   type CodecLimits,
   type InventoryRecord,
   type InventoryStatus,
@@ -729,5 +730,43 @@ describe('pruneExclusion', () => {
     ],
   ])('%s', (_name, live, want) => {
     expect(pruneExclusion(live, owner)).toBe(want);
+  });
+});
+
+describe('reading entries in their own format', () => {
+  /** What the YAML parser makes of the text, as entries. */
+  const parsed = (text: string) => (parse(text) as Entry[]).map(({ id, v }) => ({ id, v }));
+
+  it.each([
+    ['namespaced and cluster-scoped', '- id: ns_web_apps_Deployment\n  v: v1\n- id: _ns__Namespace\n  v: v1\n'],
+    ['a group with dots', '- id: _admin_rbac.authorization.k8s.io_ClusterRole\n  v: v1\n'],
+    ['a beta version', '- id: ns_w_example.com_Widget\n  v: v1beta1\n'],
+  ])('reads %s as YAML does', (_, text) => {
+    expect(readOwnEntries(text)).toEqual(parsed(text));
+  });
+
+  it.each([
+    ['a name with a colon', '- id: _system:auth_rbac.authorization.k8s.io_ClusterRole\n  v: v1\n'],
+    ['a namespace that starts with a digit', '- id: 1ns_x__ConfigMap\n  v: v1\n'],
+    ['a version YAML reads as a boolean', '- id: ns_x__ConfigMap\n  v: true\n'],
+    ['a quoted value', '- id: "ns_x__ConfigMap"\n  v: v1\n'],
+    ['another layout', '- {id: ns_x__ConfigMap, v: v1}\n'],
+    ['no final line break', '- id: ns_x__ConfigMap\n  v: v1'],
+    ['a comment', '- id: ns_x__ConfigMap # c\n  v: v1\n'],
+  ])('leaves %s to the YAML parser', (_, text) => {
+    expect(readOwnEntries(text)).toBeUndefined();
+  });
+
+  it('reads what encodeInventory writes, 1,000 entries, as YAML does', () => {
+    const entries = Array.from({ length: 1000 }, (_, i) => ({
+      id: `${i % 3 ? `ns-${i % 7}` : ''}_obj-${i}_${i % 2 ? 'apps' : ''}_${i % 2 ? 'Deployment' : 'ConfigMap'}`,
+      v: 'v1',
+    }));
+    const text = encodeInventory(
+      { entries, pending: [], status: {} as never },
+      { compressAbove: 1e9, maxPartBytes: 1e9 },
+    ).data['entries.yaml']!;
+    expect(readOwnEntries(text)).toEqual(parsed(text));
+    expect(readOwnEntries(text)).toHaveLength(1000);
   });
 });
