@@ -32,6 +32,8 @@ export interface Settings {
    * another source fail; without it, GitRepositories defined in the repository are matched by URL.
    */
   source?: string;
+  /** Host (lower case, with its port when not the default) → token, for fetching other GitRepositories. */
+  gitCredentials?: Record<string, string>;
   /** Flux Kustomization files or globs, relative to `root`; when set, they replace `path`. */
   kustomizations: string[];
   /** spec.targetNamespace for the single-Kustomization case. */
@@ -135,6 +137,7 @@ export interface RawSettings {
   path?: string;
   name?: string;
   source?: string;
+  gitCredentials?: Record<string, string>;
   kustomizations?: string[];
   targetNamespace?: string;
   wait?: string | boolean;
@@ -213,6 +216,17 @@ export function normalize(raw: RawSettings): Settings {
     }
     source = `${a}/${b}`;
   }
+  const gitCredentials: Record<string, string> = {};
+  for (const [host, token] of Object.entries(raw.gitCredentials ?? {})) {
+    const h = host.trim().toLowerCase();
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?$/.test(h)) {
+      throw new Error(
+        `git-credentials: ${JSON.stringify(host)} is not a host name (e.g. github.com or git.example.com:8443)`,
+      );
+    }
+    if (token.trim() === '') throw new Error(`git-credentials: the token for ${h} is empty`);
+    gitCredentials[h] = token.trim();
+  }
   const targetNamespace = raw.targetNamespace?.trim();
   if (kustomizations.length > 0 && targetNamespace) {
     throw new Error(
@@ -269,6 +283,7 @@ export function normalize(raw: RawSettings): Settings {
     path,
     ...(name ? { name } : {}),
     ...(source ? { source } : {}),
+    ...(Object.keys(gitCredentials).length > 0 ? { gitCredentials } : {}),
     kustomizations,
     ...(targetNamespace ? { targetNamespace } : {}),
     wait,

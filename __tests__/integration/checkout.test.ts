@@ -1,8 +1,12 @@
-// A Kustomization whose source is another repository is never built from this checkout: it fails
-// naming its source, its dependents are skipped, and the others are applied.
+// A Kustomization whose source is another GitRepository is never built from this checkout: it is
+// built from that repository, fetched with git (local file:// repositories here, proven by content),
+// or, when it cannot be had, it fails naming its source, its dependents are skipped, and the others
+// are applied.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
+import { repositoryId } from '../../src/inventory/identity.js';
 import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { bareRepository } from '../helpers/git-repos.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';
 
@@ -15,8 +19,8 @@ metadata: {name: ${name}, namespace: flux-system}
 spec: {interval: 1m, url: ${url}, ref: {branch: ${branch}}}
 `;
 
-const cm = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\n`;
+const cm = (ns: string, name: string, from = 'this checkout') =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {from: ${from}}\n`;
 
 describe('the source of a Kustomization', () => {
   let client: ClusterClient;
@@ -27,11 +31,11 @@ describe('the source of a Kustomization', () => {
     client.close();
   });
 
-  async function fleet(ns: string): Promise<string> {
+  async function fleet(ns: string, tenantUrl: string): Promise<string> {
     return writeTree({
       'clusters/dev/flux-system/gotk-sync.yaml': gitRepository('flux-system', 'ssh://git@github.com/acme/fleet'),
       'clusters/dev/infra.yaml': ks('infra', 'flux-system'),
-      'clusters/dev/tenant.yaml': `${gitRepository('dev-team', 'https://github.com/acme/dev-team')}---\n${ks('tenant', 'dev-team')}`,
+      'clusters/dev/tenant.yaml': `${gitRepository('dev-team', tenantUrl)}---\n${ks('tenant', 'dev-team')}`,
       'clusters/dev/apps.yaml': ks('apps', 'flux-system', 'dependsOn: [{name: tenant}]'),
       'infra/cm.yaml': cm(ns, 'infra'),
       'tenant/cm.yaml': cm(ns, 'tenant'),
@@ -49,15 +53,36 @@ describe('the source of a Kustomization', () => {
   }
 
   const applied = (ns: string, name: string) => exists(client, `/api/v1/namespaces/${ns}/configmaps/${name}`);
+  /** Where the live ConfigMap's content came from. */
+  const from = async (ns: string, name: string) =>
+    (await client.request<{ data?: { from?: string } }>('GET', `/api/v1/namespaces/${ns}/configmaps/${name}`)).data
+      ?.from;
 
-  it('fails a tenant Kustomization of another repository and skips its dependents', async () => {
+  it('builds a tenant Kustomization from its own repository, and records that revision', async () => {
     const ns = await freshNamespace(client);
-    const report = await run(await fleet(ns), ns, 'acme/fleet');
+    const tenant = await bareRepository({ main: { 'tenant/cm.yaml': cm(ns, 'tenant', 'the tenant repository') } });
+    const report = await run(await fleet(ns, tenant.url), ns, 'acme/fleet');
+    const byName = new Map((report.kustomizations ?? []).map((r) => [r.kustomization, r]));
+    expect(report.ok, report.error).toBe(true);
+    expect(byName.get('flux-system/tenant')?.ok).toBe(true);
+    expect(await from(ns, 'tenant')).toBe('the tenant repository');
+    expect(await from(ns, 'infra')).toBe('this checkout');
+    expect(await from(ns, 'apps')).toBe('this checkout');
+    const inventory = await client.request<{ data: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${ns}/configmaps/kustomize-reconcile.flux-system.tenant`,
+    );
+    expect(inventory.data['status.yaml']).toContain(`lastAppliedRevision: main@sha1:${tenant.commits['main']}`);
+  });
+
+  it('fails a tenant Kustomization whose repository cannot be fetched and skips its dependents', async () => {
+    const ns = await freshNamespace(client);
+    const report = await run(await fleet(ns, 'http://127.0.0.1:9/acme/dev-team.git'), ns, 'acme/fleet');
     expect(report.ok).toBe(false);
     const byName = new Map((report.kustomizations ?? []).map((r) => [r.kustomization, r]));
     expect(byName.get('flux-system/infra')?.ok).toBe(true);
     expect(byName.get('flux-system/tenant')?.error).toMatch(
-      /spec\.sourceRef GitRepository flux-system\/dev-team \(clusters\/dev\/tenant\.yaml\) points at https:\/\/github\.com\/acme\/dev-team, not at this repository \(acme\/fleet\)/,
+      /fetching GitRepository flux-system\/dev-team \(clusters\/dev\/tenant\.yaml\): http:\/\/127\.0\.0\.1:9\/acme\/dev-team\.git at branch main failed: .*\(no token for 127\.0\.0\.1:9 in the git-credentials input\)$/,
     );
     expect(byName.get('flux-system/apps')?.error).toMatch(/^skipped: dependency 'flux-system\/tenant' is not ready/);
     expect(await applied(ns, 'infra')).toBe(true);
@@ -65,36 +90,41 @@ describe('the source of a Kustomization', () => {
     expect(await applied(ns, 'apps')).toBe(false);
   });
 
-  it('fails a tenant Kustomization that follows another branch of this repository (flux2-multi-tenancy)', async () => {
+  it('builds a tenant Kustomization that follows another branch of this repository from that branch (flux2-multi-tenancy)', async () => {
     const ns = await freshNamespace(client);
+    const repo = await bareRepository({
+      main: { 'tenant/cm.yaml': cm(ns, 'tenant', 'main') },
+      'dev-team': { 'tenant/cm.yaml': cm(ns, 'tenant', 'the dev-team branch') },
+    });
     const root = await writeTree({
-      'clusters/dev/infra.yaml': `${gitRepository('flux-system', 'https://github.com/acme/fleet')}---\n${ks('infra', 'flux-system')}`,
-      'clusters/dev/tenant.yaml': `${gitRepository('dev-team', 'https://github.com/acme/fleet', 'dev-team')}---\n${ks('tenant', 'dev-team')}`,
+      'clusters/dev/infra.yaml': `${gitRepository('flux-system', repo.url)}---\n${ks('infra', 'flux-system')}`,
+      'clusters/dev/tenant.yaml': `${gitRepository('dev-team', repo.url, 'dev-team')}---\n${ks('tenant', 'dev-team')}`,
       'infra/cm.yaml': cm(ns, 'infra'),
       'tenant/cm.yaml': cm(ns, 'tenant'),
     });
-    const onMain = await run(root, ns, 'acme/fleet');
+    // The checkout is main of that repository: infra is built from it, the tenant from its branch.
+    const onMain = await run(root, ns, repositoryId(repo.url));
     const byName = new Map((onMain.kustomizations ?? []).map((r) => [r.kustomization, r]));
     expect(byName.get('flux-system/infra')?.ok).toBe(true);
-    expect(byName.get('flux-system/tenant')?.error).toContain(
-      'follows branch "dev-team" of this repository, not this checkout (branch main)',
-    );
-    expect(await applied(ns, 'tenant')).toBe(false);
-    // A checkout of the dev-team branch builds the tenant, and not the main branch's infra.
-    const onDevTeam = await run(root, ns, 'acme/fleet', undefined, 'dev-team');
-    const byName2 = new Map((onDevTeam.kustomizations ?? []).map((r) => [r.kustomization, r]));
-    expect(byName2.get('flux-system/tenant')?.ok).toBe(true);
-    expect(byName2.get('flux-system/infra')?.error).toContain('follows branch "main"');
-    expect(await applied(ns, 'tenant')).toBe(true);
+    expect(byName.get('flux-system/tenant')?.ok).toBe(true);
+    expect(await from(ns, 'infra')).toBe('this checkout');
+    expect(await from(ns, 'tenant')).toBe('the dev-team branch');
   });
 
   it('with the source input, only that GitRepository is this checkout', async () => {
     const ns = await freshNamespace(client);
-    const report = await run(await fleet(ns), ns, 'acme/fleet', 'flux-system/dev-team');
+    const report = await run(
+      await fleet(ns, 'https://github.com/acme/dev-team'),
+      ns,
+      'acme/fleet',
+      'flux-system/dev-team',
+    );
     const byName = new Map((report.kustomizations ?? []).map((r) => [r.kustomization, r]));
+    // flux-system is defined over SSH: not this checkout, and not fetched.
     expect(byName.get('flux-system/infra')?.error).toContain('input source names flux-system/dev-team');
+    expect(byName.get('flux-system/infra')?.error).toContain('building this repository instead is never done');
     expect(byName.get('flux-system/tenant')?.ok).toBe(true);
     expect(await applied(ns, 'infra')).toBe(false);
-    expect(await applied(ns, 'tenant')).toBe(true);
+    expect(await from(ns, 'tenant')).toBe('this checkout');
   });
 });

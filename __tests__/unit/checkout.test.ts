@@ -18,7 +18,7 @@ const def = (name: string, url: string, namespace = 'flux-system', ref?: Record<
 const FLEET = 'https://github.com/acme/fleet';
 
 describe('sourceVerdict', () => {
-  it.each<[string, KustomizationSpec, CheckoutFacts, 'checkout' | 'other', RegExp?]>([
+  it.each<[string, KustomizationSpec, CheckoutFacts, 'checkout' | 'fetch' | 'other', RegExp?]>([
     ['no sourceRef (the path input)', spec(), { source: 'acme/fleet', definitions: [] }, 'checkout'],
     [
       'the GitRepository of this repository, https',
@@ -42,8 +42,25 @@ describe('sourceVerdict', () => {
           def('dev-team', 'https://github.com/acme/dev-team', 'apps'),
         ],
       },
+      'fetch',
+      /^https:\/\/github\.com\/acme\/dev-team$/,
+    ],
+    [
+      'a tenant GitRepository over SSH',
+      spec({ name: 'dev-team', namespace: 'apps' }),
+      { source: 'acme/fleet', definitions: [def('dev-team', 'ssh://git@github.com/acme/dev-team', 'apps')] },
       'other',
-      /^spec\.sourceRef GitRepository apps\/dev-team \(gotk-sync\.yaml\) points at https:\/\/github\.com\/acme\/dev-team, not at this repository \(acme\/fleet\)/,
+      /^spec\.sourceRef GitRepository apps\/dev-team \(gotk-sync\.yaml\) points at ssh:\/\/git@github\.com\/acme\/dev-team, not at this repository \(acme\/fleet\), and only https:\/\/ \(and file:\/\/\) URLs are fetched: .* building this repository instead is never done$/,
+    ],
+    [
+      'a GitRepository that follows a semver range',
+      spec({ name: 'dev-team', namespace: 'apps' }),
+      {
+        source: 'acme/fleet',
+        definitions: [def('dev-team', 'https://github.com/acme/dev-team', 'apps', { semver: '>=1.0.0' })],
+      },
+      'other',
+      /and semver refs are not fetched yet; building this repository instead is never done$/,
     ],
     [
       'the same name in another namespace does not count',
@@ -63,7 +80,14 @@ describe('sourceVerdict', () => {
       spec({ name: 'flux-system' }),
       { source: 'acme/fleet', explicit: 'flux-system/mirror', definitions: [] },
       'other',
-      /is not this checkout \(input source names flux-system\/mirror\)/,
+      /is not this checkout \(input source names flux-system\/mirror\) and is not defined in the repository, so it cannot be fetched/,
+    ],
+    [
+      'not the one the source input names, defined in the repository',
+      spec({ name: 'flux-system' }),
+      { source: 'acme/fleet', explicit: 'flux-system/mirror', definitions: [def('flux-system', FLEET)] },
+      'fetch',
+      /^https:\/\/github\.com\/acme\/fleet$/,
     ],
     [
       'this repository at the branch checked out',
@@ -80,8 +104,8 @@ describe('sourceVerdict', () => {
       'this repository at another branch',
       spec({ name: 'dev-team', namespace: 'apps' }),
       { source: 'acme/fleet', branch: 'main', definitions: [def('dev-team', FLEET, 'apps', { branch: 'dev-team' })] },
-      'other',
-      /^spec\.sourceRef GitRepository apps\/dev-team \(gotk-sync\.yaml\) follows branch "dev-team" of this repository, not this checkout \(branch main\)/,
+      'fetch',
+      /^https:\/\/github\.com\/acme\/fleet$/,
     ],
     [
       'this repository at a tag',
@@ -91,8 +115,8 @@ describe('sourceVerdict', () => {
         branch: 'main',
         definitions: [def('flux-system', FLEET, 'flux-system', { tag: 'v1.2.0' })],
       },
-      'other',
-      /follows tag "v1\.2\.0" of this repository, not this checkout \(branch main\)/,
+      'fetch',
+      /^https:\/\/github\.com\/acme\/fleet$/,
     ],
     [
       'this repository at a branch, the checkout branch unknown',
@@ -111,7 +135,9 @@ describe('sourceVerdict', () => {
   ])('%s', (_, s, facts, kind, text) => {
     const verdict = sourceVerdict(s, facts);
     expect(verdict.kind).toBe(kind);
-    const said = verdict.kind === 'other' ? verdict.problem : verdict.note;
+    // What it says: the problem, the note, or the URL it fetches.
+    const said =
+      verdict.kind === 'other' ? verdict.problem : verdict.kind === 'fetch' ? verdict.repository.url : verdict.note;
     if (text) expect(said).toMatch(text);
     else expect(said).toBeUndefined();
   });

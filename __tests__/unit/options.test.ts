@@ -64,6 +64,7 @@ describe('the option table and action.yml', () => {
   it('masks the credential-bearing inputs, and only those', () => {
     expect(INPUTS.filter((o) => o.secret).map((o) => o.input)).toEqual([
       'kubeconfig',
+      'git-credentials',
       'github-token',
       'sops-age-key',
       'sops-pgp-key',

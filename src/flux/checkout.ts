@@ -19,11 +19,24 @@ export interface GitRepositoryDef {
   url: string;
   /** spec.ref: which revision of the repository it follows. */
   ref?: { branch?: string; tag?: string; semver?: string; name?: string; commit?: string };
+  /** spec.ignore: .sourceignore lines added to the artifact's. */
+  ignore?: string;
+  /** spec.secretRef.name: the Secret with its credentials. */
+  secretRef?: string;
+  /** spec.include is set (other GitRepositories copied into this one). */
+  include?: boolean;
   /** The file it is defined in, relative to the root. */
   file: string;
 }
 
-export type SourceVerdict = { kind: 'checkout'; note?: string } | { kind: 'other'; problem: string };
+/**
+ * How a Kustomization's source is had: this checkout; another GitRepository defined in the
+ * repository, fetched with git (src/source/git.ts); or not at all (the Kustomization fails).
+ */
+export type SourceVerdict =
+  | { kind: 'checkout'; note?: string }
+  | { kind: 'fetch'; repository: GitRepositoryDef }
+  | { kind: 'other'; problem: string };
 
 export interface CheckoutFacts {
   /** This run's repository (Settings.run.source); `local:…` when it has no remote. */
@@ -41,15 +54,28 @@ export function sourceVerdict(spec: KustomizationSpec, facts: CheckoutFacts): So
   if (ref === undefined) return { kind: 'checkout' };
   const key = `${ref.namespace ?? spec.namespace}/${ref.name}`;
   const named = `spec.sourceRef GitRepository ${key}`;
-  const unsupported = 'fetching other sources is not supported yet, and building this repository instead is never done';
+  const defs = facts.definitions.filter((d) => `${d.namespace}/${d.name}` === key);
+  /** Another repository or revision: fetched when it can be, never this checkout instead. */
+  const fetched = (d: GitRepositoryDef, why: string): SourceVerdict => {
+    const refused = unfetchable(d);
+    return refused === undefined
+      ? { kind: 'fetch', repository: d }
+      : {
+          kind: 'other',
+          problem: `${named} (${d.file}) ${why}, and ${refused}; building this repository instead is never done`,
+        };
+  };
   if (facts.explicit !== undefined) {
     if (facts.explicit === key) return { kind: 'checkout' };
+    if (defs.length === 1) return fetched(defs[0]!, `is not this checkout (input source names ${facts.explicit})`);
     return {
       kind: 'other',
-      problem: `${named} is not this checkout (input source names ${facts.explicit}): ${unsupported}`,
+      problem:
+        `${named} is not this checkout (input source names ${facts.explicit}) and ` +
+        `${defs.length === 0 ? 'is not defined in the repository' : 'is defined more than once'}, so it cannot be fetched; ` +
+        'building this repository instead is never done',
     };
   }
-  const defs = facts.definitions.filter((d) => `${d.namespace}/${d.name}` === key);
   if (defs.length === 0) {
     return {
       kind: 'checkout',
@@ -62,15 +88,15 @@ export function sourceVerdict(spec: KustomizationSpec, facts: CheckoutFacts): So
       note: `${named} (${defs[0]!.url}) taken to be this checkout: the checkout has no git remote to compare with`,
     };
   }
-  const mismatched = defs.filter((d) => !sameSource(repositoryId(d.url), facts.source));
-  if (mismatched.length > 0) {
-    const d = mismatched[0]!;
+  if (defs.length > 1) {
     return {
       kind: 'other',
-      problem:
-        `${named} (${d.file}) points at ${d.url}, not at this repository (${facts.source}): ${unsupported}. ` +
-        `If it is this repository under another URL, set input source to ${key}`,
+      problem: `${named} is defined more than once (${defs.map((d) => d.file).join(', ')}): keep one`,
     };
+  }
+  const mismatched = defs.filter((d) => !sameSource(repositoryId(d.url), facts.source));
+  if (mismatched.length > 0) {
+    return fetched(mismatched[0]!, `points at ${mismatched[0]!.url}, not at this repository (${facts.source})`);
   }
   // This repository, but perhaps another revision of it: a tenant's branch, a tag, a commit.
   const d = defs[0]!;
@@ -78,20 +104,10 @@ export function sourceVerdict(spec: KustomizationSpec, facts: CheckoutFacts): So
   const pinned = (['commit', 'name', 'semver', 'tag'] as const).find((k) => revision[k] !== undefined);
   const checkedOut = facts.branch === undefined ? 'this checkout' : `this checkout (branch ${facts.branch})`;
   if (pinned !== undefined) {
-    return {
-      kind: 'other',
-      problem:
-        `${named} (${d.file}) follows ${pinned} ${JSON.stringify(revision[pinned])} of this repository, not ${checkedOut}: ` +
-        `${unsupported}. If this checkout is that revision, set input source to ${key}`,
-    };
+    return fetched(d, `follows ${pinned} ${JSON.stringify(revision[pinned])} of this repository, not ${checkedOut}`);
   }
   if (revision.branch !== undefined && facts.branch !== undefined && revision.branch !== facts.branch) {
-    return {
-      kind: 'other',
-      problem:
-        `${named} (${d.file}) follows branch ${JSON.stringify(revision.branch)} of this repository, not ${checkedOut}: ` +
-        `${unsupported}. If this checkout is that branch, set input source to ${key}`,
-    };
+    return fetched(d, `follows branch ${JSON.stringify(revision.branch)} of this repository, not ${checkedOut}`);
   }
   if (revision.branch !== undefined && facts.branch === undefined) {
     return {
@@ -100,6 +116,16 @@ export function sourceVerdict(spec: KustomizationSpec, facts: CheckoutFacts): So
     };
   }
   return { kind: 'checkout' };
+}
+
+/** Why `d` cannot be fetched here (a field not supported yet), or undefined. */
+export function unfetchable(d: GitRepositoryDef): string | undefined {
+  if (d.include) return 'its spec.include is not fetched yet';
+  if (d.ref?.semver !== undefined) return 'semver refs are not fetched yet';
+  if (!/^(?:https?|file):\/\//.test(d.url)) {
+    return `only https:// (and file://) URLs are fetched: ${d.url} needs SSH keys, which this action does not take yet`;
+  }
+  return undefined;
 }
 
 /** The GitRepositories a YAML text defines (any source.toolkit.fluxcd.io version), pure. */
@@ -123,7 +149,7 @@ export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[
       apiVersion?: unknown;
       kind?: unknown;
       metadata?: { name?: unknown; namespace?: unknown };
-      spec?: { url?: unknown; ref?: unknown };
+      spec?: { url?: unknown; ref?: unknown; ignore?: unknown; secretRef?: { name?: unknown }; include?: unknown };
     } | null;
     if (o === null || typeof o !== 'object' || o.kind !== 'GitRepository') continue;
     if (typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith('source.toolkit.fluxcd.io/')) continue;
@@ -132,7 +158,19 @@ export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[
     if (typeof name !== 'string' || typeof url !== 'string') continue;
     const namespace = typeof o.metadata?.namespace === 'string' ? o.metadata.namespace : 'flux-system';
     const ref = refOf(o.spec?.ref);
-    found.push({ namespace, name, url, file, ...(ref ? { ref } : {}) });
+    const ignore = typeof o.spec?.ignore === 'string' ? o.spec.ignore : undefined;
+    const secretRef = typeof o.spec?.secretRef?.name === 'string' ? o.spec.secretRef.name : undefined;
+    const include = Array.isArray(o.spec?.include) && o.spec.include.length > 0;
+    found.push({
+      namespace,
+      name,
+      url,
+      file,
+      ...(ref ? { ref } : {}),
+      ...(ignore !== undefined ? { ignore } : {}),
+      ...(secretRef !== undefined ? { secretRef } : {}),
+      ...(include ? { include } : {}),
+    });
   }
   return found;
 }

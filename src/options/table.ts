@@ -70,11 +70,26 @@ export const INPUTS: readonly Option[] = [
     field: 'source',
     kind: 'string',
     description:
-      'The GitRepository that is this checkout, as NAMESPACE/NAME (e.g. flux-system/flux-system). Kustomizations whose spec.sourceRef is another source fail (their dependents are skipped) instead of being built from this repository. Default: GitRepositories defined in the repository are matched by URL against this repository; one not defined anywhere is taken to be the checkout, with a note.',
+      'The GitRepository that is this checkout, as NAMESPACE/NAME (e.g. flux-system/flux-system). A Kustomization whose spec.sourceRef is another GitRepository defined in the repository is built from that repository, fetched with git (see git-credentials); any other source fails it (its dependents are skipped), and it is never built from this repository instead. Default: GitRepositories defined in the repository are matched by URL and branch against this checkout; one not defined anywhere is taken to be the checkout, with a note.',
     flag: {
       arg: 'NS/NAME',
-      help: 'the GitRepository that is this checkout; Kustomizations of other sources fail',
+      help: 'the GitRepository that is this checkout; other GitRepositories are fetched',
       defaultText: 'GitRepositories in the repository are matched by URL',
+    },
+  },
+  {
+    input: 'git-credentials',
+    field: 'gitCredentials',
+    kind: 'map',
+    secret: 'values',
+    description:
+      "Tokens for fetching the GitRepositories that Kustomizations name as their source when they are not this checkout (another repository, or this one at another branch, tag or commit), as a map of host to token (e.g. `github.com:` followed by a token from your secrets). Sent to that host only, as HTTP basic auth (user x-access-token) through git's environment, and masked. Without one, the repository is fetched anonymously.",
+    flag: {
+      name: 'git-credential',
+      arg: 'HOST=TOKEN',
+      multiple: true,
+      value: 'var',
+      help: 'a token for fetching other GitRepositories from HOST (masked in the output)',
     },
   },
   {

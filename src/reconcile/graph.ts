@@ -4,12 +4,13 @@
  * Kustomization whose dependency is not ready is skipped with the reason.
  */
 import type { Report } from '../report/model.js';
-import type { SourceVerdict } from '../flux/checkout.js';
+import type { GitRepositoryDef, SourceVerdict } from '../flux/checkout.js';
 import { runInDependencyOrder } from '../flux/graph.js';
 import { kustomizationObject } from '../flux/object.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { evalReadyExpr } from '../kstatus/cel.js';
+import { fetchGitRepository, redactUrl, type Fetched } from '../source/git.js';
 import { prefixed, type RunContext } from './context.js';
 import { reconcileTarget } from './one.js';
 import { combine, outcomeOf, skippedReport } from './report.js';
@@ -24,14 +25,46 @@ export async function reconcileAll(
   sources: ReadonlyMap<string, SourceVerdict>,
   started: number,
 ): Promise<Report> {
-  const { settings, management: client } = ctx;
+  const { settings } = ctx;
   /** The Kustomization's report when its source is not this checkout: failed, nothing built. */
   const wrongSource = (spec: KustomizationSpec): Report | undefined => {
     const verdict = sources.get(`${spec.namespace}/${spec.name}`);
     if (verdict?.kind !== 'other') return undefined;
     return skippedReport(settings, spec, `${describeSpec(spec)}: ${verdict.problem}`, 'resolve');
   };
-  if (specs.length === 1) return wrongSource(specs[0]!) ?? (await reconcileTarget(ctx, specs[0]!));
+  const fetched = new FetchedSources(ctx);
+  /** The Kustomization, built from its own source when that is another GitRepository. */
+  const run = async (c: RunContext, spec: KustomizationSpec): Promise<Report> => {
+    const verdict = sources.get(`${spec.namespace}/${spec.name}`);
+    if (verdict?.kind !== 'fetch') return reconcileTarget(c, spec);
+    let tree: Fetched;
+    try {
+      tree = await fetched.get(verdict.repository);
+    } catch (err) {
+      return skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`, 'resolve');
+    }
+    const r = verdict.repository;
+    c.log.info(`Built from GitRepository ${r.namespace}/${r.name} at ${tree.revision}`);
+    const own = { ...settings, root: tree.root, run: { ...settings.run, revision: tree.revision } };
+    return reconcileTarget({ ...c, settings: own }, spec);
+  };
+  try {
+    return await reconcileEach(ctx, specs, levels, started, wrongSource, run);
+  } finally {
+    await fetched.cleanup();
+  }
+}
+
+async function reconcileEach(
+  ctx: RunContext,
+  specs: KustomizationSpec[],
+  levels: KustomizationSpec[][],
+  started: number,
+  wrongSource: (spec: KustomizationSpec) => Report | undefined,
+  run: (c: RunContext, spec: KustomizationSpec) => Promise<Report>,
+): Promise<Report> {
+  const { settings, management: client } = ctx;
+  if (specs.length === 1) return wrongSource(specs[0]!) ?? (await run(ctx, specs[0]!));
   const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
   const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) => {
     const key = `${spec.namespace}/${spec.name}`;
@@ -49,7 +82,7 @@ export async function reconcileAll(
     if (client.unreachable)
       return skippedReport(settings, spec, 'skipped: the cluster could not be reached', 'dependency');
     ctx.log.info(`[${key}] reconciling ${spec.path}`);
-    return reconcileTarget({ ...ctx, log: prefixed(ctx.log, `[${key}]`) }, spec);
+    return run({ ...ctx, log: prefixed(ctx.log, `[${key}]`) }, spec);
   });
   return combine(
     settings,
@@ -87,4 +120,29 @@ function dependencyProblem(
     }
   }
   return undefined;
+}
+
+/** The other GitRepositories of a run, each fetched once (Kustomizations may share one), removed at the end. */
+class FetchedSources {
+  private readonly trees = new Map<string, Promise<Fetched>>();
+
+  constructor(private readonly ctx: RunContext) {}
+
+  get(repo: GitRepositoryDef): Promise<Fetched> {
+    const key = `${repo.namespace}/${repo.name}`;
+    let tree = this.trees.get(key);
+    if (tree === undefined) {
+      this.ctx.log.info(`Fetching GitRepository ${key} (${redactUrl(repo.url)})`);
+      tree = fetchGitRepository(repo, {
+        credentials: this.ctx.settings.gitCredentials ?? {},
+        secret: this.ctx.secrets.add,
+      });
+      this.trees.set(key, tree);
+    }
+    return tree;
+  }
+
+  async cleanup(): Promise<void> {
+    for (const tree of this.trees.values()) await tree.then((t) => t.cleanup()).catch(() => undefined);
+  }
 }

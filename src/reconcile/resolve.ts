@@ -49,7 +49,7 @@ async function checkSources(
     source: settings.run.source,
     ...(settings.run.branch ? { branch: settings.run.branch } : {}),
     ...(settings.source ? { explicit: settings.source } : {}),
-    definitions: settings.source ? [] : await findGitRepositories(settings.root),
+    definitions: await findGitRepositories(settings.root),
   };
   const noted = new Set<string>();
   for (const spec of specs) {

@@ -1,0 +1,40 @@
+// Bare git repositories on local disk (file:// URLs) for the tests of GitRepository sources: no
+// network, real git.
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+const ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+
+/**
+ * A bare repository whose branches hold the given files (branch → path → text), each branch one
+ * commit of its own; returns its file:// URL and each branch's commit.
+ */
+export async function bareRepository(
+  branches: Record<string, Record<string, string>>,
+): Promise<{ url: string; commits: Record<string, string> }> {
+  const work = await mkdtemp(join(tmpdir(), 'kr-git-work-'));
+  const bare = join(await mkdtemp(join(tmpdir(), 'kr-git-bare-')), 'repo.git');
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: work, env: { ...process.env, ...ENV } })
+      .toString()
+      .trim();
+  git('init', '-q', '-b', 'init');
+  git('commit', '-q', '--allow-empty', '-m', 'init');
+  const commits: Record<string, string> = {};
+  for (const [branch, files] of Object.entries(branches)) {
+    git('checkout', '-q', '-B', branch, 'init');
+    git('rm', '-q', '-r', '--ignore-unmatch', '.');
+    for (const [path, text] of Object.entries(files)) {
+      await mkdir(dirname(join(work, path)), { recursive: true });
+      await writeFile(join(work, path), text);
+    }
+    git('add', '-A');
+    git('commit', '-q', '-m', branch);
+    commits[branch] = git('rev-parse', 'HEAD');
+  }
+  execFileSync('git', ['clone', '-q', '--bare', work, bare]);
+  await rm(work, { recursive: true, force: true });
+  return { url: `file://${bare}`, commits };
+}

@@ -1,0 +1,139 @@
+// Fetching another GitRepository (src/source/git.ts): the plan for each spec.ref, the revision Flux
+// would report, credentials kept to their host, and real fetches from a local repository (file://)
+// by branch, tag, commit and name.
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { GitRepositoryDef } from '../../src/flux/checkout.js';
+import { fetchGitRepository, fetchPlan, gitEnv, hostOf, redactUrl } from '../../src/source/git.js';
+
+const SHA = '0123456789abcdef0123456789abcdef01234567';
+
+describe('fetchPlan', () => {
+  it.each<[string, GitRepositoryDef['ref'], string, string]>([
+    ['no ref: branch master, as Flux defaults', undefined, 'refs/heads/master', `master@sha1:${SHA}`],
+    ['a branch', { branch: 'main' }, 'refs/heads/main', `main@sha1:${SHA}`],
+    ['a tag', { tag: 'v1.2.0', branch: 'main' }, 'refs/tags/v1.2.0', `v1.2.0@sha1:${SHA}`],
+    ['a name', { name: 'refs/pull/4/head', tag: 'v1' }, 'refs/pull/4/head', `refs/pull/4/head@sha1:${SHA}`],
+    ['a commit', { commit: SHA, name: 'refs/heads/x' }, SHA, `sha1:${SHA}`],
+    ['a commit on a branch', { commit: SHA, branch: 'main' }, SHA, `main@sha1:${SHA}`],
+  ])('%s', (_, ref, want, revision) => {
+    const plan = fetchPlan(ref);
+    expect(plan.want).toBe(want);
+    expect(plan.revision(SHA)).toBe(revision);
+  });
+});
+
+describe('credentials and messages', () => {
+  it.each([
+    ['https://github.com/acme/app', 'github.com'],
+    ['https://GIT.example.com:8443/a.git', 'git.example.com:8443'],
+    ['file:///tmp/repo.git', undefined],
+    ['ssh://git@github.com/acme/app', undefined],
+  ])('the host of %s', (url, host) => {
+    expect(hostOf(url)).toBe(host);
+  });
+
+  it('drops a user and password from a URL shown', () => {
+    expect(redactUrl('https://bob:hunter2@github.com/acme/app')).toBe('https://github.com/acme/app');
+    expect(redactUrl('https://github.com/acme/app')).toBe('https://github.com/acme/app');
+  });
+
+  it('puts the token in git’s environment as a header, never prompts', () => {
+    expect(gitEnv(undefined)).toEqual({ GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true' });
+    const env = gitEnv('tok');
+    expect(env['GIT_CONFIG_KEY_0']).toBe('http.extraHeader');
+    expect(env['GIT_CONFIG_VALUE_0']).toBe(
+      `Authorization: Basic ${Buffer.from('x-access-token:tok').toString('base64')}`,
+    );
+  });
+});
+
+/** A bare repository with a branch main (two commits), a branch tenant, and a tag v1 on main's first commit. */
+async function repository(): Promise<{ url: string; first: string; second: string }> {
+  const work = await mkdtemp(join(tmpdir(), 'kr-git-work-'));
+  const bare = await mkdtemp(join(tmpdir(), 'kr-git-bare-'));
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: work,
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t',
+      },
+    })
+      .toString()
+      .trim();
+  git('init', '-q', '-b', 'main');
+  await writeFile(join(work, 'app.yaml'), 'first\n');
+  await writeFile(join(work, 'notes.md'), 'ignored\n');
+  git('add', '.');
+  git('commit', '-q', '-m', 'first');
+  const first = git('rev-parse', 'HEAD');
+  git('tag', '-a', 'v1', '-m', 'v1');
+  await writeFile(join(work, 'app.yaml'), 'second\n');
+  git('commit', '-q', '-am', 'second');
+  const second = git('rev-parse', 'HEAD');
+  git('checkout', '-q', '-b', 'tenant', first);
+  await writeFile(join(work, 'app.yaml'), 'tenant\n');
+  git('commit', '-q', '-am', 'tenant');
+  execFileSync('git', ['clone', '-q', '--bare', work, bare + '/r.git']);
+  return { url: `file://${bare}/r.git`, first, second };
+}
+
+describe('fetchGitRepository, from a local repository', () => {
+  const opts = { credentials: {}, secret: () => {} };
+  const def = (url: string, ref?: GitRepositoryDef['ref'], ignore?: string): GitRepositoryDef => ({
+    namespace: 'apps',
+    name: 'tenant',
+    url,
+    file: 'clusters/tenant.yaml',
+    ...(ref ? { ref } : {}),
+    ...(ignore ? { ignore } : {}),
+  });
+
+  it('by branch, tag, commit and name, each at the revision Flux names', async () => {
+    const r = await repository();
+    const cases: [GitRepositoryDef['ref'], string, string][] = [
+      [{ branch: 'main' }, 'second\n', `main@sha1:${r.second}`],
+      [{ tag: 'v1' }, 'first\n', `v1@sha1:${r.first}`],
+      [{ commit: r.first }, 'first\n', `sha1:${r.first}`],
+      [{ name: 'refs/heads/tenant' }, 'tenant\n', 'refs/heads/tenant@sha1:'],
+    ];
+    for (const [ref, content, revision] of cases) {
+      const got = await fetchGitRepository(def(r.url, ref), opts);
+      expect(await readFile(join(got.root, 'app.yaml'), 'utf8')).toBe(content);
+      expect(got.revision.startsWith(revision)).toBe(true);
+      // No history is kept: the tree is the artifact.
+      expect(await readdir(got.root)).not.toContain('.git');
+      await got.cleanup();
+      expect(await readdir(got.root).catch(() => 'gone')).toBe('gone');
+    }
+  });
+
+  it('adds spec.ignore to the root .sourceignore', async () => {
+    const r = await repository();
+    const got = await fetchGitRepository(def(r.url, { branch: 'main' }, '*.md'), opts);
+    expect(await readFile(join(got.root, '.sourceignore'), 'utf8')).toContain('*.md');
+    await got.cleanup();
+  });
+
+  it('fails naming the GitRepository, its file and the ref, and leaves nothing behind', async () => {
+    const r = await repository();
+    await expect(fetchGitRepository(def(r.url, { branch: 'nope' }), opts)).rejects.toThrow(
+      /^fetching GitRepository apps\/tenant \(clusters\/tenant\.yaml\): file:\/\/.* at branch nope failed: /,
+    );
+    await expect(fetchGitRepository(def(r.url, { commit: 'f'.repeat(40) }), opts)).rejects.toThrow(
+      /at commit f{40} failed/,
+    );
+  });
+
+  it('names the missing credential when a host refuses', async () => {
+    const got = fetchGitRepository(def('http://127.0.0.1:9/acme/app.git', { branch: 'main' }), opts);
+    await expect(got).rejects.toThrow(/\(no token for 127\.0\.0\.1:9 in the git-credentials input\)$/);
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Another GitRepository's artifact, as source-controller makes it: the repository fetched with
+ * `git` at the revision its spec.ref chooses (commit, then name, then tag, then branch; `master`
+ * when none is set, as Flux defaults), without its history, with spec.ignore added to the root's
+ * .sourceignore. Credentials come from the `git-credentials` input (host → token), sent as an HTTP
+ * header through git's environment, never on its command line, and masked. The revision is named
+ * as Flux names it: `main@sha1:<sha>`, `v1.0.0@sha1:<sha>`, `refs/heads/main@sha1:<sha>`,
+ * `sha1:<sha>`.
+ */
+import { execFile } from 'node:child_process';
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { GitRepositoryDef } from '../flux/checkout.js';
+
+/** What to fetch for a spec.ref, and how the revision is named, pure. */
+export interface FetchPlan {
+  /** The refspec or commit given to `git fetch`. */
+  want: string;
+  /** The commit the fetched tree must be at, when spec.ref pins one. */
+  commit?: string;
+  /** Flux's revision for the commit fetched. */
+  revision: (sha: string) => string;
+  /** The ref, for messages. */
+  describe: string;
+}
+
+export function fetchPlan(ref: GitRepositoryDef['ref']): FetchPlan {
+  const r = ref ?? {};
+  if (r.commit !== undefined) {
+    const commit = r.commit;
+    return {
+      want: commit,
+      commit,
+      revision: (sha) => (r.branch !== undefined ? `${r.branch}@sha1:${sha}` : `sha1:${sha}`),
+      describe: `commit ${commit}`,
+    };
+  }
+  if (r.name !== undefined) {
+    const name = r.name;
+    return { want: name, revision: (sha) => `${name}@sha1:${sha}`, describe: `ref ${name}` };
+  }
+  if (r.tag !== undefined) {
+    const tag = r.tag;
+    return { want: `refs/tags/${tag}`, revision: (sha) => `${tag}@sha1:${sha}`, describe: `tag ${tag}` };
+  }
+  const branch = r.branch ?? 'master';
+  return { want: `refs/heads/${branch}`, revision: (sha) => `${branch}@sha1:${sha}`, describe: `branch ${branch}` };
+}
+
+/** The host (and port) of an http(s) URL, lower-cased, or undefined. */
+export function hostOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.host.toLowerCase() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `url` without the user and password it may carry, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1');
+}
+
+/** git's environment for a fetch: no prompts, and the token's header when there is one. */
+export function gitEnv(token: string | undefined): Record<string, string> {
+  const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true' };
+  if (token === undefined) return env;
+  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+  return {
+    ...env,
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'http.extraHeader',
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+  };
+}
+
+export interface FetchOptions {
+  /** Host (`github.com`, `git.example.com:8443`) → token, from the git-credentials input. */
+  credentials: Readonly<Record<string, string>>;
+  /** Masks a value in every later log line. */
+  secret: (value: string) => void;
+  timeoutMs?: number;
+}
+
+export interface Fetched {
+  root: string;
+  revision: string;
+  /** Removes the tree. */
+  cleanup: () => Promise<void>;
+}
+
+/** Fetches `repo` into a new temporary directory; throws a sentence naming it on failure. */
+export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOptions): Promise<Fetched> {
+  const plan = fetchPlan(repo.ref);
+  const host = hostOf(repo.url);
+  const token = host === undefined ? undefined : opts.credentials[host];
+  if (token !== undefined) {
+    opts.secret(token);
+    opts.secret(Buffer.from(`x-access-token:${token}`).toString('base64'));
+  }
+  const what = `GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${redactUrl(repo.url)} at ${plan.describe}`;
+  const root = await mkdtemp(join(tmpdir(), 'kr-source-'));
+  const cleanup = () => rm(root, { recursive: true, force: true });
+  const env = { ...process.env, ...gitEnv(token) };
+  const git = (args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      execFile(
+        'git',
+        args,
+        { cwd: root, env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 4 << 20 },
+        (err, stdout, stderr) => {
+          if (err) {
+            const said = stderr.trim().split('\n').filter(Boolean).pop() ?? err.message;
+            reject(new Error(said));
+          } else resolve(stdout.trim());
+        },
+      );
+    });
+  try {
+    await git(['init', '-q']);
+    await git(['fetch', '-q', '--depth', '1', '--no-tags', '--', repo.url, plan.want]);
+    await git(['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', 'FETCH_HEAD']);
+    const sha = await git(['rev-parse', 'HEAD']);
+    if (plan.commit !== undefined && sha !== plan.commit.toLowerCase()) {
+      throw new Error(`fetched ${sha}, not the commit asked for (spec.ref.commit takes the full 40-character SHA)`);
+    }
+    await rm(join(root, '.git'), { recursive: true, force: true });
+    if (repo.ignore !== undefined) await appendFile(join(root, '.sourceignore'), `\n${repo.ignore}\n`);
+    return { root, revision: plan.revision(sha), cleanup };
+  } catch (err) {
+    await cleanup();
+    let message = (err as Error).message;
+    if (token !== undefined) message = message.replaceAll(token, '***');
+    const hint =
+      token === undefined && host !== undefined
+        ? ` (no token for ${host} in the git-credentials input${repo.secretRef ? `; spec.secretRef ${repo.secretRef} is not read` : ''})`
+        : '';
+    throw new Error(`fetching ${what} failed: ${message}${hint}`, { cause: err });
+  }
+}
