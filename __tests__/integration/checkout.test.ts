@@ -2,10 +2,14 @@
 // built from that repository, fetched with git (local file:// repositories here, proven by content),
 // or, when it cannot be had, it fails naming its source, its dependents are skipped, and the others
 // are applied.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { repositoryId } from '../../src/inventory/identity.js';
+import { basicAuth } from '../../src/source/git.js';
 import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { gitHttpServer } from '../helpers/git-http.js';
 import { bareRepository } from '../helpers/git-repos.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';
@@ -73,6 +77,47 @@ describe('the source of a Kustomization', () => {
       `/api/v1/namespaces/${ns}/configmaps/kustomize-reconcile.flux-system.tenant`,
     );
     expect(inventory.data['status.yaml']).toContain(`lastAppliedRevision: main@sha1:${tenant.commits['main']}`);
+  });
+
+  it('fetches a private tenant repository with the credentials its spec.secretRef Secret holds', async () => {
+    const ns = await freshNamespace(client);
+    const tenant = await bareRepository({ main: { 'tenant/cm.yaml': cm(ns, 'tenant', 'the private repository') } });
+    const server = await gitHttpServer(tenant.url, basicAuth('bob', 'hunter2'));
+    const secret = `tenant-auth-${ns}`;
+    try {
+      // The GitRepository's namespace, where its Secret is read.
+      await client
+        .request('POST', '/api/v1/namespaces', {
+          body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flux-system' } },
+        })
+        .catch((err: unknown) => {
+          if (!/409|AlreadyExists|already exists/i.test(String(err))) throw err;
+        });
+      await client.request('POST', '/api/v1/namespaces/flux-system/secrets', {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: secret, namespace: 'flux-system' },
+          stringData: { username: 'bob', password: 'hunter2' },
+        },
+      });
+      const root = await fleet(ns, server.urlOf(tenant.url));
+      const file = join(root, 'clusters/dev/tenant.yaml');
+      await writeFile(
+        file,
+        (await readFile(file, 'utf8')).replace(
+          'ref: {branch: main}',
+          `ref: {branch: main}, secretRef: {name: ${secret}}`,
+        ),
+      );
+      const report = await run(root, ns, 'acme/fleet');
+      expect(report.ok, report.error).toBe(true);
+      expect(await from(ns, 'tenant')).toBe('the private repository');
+      expect(server.seen).toContain(basicAuth('bob', 'hunter2'));
+    } finally {
+      await server.close();
+      await client.request('DELETE', `/api/v1/namespaces/flux-system/secrets/${secret}`).catch(() => undefined);
+    }
   });
 
   it('fails a tenant Kustomization whose repository cannot be fetched and skips its dependents', async () => {

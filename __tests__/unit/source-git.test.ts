@@ -7,7 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { GitRepositoryDef } from '../../src/flux/checkout.js';
-import { fetchGitRepository, fetchPlan, gitEnv, hostOf, redactUrl } from '../../src/source/git.js';
+import {
+  basicAuth,
+  fetchGitRepository,
+  fetchPlan,
+  gitEnv,
+  hostOf,
+  redactUrl,
+  secretAuthorization,
+} from '../../src/source/git.js';
+import { bareRepository } from '../helpers/git-repos.js';
+import { gitHttpServer } from '../helpers/git-http.js';
 
 const SHA = '0123456789abcdef0123456789abcdef01234567';
 
@@ -41,13 +51,21 @@ describe('credentials and messages', () => {
     expect(redactUrl('https://github.com/acme/app')).toBe('https://github.com/acme/app');
   });
 
-  it('puts the token in git’s environment as a header, never prompts', () => {
+  it('puts the header in git’s environment, never prompts', () => {
     expect(gitEnv(undefined)).toEqual({ GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true' });
-    const env = gitEnv('tok');
+    const env = gitEnv(basicAuth('x-access-token', 'tok'));
     expect(env['GIT_CONFIG_KEY_0']).toBe('http.extraHeader');
     expect(env['GIT_CONFIG_VALUE_0']).toBe(
       `Authorization: Basic ${Buffer.from('x-access-token:tok').toString('base64')}`,
     );
+  });
+
+  it.each([
+    ['username and password', { username: 'bob', password: 'pw' }, basicAuth('bob', 'pw')],
+    ['a bearer token', { bearerToken: 'bt', username: 'x' }, 'Bearer bt'],
+    ['neither (an SSH identity)', { identity: 'key' }, undefined],
+  ])('a secretRef with %s', (_, data, header) => {
+    expect(secretAuthorization(data)).toBe(header);
   });
 });
 
@@ -135,5 +153,73 @@ describe('fetchGitRepository, from a local repository', () => {
   it('names the missing credential when a host refuses', async () => {
     const got = fetchGitRepository(def('http://127.0.0.1:9/acme/app.git', { branch: 'main' }), opts);
     await expect(got).rejects.toThrow(/\(no token for 127\.0\.0\.1:9 in the git-credentials input\)$/);
+  });
+});
+
+describe('fetchGitRepository, over HTTP with credentials', () => {
+  const def = (url: string, secretRef?: string): GitRepositoryDef => ({
+    namespace: 'apps',
+    name: 'tenant',
+    url,
+    file: 'tenant.yaml',
+    ref: { branch: 'main' },
+    ...(secretRef ? { secretRef } : {}),
+  });
+
+  it('sends the host’s token from git-credentials, masks it, and fails without it', async () => {
+    const repo = await bareRepository({ main: { 'app.yaml': 'private\n' } });
+    const server = await gitHttpServer(repo.url, basicAuth('x-access-token', 's3cret-token'));
+    try {
+      const url = server.urlOf(repo.url);
+      const host = new URL(url).host;
+      const masked: string[] = [];
+      const got = await fetchGitRepository(def(url), {
+        credentials: { [host]: 's3cret-token' },
+        secret: (v) => masked.push(v),
+      });
+      expect(await readFile(join(got.root, 'app.yaml'), 'utf8')).toBe('private\n');
+      expect(got.revision).toBe(`main@sha1:${repo.commits['main']}`);
+      expect(masked).toContain('s3cret-token');
+      await got.cleanup();
+      // Another host's token is not sent.
+      await expect(
+        fetchGitRepository(def(url), { credentials: { 'github.com': 's3cret-token' }, secret: () => {} }),
+      ).rejects.toThrow(new RegExp(`\\(no token for ${host.replace(/\./g, '\\.')} in the git-credentials input\\)$`));
+      expect(server.seen.filter((h) => h !== undefined && h !== basicAuth('x-access-token', 's3cret-token'))).toEqual(
+        [],
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reads spec.secretRef when there is no token, and says why when it cannot', async () => {
+    const repo = await bareRepository({ main: { 'app.yaml': 'private\n' } });
+    const server = await gitHttpServer(repo.url, basicAuth('bob', 'hunter2'));
+    try {
+      const url = server.urlOf(repo.url);
+      const read: string[] = [];
+      const masked: string[] = [];
+      const got = await fetchGitRepository(def(url, 'tenant-auth'), {
+        credentials: {},
+        secret: (v) => masked.push(v),
+        readSecret: (ns, name) => {
+          read.push(`${ns}/${name}`);
+          return Promise.resolve({ username: 'bob', password: 'hunter2' });
+        },
+      });
+      expect(read).toEqual(['apps/tenant-auth']);
+      expect(masked).toContain('hunter2');
+      await got.cleanup();
+      await expect(
+        fetchGitRepository(def(url, 'tenant-auth'), {
+          credentials: {},
+          secret: () => {},
+          readSecret: () => Promise.reject(new Error('secrets "tenant-auth" is forbidden')),
+        }),
+      ).rejects.toThrow(/; spec\.secretRef tenant-auth could not be read: secrets "tenant-auth" is forbidden\)$/);
+    } finally {
+      await server.close();
+    }
   });
 });

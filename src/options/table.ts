@@ -83,7 +83,7 @@ export const INPUTS: readonly Option[] = [
     kind: 'map',
     secret: 'values',
     description:
-      "Tokens for fetching the GitRepositories that Kustomizations name as their source when they are not this checkout (another repository, or this one at another branch, tag or commit), as a map of host to token (e.g. `github.com:` followed by a token from your secrets). Sent to that host only, as HTTP basic auth (user x-access-token) through git's environment, and masked. Without one, the repository is fetched anonymously.",
+      "Tokens for fetching the GitRepositories that Kustomizations name as their source when they are not this checkout (another repository, or this one at another branch, tag or commit), as a map of host to token (e.g. `github.com:` followed by a token from your secrets). Sent to that host only, as HTTP basic auth (user x-access-token) through git's environment, and masked. Without one, the Secret the GitRepository's spec.secretRef names is read (username and password, or bearerToken) when the action may read it; else the repository is fetched anonymously.",
     flag: {
       name: 'git-credential',
       arg: 'HOST=TOKEN',

@@ -2,8 +2,9 @@
  * Another GitRepository's artifact, as source-controller makes it: the repository fetched with
  * `git` at the revision its spec.ref chooses (commit, then name, then tag, then branch; `master`
  * when none is set, as Flux defaults), without its history, with spec.ignore added to the root's
- * .sourceignore. Credentials come from the `git-credentials` input (host → token), sent as an HTTP
- * header through git's environment, never on its command line, and masked. The revision is named
+ * .sourceignore. Credentials come from the `git-credentials` input (host → token), else from the
+ * Secret spec.secretRef names (username and password, or bearerToken) when the action can read it;
+ * they are sent as an HTTP header through git's environment, never on its command line, and masked. The revision is named
  * as Flux names it: `main@sha1:<sha>`, `v1.0.0@sha1:<sha>`, `refs/heads/main@sha1:<sha>`,
  * `sha1:<sha>`.
  */
@@ -63,17 +64,33 @@ export function redactUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1');
 }
 
-/** git's environment for a fetch: no prompts, and the token's header when there is one. */
-export function gitEnv(token: string | undefined): Record<string, string> {
+/** git's environment for a fetch: no prompts, and the Authorization header when there is one. */
+export function gitEnv(authorization: string | undefined): Record<string, string> {
   const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true' };
-  if (token === undefined) return env;
-  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+  if (authorization === undefined) return env;
   return {
     ...env,
     GIT_CONFIG_COUNT: '1',
     GIT_CONFIG_KEY_0: 'http.extraHeader',
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+    GIT_CONFIG_VALUE_0: `Authorization: ${authorization}`,
   };
+}
+
+/** HTTP basic auth's header value. */
+export const basicAuth = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/**
+ * The Authorization header of a GitRepository's spec.secretRef Secret (its data decoded), as
+ * source-controller reads it for HTTPS: `bearerToken`, or `username` and `password` as basic auth;
+ * undefined when it holds neither.
+ */
+export function secretAuthorization(data: Readonly<Record<string, string>>): string | undefined {
+  if (data['bearerToken']) return `Bearer ${data['bearerToken']}`;
+  if (data['username'] !== undefined || data['password'] !== undefined) {
+    return basicAuth(data['username'] ?? '', data['password'] ?? '');
+  }
+  return undefined;
 }
 
 export interface FetchOptions {
@@ -81,6 +98,8 @@ export interface FetchOptions {
   credentials: Readonly<Record<string, string>>;
   /** Masks a value in every later log line. */
   secret: (value: string) => void;
+  /** Reads a Secret's data, decoded (spec.secretRef, in the GitRepository's namespace). */
+  readSecret?: (namespace: string, name: string) => Promise<Record<string, string>>;
   timeoutMs?: number;
 }
 
@@ -91,19 +110,45 @@ export interface Fetched {
   cleanup: () => Promise<void>;
 }
 
+/** The Authorization header for `repo`: its host's token, else its spec.secretRef; why none, when none. */
+async function authorizationFor(
+  repo: GitRepositoryDef,
+  host: string | undefined,
+  opts: FetchOptions,
+): Promise<{ authorization?: string; missing?: string }> {
+  if (host === undefined) return {};
+  const token = opts.credentials[host];
+  if (token !== undefined) {
+    opts.secret(token);
+    const authorization = basicAuth('x-access-token', token);
+    opts.secret(authorization.slice('Basic '.length));
+    return { authorization };
+  }
+  const noToken = `no token for ${host} in the git-credentials input`;
+  if (repo.secretRef === undefined) return { missing: noToken };
+  let data: Record<string, string>;
+  try {
+    data = (await opts.readSecret?.(repo.namespace, repo.secretRef)) ?? {};
+  } catch (err) {
+    return { missing: `${noToken}; spec.secretRef ${repo.secretRef} could not be read: ${(err as Error).message}` };
+  }
+  for (const v of Object.values(data)) if (v.trim() !== '') opts.secret(v);
+  const authorization = secretAuthorization(data);
+  if (authorization === undefined) {
+    return { missing: `${noToken}; spec.secretRef ${repo.secretRef} holds no username and password or bearerToken` };
+  }
+  opts.secret(authorization.replace(/^\S+ /, ''));
+  return { authorization };
+}
+
 /** Fetches `repo` into a new temporary directory; throws a sentence naming it on failure. */
 export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOptions): Promise<Fetched> {
   const plan = fetchPlan(repo.ref);
-  const host = hostOf(repo.url);
-  const token = host === undefined ? undefined : opts.credentials[host];
-  if (token !== undefined) {
-    opts.secret(token);
-    opts.secret(Buffer.from(`x-access-token:${token}`).toString('base64'));
-  }
+  const { authorization, missing } = await authorizationFor(repo, hostOf(repo.url), opts);
   const what = `GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${redactUrl(repo.url)} at ${plan.describe}`;
   const root = await mkdtemp(join(tmpdir(), 'kr-source-'));
   const cleanup = () => rm(root, { recursive: true, force: true });
-  const env = { ...process.env, ...gitEnv(token) };
+  const env = { ...process.env, ...gitEnv(authorization) };
   const git = (args: string[]) =>
     new Promise<string>((resolve, reject) => {
       execFile(
@@ -131,12 +176,7 @@ export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOpti
     return { root, revision: plan.revision(sha), cleanup };
   } catch (err) {
     await cleanup();
-    let message = (err as Error).message;
-    if (token !== undefined) message = message.replaceAll(token, '***');
-    const hint =
-      token === undefined && host !== undefined
-        ? ` (no token for ${host} in the git-credentials input${repo.secretRef ? `; spec.secretRef ${repo.secretRef} is not read` : ''})`
-        : '';
-    throw new Error(`fetching ${what} failed: ${message}${hint}`, { cause: err });
+    const hint = missing === undefined ? '' : ` (${missing})`;
+    throw new Error(`fetching ${what} failed: ${(err as Error).message}${hint}`, { cause: err });
   }
 }
