@@ -59,8 +59,8 @@ describe('sourceVerdict', () => {
         source: 'acme/fleet',
         definitions: [def('dev-team', 'https://github.com/acme/dev-team', 'apps', { semver: '>=1.0.0' })],
       },
-      'other',
-      /and semver refs are not fetched yet; building this repository instead is never done$/,
+      'fetch',
+      /^https:\/\/github\.com\/acme\/dev-team$/,
     ],
     [
       'the same name in another namespace does not count',

@@ -13,6 +13,7 @@ import {
   fetchPlan,
   gitEnv,
   hostOf,
+  lsRemoteTags,
   redactUrl,
   secretAuthorization,
 } from '../../src/source/git.js';
@@ -29,10 +30,18 @@ describe('fetchPlan', () => {
     ['a name', { name: 'refs/pull/4/head', tag: 'v1' }, 'refs/pull/4/head', `refs/pull/4/head@sha1:${SHA}`],
     ['a commit', { commit: SHA, name: 'refs/heads/x' }, SHA, `sha1:${SHA}`],
     ['a commit on a branch', { commit: SHA, branch: 'main' }, SHA, `main@sha1:${SHA}`],
+    ['semver before a tag (the tag is chosen when fetching)', { semver: '^1', tag: 'v2' }, '', `sha1:${SHA}`],
   ])('%s', (_, ref, want, revision) => {
     const plan = fetchPlan(ref);
     expect(plan.want).toBe(want);
     expect(plan.revision(SHA)).toBe(revision);
+  });
+});
+
+describe('lsRemoteTags', () => {
+  it('lists the tags, without the peeled lines', () => {
+    const out = `${SHA}\trefs/tags/v1\n${SHA}\trefs/tags/v1^{}\n${SHA}\trefs/tags/release/2.0\n`;
+    expect(lsRemoteTags(out)).toEqual(['v1', 'release/2.0']);
   });
 });
 
@@ -96,6 +105,8 @@ async function repository(): Promise<{ url: string; first: string; second: strin
   await writeFile(join(work, 'app.yaml'), 'second\n');
   git('commit', '-q', '-am', 'second');
   const second = git('rev-parse', 'HEAD');
+  git('tag', 'v1.1.0');
+  git('tag', 'latest');
   git('checkout', '-q', '-b', 'tenant', first);
   await writeFile(join(work, 'app.yaml'), 'tenant\n');
   git('commit', '-q', '-am', 'tenant');
@@ -121,6 +132,9 @@ describe('fetchGitRepository, from a local repository', () => {
       [{ tag: 'v1' }, 'first\n', `v1@sha1:${r.first}`],
       [{ commit: r.first }, 'first\n', `sha1:${r.first}`],
       [{ name: 'refs/heads/tenant' }, 'tenant\n', 'refs/heads/tenant@sha1:'],
+      // semver: the highest tag in range (v1 reads as 1.0.0; `latest` is no version).
+      [{ semver: '>=1.0.0' }, 'second\n', `v1.1.0@sha1:${r.second}`],
+      [{ semver: '<1.1', tag: 'v1.1.0' }, 'first\n', `v1@sha1:${r.first}`],
     ];
     for (const [ref, content, revision] of cases) {
       const got = await fetchGitRepository(def(r.url, ref), opts);
@@ -144,6 +158,12 @@ describe('fetchGitRepository, from a local repository', () => {
     const r = await repository();
     await expect(fetchGitRepository(def(r.url, { branch: 'nope' }), opts)).rejects.toThrow(
       /^fetching GitRepository apps\/tenant \(clusters\/tenant\.yaml\): file:\/\/.* at branch nope failed: /,
+    );
+    await expect(fetchGitRepository(def(r.url, { semver: '>=2.0.0' }), opts)).rejects.toThrow(
+      /at semver >=2\.0\.0 failed: no tag satisfies the constraint \(tags: latest, v1, v1\.1\.0\)$/,
+    );
+    await expect(fetchGitRepository(def(r.url, { semver: 'latest' }), opts)).rejects.toThrow(
+      /at semver latest failed: "latest" is not a version constraint$/,
     );
     await expect(fetchGitRepository(def(r.url, { commit: 'f'.repeat(40) }), opts)).rejects.toThrow(
       /at commit f{40} failed/,

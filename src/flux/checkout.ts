@@ -121,7 +121,6 @@ export function sourceVerdict(spec: KustomizationSpec, facts: CheckoutFacts): So
 /** Why `d` cannot be fetched here (a field not supported yet), or undefined. */
 export function unfetchable(d: GitRepositoryDef): string | undefined {
   if (d.include) return 'its spec.include is not fetched yet';
-  if (d.ref?.semver !== undefined) return 'semver refs are not fetched yet';
   if (!/^(?:https?|file):\/\//.test(d.url)) {
     return `only https:// (and file://) URLs are fetched: ${d.url} needs SSH keys, which this action does not take yet`;
   }

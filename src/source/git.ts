@@ -1,7 +1,7 @@
 /**
  * Another GitRepository's artifact, as source-controller makes it: the repository fetched with
- * `git` at the revision its spec.ref chooses (commit, then name, then tag, then branch; `master`
- * when none is set, as Flux defaults), without its history, with spec.ignore added to the root's
+ * `git` at the revision its spec.ref chooses (commit, then name, then semver, then tag, then branch;
+ * `master` when none is set, as Flux defaults; semver picks the highest matching tag, semver.ts), without its history, with spec.ignore added to the root's
  * .sourceignore. Credentials come from the `git-credentials` input (host → token), else from the
  * Secret spec.secretRef names (username and password, or bearerToken) when the action can read it;
  * they are sent as an HTTP header through git's environment, never on its command line, and masked. The revision is named
@@ -13,6 +13,7 @@ import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GitRepositoryDef } from '../flux/checkout.js';
+import { pickTag } from './semver.js';
 
 /** What to fetch for a spec.ref, and how the revision is named, pure. */
 export interface FetchPlan {
@@ -24,6 +25,27 @@ export interface FetchPlan {
   revision: (sha: string) => string;
   /** The ref, for messages. */
   describe: string;
+  /** spec.ref.semver: the tag is chosen among the repository's tags (see semver.ts). */
+  semver?: string;
+}
+
+/** The plan of the tag a semver plan chose. */
+export function tagPlan(tag: string, range: string): FetchPlan {
+  return {
+    want: `refs/tags/${tag}`,
+    revision: (sha) => `${tag}@sha1:${sha}`,
+    describe: `tag ${tag} (semver ${range})`,
+  };
+}
+
+/** The tag names of `git ls-remote --tags` output (peeled `^{}` lines left out). */
+export function lsRemoteTags(out: string): string[] {
+  const tags: string[] = [];
+  for (const line of out.split('\n')) {
+    const m = /^[0-9a-f]+\trefs\/tags\/(.+)$/.exec(line.trim());
+    if (m && !m[1]!.endsWith('^{}')) tags.push(m[1]!);
+  }
+  return tags;
 }
 
 export function fetchPlan(ref: GitRepositoryDef['ref']): FetchPlan {
@@ -40,6 +62,10 @@ export function fetchPlan(ref: GitRepositoryDef['ref']): FetchPlan {
   if (r.name !== undefined) {
     const name = r.name;
     return { want: name, revision: (sha) => `${name}@sha1:${sha}`, describe: `ref ${name}` };
+  }
+  if (r.semver !== undefined) {
+    const range = r.semver;
+    return { want: '', semver: range, revision: (sha) => `sha1:${sha}`, describe: `semver ${range}` };
   }
   if (r.tag !== undefined) {
     const tag = r.tag;
@@ -143,9 +169,9 @@ async function authorizationFor(
 
 /** Fetches `repo` into a new temporary directory; throws a sentence naming it on failure. */
 export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOptions): Promise<Fetched> {
-  const plan = fetchPlan(repo.ref);
+  let plan = fetchPlan(repo.ref);
   const { authorization, missing } = await authorizationFor(repo, hostOf(repo.url), opts);
-  const what = `GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${redactUrl(repo.url)} at ${plan.describe}`;
+  let what = `GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${redactUrl(repo.url)} at ${plan.describe}`;
   const root = await mkdtemp(join(tmpdir(), 'kr-source-'));
   const cleanup = () => rm(root, { recursive: true, force: true });
   const env = { ...process.env, ...gitEnv(authorization) };
@@ -165,6 +191,17 @@ export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOpti
     });
   try {
     await git(['init', '-q']);
+    if (plan.semver !== undefined) {
+      const range = plan.semver;
+      const tags = lsRemoteTags(await git(['ls-remote', '--tags', '--', repo.url]));
+      const tag = pickTag(tags, range);
+      if (tag === undefined) {
+        const some = tags.slice(0, 10).join(', ') + (tags.length > 10 ? ', …' : '');
+        throw new Error(`no tag satisfies the constraint (tags: ${some || 'none'})`);
+      }
+      plan = tagPlan(tag, range);
+      what = `GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${redactUrl(repo.url)} at ${plan.describe}`;
+    }
     await git(['fetch', '-q', '--depth', '1', '--no-tags', '--', repo.url, plan.want]);
     await git(['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', 'FETCH_HEAD']);
     const sha = await git(['rev-parse', 'HEAD']);
