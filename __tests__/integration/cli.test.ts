@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
 import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree } from '../helpers/cluster.js';
+import { bareRepository } from '../helpers/git-repos.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
 describe('the bundled CLI', () => {
@@ -131,6 +133,46 @@ spec:
     expect(unknown.stdout).toContain(
       'Gadget/default/g: the server has no resource for kind Gadget in nowhere.example.com/v1',
     );
+  });
+
+  it('build takes a Kustomization of another GitRepository from that repository, and refuses one it cannot fetch', async () => {
+    const tenant = await bareRepository({
+      main: {
+        'apps/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, namespace: x}\ndata: {from: tenant}\n',
+      },
+    });
+    const source = (url: string) =>
+      `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: tenant, namespace: flux-system}\nspec: {interval: 1m, url: ${url}, ref: {branch: main}}\n---\n` +
+      kustomizationYaml({ name: 'tenant', path: './apps', source: 'tenant' });
+    const tree = (url: string) =>
+      writeTree({
+        'clusters/tenant.yaml': source(url),
+        'apps/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, namespace: x}\ndata: {from: checkout}\n',
+      });
+    const build = (root: string) =>
+      // A checkout without a git remote is told by --source which GitRepository it is.
+      runNode(
+        'dist/cli.js',
+        [
+          'build',
+          '--kustomizations',
+          'clusters/tenant.yaml',
+          '--source',
+          'flux-system/flux-system',
+          '--kustomize-path',
+          KUSTOMIZE,
+        ],
+        { cwd: root },
+      );
+    const ok = await build(await tree(tenant.url));
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain('from: tenant');
+    expect(ok.stdout).not.toContain('from: checkout');
+    expect(ok.stderr).toContain(`built from GitRepository flux-system/tenant at main@sha1:${tenant.commits['main']}`);
+    const refused = await build(await tree('ssh://git@example.com/acme/tenant'));
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout).not.toContain('from: checkout');
+    expect(refused.stderr).toContain('building this repository instead is never done');
   });
 
   it('build prints the built objects without a cluster', async () => {

@@ -10,8 +10,8 @@ import { kustomizationObject } from '../flux/object.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { evalReadyExpr } from '../kstatus/cel.js';
-import { get, SECRETS } from '../cluster/verbs.js';
 import { fetchGitRepository, redactUrl, type Fetched } from '../source/git.js';
+import { secretReader } from '../source/secret.js';
 import { prefixed, type RunContext } from './context.js';
 import { reconcileTarget } from './one.js';
 import { combine, outcomeOf, skippedReport } from './report.js';
@@ -137,16 +137,7 @@ class FetchedSources {
       tree = fetchGitRepository(repo, {
         credentials: this.ctx.settings.gitCredentials ?? {},
         secret: this.ctx.secrets.add,
-        readSecret: async (namespace, name) => {
-          const secret = await get<{ data?: Record<string, string> }>(this.ctx.management, {
-            resource: SECRETS,
-            namespace,
-            name,
-          });
-          const out: Record<string, string> = {};
-          for (const [k, v] of Object.entries(secret.data ?? {})) out[k] = Buffer.from(v, 'base64').toString('utf8');
-          return out;
-        },
+        readSecret: secretReader(this.ctx.management),
       });
       this.trees.set(key, tree);
     }

@@ -16,7 +16,7 @@ import { resolveRun, specProblems } from './resolve.js';
 
 export type { Hooks } from './context.js';
 export { StageError, type Failure, type Stage } from './errors.js';
-export { checkSupported, refuseCrossNamespaceRefs, resolveSpecs } from './resolve.js';
+export { checkSources, checkSupported, refuseCrossNamespaceRefs, resolveSpecs } from './resolve.js';
 export { forkHint, renderSpec } from './render.js';
 export { healthTargets } from './phases.js';
 

@@ -38,7 +38,7 @@ export async function resolveSpecs(settings: Settings): Promise<KustomizationSpe
  * Which of `specs` this checkout may build (see flux/checkout.ts), keyed `namespace/name`. Notes
  * (a source taken to be the checkout without proof) are logged once per source.
  */
-async function checkSources(
+export async function checkSources(
   settings: Settings,
   specs: readonly KustomizationSpec[],
   log: (line: string) => void,
