@@ -11,7 +11,7 @@ import { ClusterClient } from './cluster/client.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
 import { checkSources, checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile/index.js';
 import { describeSpec } from './flux/support.js';
-import { fetchGitRepository, type Fetched } from './source/git.js';
+import { FetchedSources, settingsFor } from './source/fetched.js';
 import { secretReader } from './source/secret.js';
 import { exitCode } from './report/model.js';
 import { closingLines } from './report/render.js';
@@ -144,30 +144,29 @@ async function buildCommand(
   // As in apply: a Kustomization of another GitRepository is built from that repository, fetched;
   // one whose source cannot be had fails the build, never built from this checkout instead.
   const sources = await checkSources(settings, specs, note);
-  const fetched: Fetched[] = [];
+  const fetched = new FetchedSources({
+    credentials: settings.gitCredentials ?? {},
+    secret: (value) => scrubber.add(value),
+    ...(client ? { readSecret: secretReader(client) } : {}),
+    log: note,
+  });
   try {
     for (const spec of specs) {
       const verdict = sources.get(`${spec.namespace}/${spec.name}`);
       if (verdict?.kind === 'other') throw new Error(`${describeSpec(spec)}: ${verdict.problem}`);
       let own = settings;
       if (verdict?.kind === 'fetch') {
-        const tree = await fetchGitRepository(verdict.repository, {
-          credentials: settings.gitCredentials ?? {},
-          secret: (value) => scrubber.add(value),
-          ...(client ? { readSecret: secretReader(client) } : {}),
-        });
-        fetched.push(tree);
-        note(
-          `${describeSpec(spec)}: built from GitRepository ${verdict.repository.namespace}/${verdict.repository.name} at ${tree.revision}`,
-        );
-        own = { ...settings, root: tree.root, run: { ...settings.run, revision: tree.revision } };
+        const tree = await fetched.get(verdict.repository);
+        const r = verdict.repository;
+        note(`${describeSpec(spec)}: built from GitRepository ${r.namespace}/${r.name} at ${tree.revision}`);
+        own = settingsFor(settings, tree);
       }
       // Decrypted values are shown only on request: without --show-secrets nothing is decrypted.
       const built = await renderSpec(
         own,
         spec,
         client,
-        { secret: (value) => scrubber.add(value), note: (line) => process.stderr.write(`${scrubber.text(line)}\n`) },
+        { secret: (value) => scrubber.add(value), note },
         opts.showSecrets,
       );
       // Without --show-secrets, every field written from a secret source is masked, and buildOutput
@@ -180,7 +179,7 @@ async function buildCommand(
     }
   } finally {
     client?.close();
-    for (const tree of fetched) await tree.cleanup();
+    await fetched.cleanup();
   }
   if (opts.json) {
     return JSON.stringify(specs.length === 1 ? results[0]!.objects : results, null, 2) + '\n';

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { parse, stringify } from 'yaml';
+import { CORE_BOOL, CORE_NULL } from '../kustomize/plain-scalars.js';
 import type { Entry } from '../objects/id.js';
 import { sortEntries } from './entries.js';
 
@@ -151,7 +152,6 @@ function readSecretPaths(text: string | undefined): Record<string, string[]> | u
 
 /** One entry as entriesText writes it, with values every YAML reader takes for the same string. */
 const ENTRY_LINES = /^- id: ([A-Za-z_][A-Za-z0-9_./-]*)\n {2}v: ([A-Za-z_][A-Za-z0-9_./-]*)$/;
-const NOT_STRINGS = new Set(['true', 'True', 'TRUE', 'false', 'False', 'FALSE', 'null', 'Null', 'NULL']);
 
 /**
  * The entries of text in entriesText's own format, read without a YAML parser (a tenth of the
@@ -165,7 +165,7 @@ export function readOwnEntries(text: string): Entry[] | undefined {
   const out: Entry[] = [];
   for (let i = 0; i < lines.length; i += 2) {
     const m = ENTRY_LINES.exec(`${lines[i]}\n${lines[i + 1]}`);
-    if (!m || NOT_STRINGS.has(m[1]!) || NOT_STRINGS.has(m[2]!)) return undefined;
+    if (!m || [m[1]!, m[2]!].some((v) => CORE_NULL.has(v) || CORE_BOOL.has(v))) return undefined;
     out.push({ id: m[1]!, v: m[2]! });
   }
   return out;

@@ -112,7 +112,7 @@ class Reader {
       const rest = line.text.slice(1);
       const spaces = rest.length - rest.trimStart().length;
       const body = rest.trimStart();
-      if (body !== '' && !body.startsWith('#') && (isItem(body) || keyEnd(body) >= 0) && !/^['"]/.test(body)) {
+      if (isItem(body) || keyEnd(body) >= 0) {
         // `- key: value` or `- - item`: a block that starts on this line, at the column of its text.
         this.lines[this.i] = { indent: indent + 1 + spaces, text: body };
         out.push(this.block(indent + 1 + spaces, depth + 1));

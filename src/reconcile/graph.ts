@@ -4,13 +4,14 @@
  * Kustomization whose dependency is not ready is skipped with the reason.
  */
 import type { Report } from '../report/model.js';
-import type { GitRepositoryDef, SourceVerdict } from '../flux/checkout.js';
+import type { SourceVerdict } from '../flux/checkout.js';
 import { runInDependencyOrder } from '../flux/graph.js';
 import { kustomizationObject } from '../flux/object.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { evalReadyExpr } from '../kstatus/cel.js';
-import { fetchGitRepository, redactUrl, type Fetched } from '../source/git.js';
+import { FetchedSources, settingsFor } from '../source/fetched.js';
+import type { Fetched } from '../source/git.js';
 import { secretReader } from '../source/secret.js';
 import { prefixed, type RunContext } from './context.js';
 import { reconcileTarget } from './one.js';
@@ -33,7 +34,14 @@ export async function reconcileAll(
     if (verdict?.kind !== 'other') return undefined;
     return skippedReport(settings, spec, `${describeSpec(spec)}: ${verdict.problem}`, 'resolve');
   };
-  const fetched = new FetchedSources(ctx);
+  const fetched = new FetchedSources({
+    credentials: settings.gitCredentials ?? {},
+    secret: ctx.secrets.add,
+    readSecret: secretReader(ctx.management),
+    log: (line) => {
+      ctx.log.info(line);
+    },
+  });
   /** The Kustomization, built from its own source when that is another GitRepository. */
   const run = async (c: RunContext, spec: KustomizationSpec): Promise<Report> => {
     const verdict = sources.get(`${spec.namespace}/${spec.name}`);
@@ -46,8 +54,7 @@ export async function reconcileAll(
     }
     const r = verdict.repository;
     c.log.info(`Built from GitRepository ${r.namespace}/${r.name} at ${tree.revision}`);
-    const own = { ...settings, root: tree.root, run: { ...settings.run, revision: tree.revision } };
-    return reconcileTarget({ ...c, settings: own }, spec);
+    return reconcileTarget({ ...c, settings: settingsFor(settings, tree) }, spec);
   };
   try {
     return await reconcileEach(ctx, specs, levels, started, wrongSource, run);
@@ -121,30 +128,4 @@ function dependencyProblem(
     }
   }
   return undefined;
-}
-
-/** The other GitRepositories of a run, each fetched once (Kustomizations may share one), removed at the end. */
-class FetchedSources {
-  private readonly trees = new Map<string, Promise<Fetched>>();
-
-  constructor(private readonly ctx: RunContext) {}
-
-  get(repo: GitRepositoryDef): Promise<Fetched> {
-    const key = `${repo.namespace}/${repo.name}`;
-    let tree = this.trees.get(key);
-    if (tree === undefined) {
-      this.ctx.log.info(`Fetching GitRepository ${key} (${redactUrl(repo.url)})`);
-      tree = fetchGitRepository(repo, {
-        credentials: this.ctx.settings.gitCredentials ?? {},
-        secret: this.ctx.secrets.add,
-        readSecret: secretReader(this.ctx.management),
-      });
-      this.trees.set(key, tree);
-    }
-    return tree;
-  }
-
-  async cleanup(): Promise<void> {
-    for (const tree of this.trees.values()) await tree.then((t) => t.cleanup()).catch(() => undefined);
-  }
 }

@@ -171,7 +171,7 @@ async function authorizationFor(
 export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOptions): Promise<Fetched> {
   let plan = fetchPlan(repo.ref);
   const { authorization, missing } = await authorizationFor(repo, hostOf(repo.url), opts);
-  let what = `GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${redactUrl(repo.url)} at ${plan.describe}`;
+
   const root = await mkdtemp(join(tmpdir(), 'kr-source-'));
   const cleanup = () => rm(root, { recursive: true, force: true });
   const env = { ...process.env, ...gitEnv(authorization) };
@@ -200,7 +200,6 @@ export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOpti
         throw new Error(`no tag satisfies the constraint (tags: ${some || 'none'})`);
       }
       plan = tagPlan(tag, range);
-      what = `GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${redactUrl(repo.url)} at ${plan.describe}`;
     }
     await git(['fetch', '-q', '--depth', '1', '--no-tags', '--', repo.url, plan.want]);
     await git(['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', 'FETCH_HEAD']);
@@ -214,6 +213,7 @@ export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOpti
   } catch (err) {
     await cleanup();
     const hint = missing === undefined ? '' : ` (${missing})`;
+    const what = `GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${redactUrl(repo.url)} at ${plan.describe}`;
     throw new Error(`fetching ${what} failed: ${(err as Error).message}${hint}`, { cause: err });
   }
 }
