@@ -16,6 +16,7 @@ fi
 bash test/cluster/build.sh
 # The real Flux kustomize-controller, the parity suite's oracle and a benchmark peer (cached under $HOME).
 bash test/flux/build.sh
+bash test/registry/build.sh
 # moto, a local AWS KMS/STS emulator (PyPI), for the KMS key service's emulator tests.
 bash test/kms/setup.sh
 
