@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the AWS KMS and STS emulator that __tests__/integration/kms-emulator.test.ts starts:
+# Installs the AWS emulator that __tests__/integration/kms-emulator.test.ts (KMS, STS) and
+# source-bucket.test.ts (S3, through __tests__/helpers/s3.ts) start:
 # moto's server (PyPI), with the dependencies pinned in requirements.txt, into a Python venv
 # cached under $HOME keyed by the Python version and the pins, and links it as
 # test/kms/bin/moto_server. A warm run only checks the venv and links; a cold one takes ~20 s.
