@@ -11,7 +11,7 @@ import { ClusterClient } from './cluster/client.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
 import { checkSources, checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile/index.js';
 import { describeSpec } from './flux/support.js';
-import { FetchedSources, settingsFor } from './source/fetched.js';
+import { describePlan, runSources, settingsFor } from './source/fetched.js';
 import { secretReader } from './source/secret.js';
 import { exitCode } from './report/model.js';
 import { closingLines } from './report/render.js';
@@ -144,8 +144,7 @@ async function buildCommand(
   // As in apply: a Kustomization of another GitRepository is built from that repository, fetched;
   // one whose source cannot be had fails the build, never built from this checkout instead.
   const sources = await checkSources(settings, specs, note);
-  const fetched = new FetchedSources({
-    credentials: settings.gitCredentials ?? {},
+  const fetched = runSources(settings, {
     secret: (value) => scrubber.add(value),
     ...(client ? { readSecret: secretReader(client) } : {}),
     log: note,
@@ -156,10 +155,9 @@ async function buildCommand(
       if (verdict?.kind === 'other') throw new Error(`${describeSpec(spec)}: ${verdict.problem}`);
       let own = settings;
       if (verdict?.kind === 'fetch') {
-        const tree = await fetched.get(verdict.repository);
-        const r = verdict.repository;
-        note(`${describeSpec(spec)}: built from GitRepository ${r.namespace}/${r.name} at ${tree.revision}`);
-        own = settingsFor(settings, tree);
+        const tree = await fetched.get(verdict.source);
+        note(`${describeSpec(spec)}: built from ${describePlan(verdict.source)} at ${tree.revision}`);
+        own = settingsFor(settings, tree, verdict.source);
       }
       // Decrypted values are shown only on request: without --show-secrets nothing is decrypted.
       const built = await renderSpec(

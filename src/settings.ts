@@ -34,6 +34,8 @@ export interface Settings {
   source?: string;
   /** Host (lower case, with its port when not the default) → token, for fetching other GitRepositories. */
   gitCredentials?: Record<string, string>;
+  /** Registry host (lower case, with its port) → login, for pulling OCIRepositories. */
+  registryCredentials?: Record<string, { username: string; password: string }>;
   /** Flux Kustomization files or globs, relative to `root`; when set, they replace `path`. */
   kustomizations: string[];
   /** spec.targetNamespace for the single-Kustomization case. */
@@ -138,6 +140,7 @@ export interface RawSettings {
   name?: string;
   source?: string;
   gitCredentials?: Record<string, string>;
+  registryCredentials?: Record<string, string>;
   kustomizations?: string[];
   targetNamespace?: string;
   wait?: string | boolean;
@@ -216,16 +219,29 @@ export function normalize(raw: RawSettings): Settings {
     }
     source = `${a}/${b}`;
   }
-  const gitCredentials: Record<string, string> = {};
-  for (const [host, token] of Object.entries(raw.gitCredentials ?? {})) {
+  const hostKey = (input: string, host: string, example: string): string => {
     const h = host.trim().toLowerCase();
     if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?$/.test(h)) {
-      throw new Error(
-        `git-credentials: ${JSON.stringify(host)} is not a host name (e.g. github.com or git.example.com:8443)`,
-      );
+      throw new Error(`${input}: ${JSON.stringify(host)} is not a host name (e.g. ${example})`);
     }
+    return h;
+  };
+  const gitCredentials: Record<string, string> = {};
+  for (const [host, token] of Object.entries(raw.gitCredentials ?? {})) {
+    const h = hostKey('git-credentials', host, 'github.com or git.example.com:8443');
     if (token.trim() === '') throw new Error(`git-credentials: the token for ${h} is empty`);
     gitCredentials[h] = token.trim();
+  }
+  const registryCredentials: Record<string, { username: string; password: string }> = {};
+  for (const [host, login] of Object.entries(raw.registryCredentials ?? {})) {
+    const h = hostKey('registry-credentials', host, 'ghcr.io or registry.example.com:5000');
+    const cut = login.trim().indexOf(':');
+    if (cut <= 0 || cut === login.trim().length - 1) {
+      throw new Error(
+        `registry-credentials: the value for ${h} must be USERNAME:PASSWORD (for a token, any user name, e.g. token:<the token>)`,
+      );
+    }
+    registryCredentials[h] = { username: login.trim().slice(0, cut), password: login.trim().slice(cut + 1) };
   }
   const targetNamespace = raw.targetNamespace?.trim();
   if (kustomizations.length > 0 && targetNamespace) {
@@ -284,6 +300,7 @@ export function normalize(raw: RawSettings): Settings {
     ...(name ? { name } : {}),
     ...(source ? { source } : {}),
     ...(Object.keys(gitCredentials).length > 0 ? { gitCredentials } : {}),
+    ...(Object.keys(registryCredentials).length > 0 ? { registryCredentials } : {}),
     kustomizations,
     ...(targetNamespace ? { targetNamespace } : {}),
     wait,

@@ -36,7 +36,7 @@ describe('build --kustomizations', () => {
       '__fixtures__/flux/invalid.yaml, document 1, Kustomization flux-system/broken: spec.interval: "10 minutes" is not a duration',
     );
     expect(res.stderr).toContain(
-      'spec.sourceRef.kind: OCIRepository is not supported: the source is the checked-out workspace',
+      'spec.sourceRef.kind: "HelmRepository" is not one of GitRepository, OCIRepository, Bucket, ExternalArtifact',
     );
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { gitRepositoriesIn, sourceVerdict, type CheckoutFacts } from '../../src/flux/checkout.js';
+import { gitRepositoriesIn, nearest, sourcesIn, sourceVerdict, type CheckoutFacts } from '../../src/flux/checkout.js';
+import type { SourceDefs } from '../../src/flux/source-defs.js';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
 import type { KustomizationSpec } from '../../src/flux/types.js';
 
@@ -137,7 +138,13 @@ describe('sourceVerdict', () => {
     expect(verdict.kind).toBe(kind);
     // What it says: the problem, the note, or the URL it fetches.
     const said =
-      verdict.kind === 'other' ? verdict.problem : verdict.kind === 'fetch' ? verdict.repository.url : verdict.note;
+      verdict.kind === 'other'
+        ? verdict.problem
+        : verdict.kind === 'fetch'
+          ? verdict.source.kind === 'GitRepository'
+            ? verdict.source.def.url
+            : verdict.source.kind
+          : verdict.note;
     if (text) expect(said).toMatch(text);
     else expect(said).toBeUndefined();
   });
@@ -164,5 +171,272 @@ describe('gitRepositoriesIn', () => {
     ['no url', `apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: a}\n`, []],
   ])('%s', (_, text, want) => {
     expect(gitRepositoriesIn(text, 'f.yaml')).toEqual(want);
+  });
+});
+
+/** A Kustomization in flux-system whose sourceRef is `kind`/`name`. */
+const refTo = (
+  kind: 'OCIRepository' | 'Bucket' | 'ExternalArtifact' | 'GitRepository',
+  name: string,
+): KustomizationSpec => ({
+  ...specFromInputs({ path: 'apps', name: 'apps', source: 'acme/fleet' }),
+  sourceRef: { kind, name },
+});
+
+/** The source objects of a repository, parsed from YAML as the run finds them. */
+const defsOf = (text: string): { definitions: CheckoutFacts['definitions']; others: SourceDefs } => {
+  const found = sourcesIn(text, 'clusters/dev/sources.yaml');
+  return { definitions: found.git, others: found.others };
+};
+
+const GENERATOR = `apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: flux-system, namespace: flux-system}
+spec:
+  sources:
+    - {alias: monorepo, kind: GitRepository, name: flux-system}
+    - {alias: charts, kind: OCIRepository, name: charts}
+  artifacts:
+    - name: apps
+      originRevision: "@monorepo"
+      copy:
+        - {from: "@monorepo/apps/**", to: "@artifact/"}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: charts, namespace: flux-system}
+spec: {url: oci://ghcr.io/acme/charts, ref: {tag: v1}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: Bucket
+metadata: {name: configs, namespace: flux-system}
+spec: {bucketName: configs, endpoint: minio.local:9000, prefix: dev/}
+`;
+
+describe('sourceVerdict, other kinds', () => {
+  it.each<[string, KustomizationSpec, string, string, RegExp]>([
+    [
+      'an OCIRepository defined in the repository',
+      refTo('OCIRepository', 'charts'),
+      GENERATOR,
+      'fetch',
+      /^OCIRepository oci:\/\/ghcr.io\/acme\/charts$/,
+    ],
+    ['a Bucket defined in the repository', refTo('Bucket', 'configs'), GENERATOR, 'fetch', /^Bucket minio.local:9000$/],
+    [
+      'an OCIRepository defined nowhere',
+      refTo('OCIRepository', 'nowhere'),
+      GENERATOR,
+      'other',
+      /OCIRepository flux-system\/nowhere is not defined in the repository.*never done/,
+    ],
+    [
+      'a Bucket defined nowhere',
+      refTo('Bucket', 'nowhere'),
+      '',
+      'other',
+      /Bucket flux-system\/nowhere is not defined in the repository/,
+    ],
+    [
+      'an ExternalArtifact of a generator: its sources planned by alias',
+      refTo('ExternalArtifact', 'apps'),
+      GENERATOR,
+      'fetch',
+      /^ExternalArtifact apps from ArtifactGenerator flux-system: monorepo=checkout, charts=OCIRepository$/,
+    ],
+    [
+      'an ExternalArtifact no generator makes',
+      refTo('ExternalArtifact', 'infra'),
+      GENERATOR,
+      'other',
+      /ExternalArtifact flux-system\/infra is not made by any ArtifactGenerator defined in the repository/,
+    ],
+    [
+      'a generator whose source cannot be had',
+      refTo('ExternalArtifact', 'apps'),
+      GENERATOR.replace('name: charts}\n  artifacts', 'name: missing}\n  artifacts'),
+      'other',
+      /cannot be made: ArtifactGenerator flux-system\/flux-system \(clusters\/dev\/sources.yaml\) source @charts: OCIRepository flux-system\/missing is not defined/,
+    ],
+    [
+      'a generator with a pathPattern',
+      refTo('ExternalArtifact', 'apps'),
+      GENERATOR.replace('spec:\n  sources:', 'spec:\n  pathPattern: "@monorepo/apps/{app}"\n  sources:'),
+      'other',
+      /has a spec.pathPattern, which this action does not generate yet/,
+    ],
+    [
+      'a generator naming an alias it does not define',
+      refTo('ExternalArtifact', 'apps'),
+      GENERATOR.replace('"@monorepo/apps/**"', '"@mono/apps/**"'),
+      'other',
+      /names source alias @mono, which spec.sources does not define/,
+    ],
+    [
+      'an artifact made from itself',
+      refTo('ExternalArtifact', 'apps'),
+      GENERATOR.replace(
+        '{alias: charts, kind: OCIRepository, name: charts}',
+        '{alias: charts, kind: ExternalArtifact, name: apps}',
+      ),
+      'other',
+      /is made from itself \(sources flux-system\/apps → flux-system\/apps\)/,
+    ],
+    [
+      'a HelmChart source',
+      refTo('ExternalArtifact', 'apps'),
+      GENERATOR.replace(
+        '{alias: charts, kind: OCIRepository, name: charts}',
+        '{alias: charts, kind: HelmChart, name: podinfo}',
+      ),
+      'other',
+      /HelmChart sources are not fetched by this action/,
+    ],
+  ])('%s', (_, s, yaml, kind, text) => {
+    const verdict = sourceVerdict(s, { source: 'acme/fleet', ...defsOf(yaml) });
+    expect(verdict.kind).toBe(kind);
+    let said: string;
+    if (verdict.kind === 'other') said = verdict.problem;
+    else if (verdict.kind === 'fetch' && verdict.source.kind === 'OCIRepository')
+      said = `OCIRepository ${verdict.source.def.url}`;
+    else if (verdict.kind === 'fetch' && verdict.source.kind === 'Bucket')
+      said = `Bucket ${verdict.source.def.endpoint}`;
+    else if (verdict.kind === 'fetch' && verdict.source.kind === 'ExternalArtifact') {
+      const inputs = Object.entries(verdict.source.inputs).map(([alias, p]) => `${alias}=${p.kind}`);
+      said = `ExternalArtifact ${verdict.source.name} from ArtifactGenerator ${verdict.source.generator.name}: ${inputs.join(', ')}`;
+    } else said = JSON.stringify(verdict);
+    expect(said).toMatch(text);
+  });
+
+  it('an ExternalArtifact of a GitRepository that is not this checkout fetches it', () => {
+    const yaml = `${GENERATOR}---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: https://github.com/acme/other, ref: {branch: main}}
+`;
+    const verdict = sourceVerdict(refTo('ExternalArtifact', 'apps'), { source: 'acme/fleet', ...defsOf(yaml) });
+    expect(verdict.kind).toBe('fetch');
+    const input =
+      verdict.kind === 'fetch' && verdict.source.kind === 'ExternalArtifact'
+        ? verdict.source.inputs['monorepo']
+        : undefined;
+    expect(input?.kind === 'GitRepository' ? input.def.url : input?.kind).toBe('https://github.com/acme/other');
+  });
+});
+
+describe('sourcesIn', () => {
+  it('reads OCIRepository, Bucket and ArtifactGenerator fields that decide what is fetched', () => {
+    const { others } = defsOf(GENERATOR);
+    expect(others.oci).toEqual([
+      {
+        kind: 'OCIRepository',
+        namespace: 'flux-system',
+        name: 'charts',
+        file: 'clusters/dev/sources.yaml',
+        url: 'oci://ghcr.io/acme/charts',
+        ref: { tag: 'v1' },
+      },
+    ]);
+    expect(others.buckets).toEqual([
+      {
+        kind: 'Bucket',
+        namespace: 'flux-system',
+        name: 'configs',
+        file: 'clusters/dev/sources.yaml',
+        provider: 'generic',
+        bucketName: 'configs',
+        endpoint: 'minio.local:9000',
+        prefix: 'dev/',
+      },
+    ]);
+    expect(others.generators[0]).toMatchObject({
+      name: 'flux-system',
+      sources: [
+        { alias: 'monorepo', kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' },
+        { alias: 'charts', kind: 'OCIRepository', name: 'charts', namespace: 'flux-system' },
+      ],
+      artifacts: [
+        {
+          name: 'apps',
+          originRevision: '@monorepo',
+          copy: [{ from: '@monorepo/apps/**', to: '@artifact/', exclude: [], strategy: 'Overwrite' }],
+        },
+      ],
+    });
+    expect(others.generators[0]?.problem).toBeUndefined();
+  });
+
+  it.each([
+    ['a bad strategy', 'strategy: Move', /copy\[0\].strategy must be one of Overwrite, Merge, Extract/],
+    ['a destination outside @artifact', 'to: "/tmp/x"', /copy\[0\].to must start with @artifact\//],
+  ])('names what is wrong with a generator: %s', (_, field, problem) => {
+    const yaml = GENERATOR.replace(
+      'to: "@artifact/"}',
+      field.startsWith('to:') ? `${field}}` : `to: "@artifact/", ${field}}`,
+    );
+    expect(defsOf(yaml).others.generators[0]?.problem).toMatch(problem);
+  });
+
+  it('reads layerSelector, verify and insecure of an OCIRepository', () => {
+    const yaml = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: a, namespace: apps}
+spec:
+  url: oci://registry.local:5000/a
+  insecure: true
+  ref: {semver: ">=1.0.0", semverFilter: ".*-rc.*"}
+  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}
+  verify: {provider: cosign}
+  secretRef: {name: regcred}
+`;
+    expect(defsOf(yaml).others.oci[0]).toMatchObject({
+      namespace: 'apps',
+      insecure: true,
+      ref: { semver: '>=1.0.0', semverFilter: '.*-rc.*' },
+      layerSelector: { mediaType: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip', operation: 'copy' },
+      verify: true,
+      secretRef: 'regcred',
+    });
+  });
+});
+
+describe('nearest: the definition beside the referring file', () => {
+  const at = (file: string, url = 'https://github.com/acme/fleet') => ({
+    namespace: 'flux-system',
+    name: 'flux-system',
+    file,
+    url,
+  });
+  it.each<[string, ReturnType<typeof at>[], string, string[]]>([
+    [
+      'one definition',
+      [at('clusters/prod/gotk-sync.yaml')],
+      'clusters/dev/apps.yaml',
+      ['clusters/prod/gotk-sync.yaml'],
+    ],
+    [
+      'one per cluster: the one of the same cluster',
+      [
+        at('clusters/prod/flux-system/gotk-sync.yaml', 'https://a'),
+        at('clusters/dev/flux-system/gotk-sync.yaml', 'https://b'),
+      ],
+      'clusters/dev/apps.yaml',
+      ['clusters/dev/flux-system/gotk-sync.yaml'],
+    ],
+    [
+      'equally near and different: all of them (ambiguous)',
+      [at('clusters/prod/a.yaml', 'https://a'), at('clusters/dev/a.yaml', 'https://b')],
+      'infra/apps.yaml',
+      ['clusters/prod/a.yaml', 'clusters/dev/a.yaml'],
+    ],
+    [
+      'equally near and identical: one',
+      [at('clusters/prod/a.yaml'), at('clusters/dev/a.yaml')],
+      'infra/apps.yaml',
+      ['clusters/prod/a.yaml'],
+    ],
+  ])('%s', (_, defs, from, want) => {
+    expect(nearest(defs, from).map((d) => d.file)).toEqual(want);
   });
 });

@@ -65,6 +65,7 @@ describe('the option table and action.yml', () => {
     expect(INPUTS.filter((o) => o.secret).map((o) => o.input)).toEqual([
       'kubeconfig',
       'git-credentials',
+      'registry-credentials',
       'github-token',
       'sops-age-key',
       'sops-pgp-key',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countReport, exitCode, type PrunedObject, type Report } from '../../src/report/model.js';
 import { closingLines, renderLines, renderSummary } from '../../src/report/render.js';
+import { sourceText } from '../../src/report/source.js';
 import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 
 const entry = (subject: string, action: ChangeSetEntry['action']): ChangeSetEntry => ({
@@ -180,5 +181,44 @@ describe('removed Kustomizations in the report', () => {
     const r = removed(action, reason);
     expect(renderLines(r)).toContain(line);
     expect(renderSummary(r)).toContain(row);
+  });
+});
+
+describe('the source each Kustomization was built from', () => {
+  it.each<[string, Report['source'], string | undefined]>([
+    ['no source recorded', undefined, undefined],
+    ['this checkout', { ref: 'this checkout', revision: 'abc' }, undefined],
+    [
+      "the checkout's GitRepository",
+      { ref: 'GitRepository flux-system/flux-system (this checkout)', revision: 'abc' },
+      undefined,
+    ],
+    [
+      'another GitRepository',
+      { ref: 'GitRepository apps/dev-team', revision: `main@sha1:${'a1b2c3d4e5'.repeat(4)}` },
+      'GitRepository apps/dev-team at main@sha1:a1b2c3d',
+    ],
+    [
+      'an ExternalArtifact with its origin',
+      {
+        ref: 'ExternalArtifact flux-system/apps',
+        revision: `latest@sha256:${'0123456789abcdef'.repeat(4)}`,
+        originRevision: `main@sha1:${'f'.repeat(40)}`,
+      },
+      'ExternalArtifact flux-system/apps at latest@sha256:0123456789ab (from main@sha1:fffffff)',
+    ],
+    ['a source that could not be had', { ref: 'OCIRepository flux-system/charts' }, 'OCIRepository flux-system/charts'],
+  ])('%s', (_, source, want) => {
+    expect(sourceText({ ...(source ? { source } : {}) })).toBe(want);
+    const child = report([entry('A/a', 'created')], {
+      kustomization: 'flux-system/apps',
+      ...(source ? { source } : {}),
+    });
+    const summary = renderSummary(report([], { kustomizations: [child] }));
+    if (want === undefined) expect(summary).not.toContain('built from');
+    else expect(summary).toContain(`| \`flux-system/apps\`<br><sub>built from ${want.replaceAll('<', '&lt;')}</sub> |`);
+    const single = renderSummary(child);
+    if (want === undefined) expect(single).not.toContain('Built from');
+    else expect(single).toContain(`Built from ${want}\n`);
   });
 });

@@ -144,6 +144,15 @@ describe('normalize', () => {
     [{ noCrossNamespaceRefs: 'maybe' }, 'no-cross-namespace-refs must be true or false; got "maybe"'],
     [{ kustomizations: ['ks.yaml'], name: 'apps' }, 'name applies to path'],
     [{ lockTimeout: 'soon' }, 'lock-timeout must be a duration such as 90s or 10m; got "soon"'],
+    [
+      { registryCredentials: { 'ghcr.io': 'just-a-token' } },
+      'registry-credentials: the value for ghcr.io must be USERNAME:PASSWORD',
+    ],
+    [
+      { registryCredentials: { 'https://ghcr.io': 'u:p' } },
+      'registry-credentials: "https://ghcr.io" is not a host name',
+    ],
+    [{ gitCredentials: { 'github.com/acme': 't' } }, 'git-credentials: "github.com/acme" is not a host name'],
     [{ sopsVaultAddresses: 'vault.example.com:8200' }, 'sops-vault-addresses: "vault.example.com:8200" must start'],
     [{ sopsVaultAddresses: ['https://u:p@vault.example.com'] }, 'must not carry a user name or password'],
     [{ buildTimeout: 'soon' }, 'build-timeout must be a duration such as 90s or 10m; got "soon"'],
@@ -258,5 +267,19 @@ describe('readActionSettings', () => {
     expect(() =>
       readActionSettings(inputs({ prune: 'false', wait: 'false' }), { GITHUB_WORKSPACE: '/ws' }),
     ).not.toThrow();
+  });
+});
+
+describe('registry-credentials', () => {
+  it('keeps each registry login by host, lower case, split at the first colon', () => {
+    const settings = normalize({
+      kubeconfig: { kind: 'default' },
+      root: '/ws',
+      registryCredentials: { 'GHCR.io': 'bot:pa:ss', 'registry.local:5000': 'u:p' },
+    });
+    expect(settings.registryCredentials).toEqual({
+      'ghcr.io': { username: 'bot', password: 'pa:ss' },
+      'registry.local:5000': { username: 'u', password: 'p' },
+    });
   });
 });

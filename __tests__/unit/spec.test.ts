@@ -332,9 +332,8 @@ describe('parseKustomizations: valid fields', () => {
 });
 
 describe('parseKustomizations: invalid fields', () => {
-  const notSupported = (kind: string): string =>
-    `spec.sourceRef.kind: ${kind} is not supported: the source is the checked-out workspace, so only GitRepository ` +
-    'sources (which this action takes to mean the repository being checked out) are supported';
+  const notASource = (kind: string): string =>
+    `spec.sourceRef.kind: "${kind}" is not one of GitRepository, OCIRepository, Bucket, ExternalArtifact`;
   const bool = (field: string, got: string): string =>
     `${field}: must be a YAML boolean (true or false, without quotes), got ${got}`;
 
@@ -347,9 +346,8 @@ describe('parseKustomizations: invalid fields', () => {
     [{ sourceRef: { kind: 'GitRepository' } }, 'spec.sourceRef.name: is required'],
     [{ sourceRef: { kind: 'GitRepository', name: '' } }, 'spec.sourceRef.name: must not be empty'],
     // sources other than the checkout
-    [{ sourceRef: { kind: 'OCIRepository', name: 'x' } }, notSupported('OCIRepository')],
-    [{ sourceRef: { kind: 'Bucket', name: 'x' } }, notSupported('Bucket')],
-    [{ sourceRef: { kind: 'ExternalArtifact', name: 'x' } }, notSupported('ExternalArtifact')],
+    [{ sourceRef: { kind: 'HelmRepository', name: 'x' } }, notASource('HelmRepository')],
+    [{ sourceRef: { kind: 'HelmChart', name: 'x' } }, notASource('HelmChart')],
     [
       { sourceRef: { kind: 'HelmRepository', name: 'x' } },
       'spec.sourceRef.kind: "HelmRepository" is not one of GitRepository, OCIRepository, Bucket, ExternalArtifact',
@@ -810,7 +808,7 @@ describe('fixtures', () => {
         'spec.interval: "10 minutes" is not a duration (use e.g. 30s, 5m, 1h30m)',
         'spec.timeout: 5 is not a duration (add a unit: use e.g. 30s, 5m, 1h30m)',
         'spec.path: "../outside" must stay inside the source root (a relative path that does not climb out with "..")',
-        'spec.sourceRef.kind: OCIRepository is not supported: the source is the checked-out workspace, so only GitRepository sources (which this action takes to mean the repository being checked out) are supported',
+        'spec.sourceRef.kind: "HelmRepository" is not one of GitRepository, OCIRepository, Bucket, ExternalArtifact',
         'spec.prune: must be a YAML boolean (true or false, without quotes), got the string "true"',
         'spec.targetNamespace: "Apps" is not a DNS-1123 label (lower-case letters, digits and "-", starting and ending with a letter or digit)',
         'spec.components[0]: "https://github.com/example/components//ingress" is a remote component (https://); components must be local paths relative to spec.path',

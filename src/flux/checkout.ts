@@ -10,6 +10,14 @@ import { join, relative, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { repositoryId, sameSource } from '../inventory/identity.js';
 import { mapLimit } from '../util/concurrency.js';
+import {
+  sourceDefOf,
+  type ArtifactGeneratorDef,
+  type BucketDef,
+  type DefinedAt,
+  type OCIRepositoryDef,
+  type SourceDefs,
+} from './source-defs.js';
 import type { KustomizationSpec } from './types.js';
 
 /** A GitRepository definition found in the repository. */
@@ -30,12 +38,34 @@ export interface GitRepositoryDef {
 }
 
 /**
- * How a Kustomization's source is had: this checkout; another GitRepository defined in the
- * repository, fetched with git (src/source/git.ts); or not at all (the Kustomization fails).
+ * Where a Kustomization's files come from: this checkout; another GitRepository, fetched with git
+ * (src/source/git.ts); an OCIRepository or a Bucket, fetched from its registry or store; or an
+ * ExternalArtifact, made here by the ArtifactGenerator that defines it from its own sources.
+ */
+export type SourcePlan =
+  | { kind: 'checkout' }
+  | { kind: 'GitRepository'; def: GitRepositoryDef }
+  | { kind: 'OCIRepository'; def: OCIRepositoryDef }
+  | { kind: 'Bucket'; def: BucketDef }
+  | {
+      kind: 'ExternalArtifact';
+      namespace: string;
+      name: string;
+      generator: ArtifactGeneratorDef;
+      /** Each of the generator's sources, by alias. */
+      inputs: Record<string, SourcePlan>;
+    };
+
+/** A source that is not this checkout. */
+export type FetchedPlan = Exclude<SourcePlan, { kind: 'checkout' }>;
+
+/**
+ * How a Kustomization's source is had: this checkout; fetched or made (`source`); or not at all
+ * (the Kustomization fails, with the reason). `note`: a source taken to be this checkout without proof.
  */
 export type SourceVerdict =
   | { kind: 'checkout'; note?: string }
-  | { kind: 'fetch'; repository: GitRepositoryDef }
+  | { kind: 'fetch'; source: FetchedPlan; notes?: string[] }
   | { kind: 'other'; problem: string };
 
 export interface CheckoutFacts {
@@ -46,20 +76,173 @@ export interface CheckoutFacts {
   /** The branch checked out (a pull request's base branch, which a preview is for), when known. */
   branch?: string;
   definitions: readonly GitRepositoryDef[];
+  /** The other source objects the repository defines. */
+  others?: SourceDefs;
 }
 
-/** Whether `spec` is built from this checkout, pure. */
+/** What a Flux kind is called in messages: `spec.sourceRef GitRepository flux-system/x`. */
+const refName = (at: string, kind: string, key: string) => `${at} ${kind} ${key}`;
+
+/** Whether `spec` is built from this checkout, from another source, or cannot be built; pure. */
 export function sourceVerdict(spec: KustomizationSpec, facts: CheckoutFacts): SourceVerdict {
   const ref = spec.sourceRef;
   if (ref === undefined) return { kind: 'checkout' };
-  const key = `${ref.namespace ?? spec.namespace}/${ref.name}`;
-  const named = `spec.sourceRef GitRepository ${key}`;
-  const defs = facts.definitions.filter((d) => `${d.namespace}/${d.name}` === key);
+  const from = spec.origin.kind === 'file' ? spec.origin.file : '';
+  return refVerdict(
+    { kind: ref.kind, name: ref.name, namespace: ref.namespace ?? spec.namespace },
+    facts,
+    'spec.sourceRef',
+    [],
+    from,
+  );
+}
+
+/**
+ * The definitions of one object that apply to a reference from file `from`: a repository that
+ * drives several clusters defines the same source once per cluster directory (clusters/staging,
+ * clusters/production), and the one a cluster has is the one beside its Kustomizations. So the
+ * definitions whose directory shares the longest leading path with `from` win; identical ones
+ * count as one.
+ */
+export function nearest<T extends DefinedAt>(found: readonly T[], from: string): T[] {
+  if (found.length <= 1) return [...found];
+  const dirs = (file: string) => file.split('/').slice(0, -1);
+  const at = dirs(from);
+  const shared = (d: T) => {
+    const own = dirs(d.file);
+    let n = 0;
+    while (n < own.length && n < at.length && own[n] === at[n]) n++;
+    return n;
+  };
+  const best = Math.max(...found.map(shared));
+  const closest = found.filter((d) => shared(d) === best);
+  const same = (a: T, b: T) => JSON.stringify({ ...a, file: '' }) === JSON.stringify({ ...b, file: '' });
+  return closest.every((d) => same(d, closest[0]!)) ? [closest[0]!] : closest;
+}
+
+/** The verdict on one source reference; `seen` holds the ExternalArtifacts being made (cycles). */
+function refVerdict(
+  ref: { kind: string; name: string; namespace: string },
+  facts: CheckoutFacts,
+  at: string,
+  seen: readonly string[],
+  from: string,
+): SourceVerdict {
+  const key = `${ref.namespace}/${ref.name}`;
+  const named = refName(at, ref.kind, key);
+  const others = facts.others ?? { oci: [], buckets: [], generators: [] };
+  /** The one definition of the reference among `defs`, or why there is none to fetch. */
+  const one = <T extends DefinedAt>(defs: readonly T[], kind: string): { def: T } | { problem: string } => {
+    const found = nearest(
+      defs.filter((d) => d.namespace === ref.namespace && d.name === ref.name),
+      from,
+    );
+    if (found.length === 1) return { def: found[0]! };
+    if (found.length > 1)
+      return { problem: `${named} is defined more than once (${found.map((d) => d.file).join(', ')}): keep one` };
+    return {
+      problem: `${named} is not defined in the repository, so there is nothing to fetch it from (this action reads a ${kind} from the repository's YAML files); building this repository instead is never done`,
+    };
+  };
+  switch (ref.kind) {
+    case 'GitRepository':
+      return gitVerdict(key, named, facts, from);
+    case 'OCIRepository': {
+      const d = one(others.oci, 'OCIRepository');
+      return 'def' in d
+        ? { kind: 'fetch', source: { kind: 'OCIRepository', def: d.def } }
+        : { kind: 'other', problem: d.problem };
+    }
+    case 'Bucket': {
+      const d = one(others.buckets, 'Bucket');
+      return 'def' in d
+        ? { kind: 'fetch', source: { kind: 'Bucket', def: d.def } }
+        : { kind: 'other', problem: d.problem };
+    }
+    case 'ExternalArtifact':
+      return artifactVerdict(ref, named, facts, seen, from);
+    default:
+      return { kind: 'other', problem: `${named}: ${ref.kind} sources are not fetched by this action` };
+  }
+}
+
+/** An ExternalArtifact: made by the one ArtifactGenerator in its namespace that lists it. */
+function artifactVerdict(
+  ref: { name: string; namespace: string },
+  named: string,
+  facts: CheckoutFacts,
+  seen: readonly string[],
+  from: string,
+): SourceVerdict {
+  const key = `${ref.namespace}/${ref.name}`;
+  const generators = nearest(
+    (facts.others?.generators ?? []).filter(
+      (g) => g.namespace === ref.namespace && g.artifacts.some((a) => a.name === ref.name),
+    ),
+    from,
+  );
+  if (generators.length > 1) {
+    return {
+      kind: 'other',
+      problem: `${named} is made by more than one ArtifactGenerator (${generators.map((g) => `${g.name} in ${g.file}`).join(', ')}): keep one`,
+    };
+  }
+  if (generators.length === 0) {
+    const templated = (facts.others?.generators ?? []).find(
+      (g) => g.namespace === ref.namespace && g.pathPattern !== undefined,
+    );
+    const why =
+      templated !== undefined
+        ? ` (ArtifactGenerator ${templated.namespace}/${templated.name} in ${templated.file} has a spec.pathPattern, whose artifacts this action does not generate yet)`
+        : '';
+    return {
+      kind: 'other',
+      problem: `${named} is not made by any ArtifactGenerator defined in the repository${why}; ExternalArtifacts made by other controllers cannot be had here, and building this repository instead is never done`,
+    };
+  }
+  const generator = generators[0]!;
+  if (generator.problem !== undefined) return { kind: 'other', problem: `${named}: ${generator.problem}` };
+  if (generator.pathPattern !== undefined) {
+    return {
+      kind: 'other',
+      problem: `${named}: ArtifactGenerator ${generator.namespace}/${generator.name} (${generator.file}) has a spec.pathPattern, which this action does not generate yet`,
+    };
+  }
+  if (seen.includes(key)) {
+    return { kind: 'other', problem: `${named} is made from itself (sources ${[...seen, key].join(' → ')})` };
+  }
+  const inputs: Record<string, SourcePlan> = {};
+  const notes: string[] = [];
+  for (const s of generator.sources) {
+    const at = `ArtifactGenerator ${generator.namespace}/${generator.name} (${generator.file}) source @${s.alias}:`;
+    const v = refVerdict(s, facts, at, [...seen, key], generator.file);
+    if (v.kind === 'other') return { kind: 'other', problem: `${named} cannot be made: ${v.problem}` };
+    if (v.kind === 'checkout') {
+      inputs[s.alias] = { kind: 'checkout' };
+      if (v.note !== undefined) notes.push(v.note);
+    } else {
+      inputs[s.alias] = v.source;
+      notes.push(...(v.notes ?? []));
+    }
+  }
+  return {
+    kind: 'fetch',
+    source: { kind: 'ExternalArtifact', namespace: ref.namespace, name: ref.name, generator, inputs },
+    ...(notes.length > 0 ? { notes } : {}),
+  };
+}
+
+/** A GitRepository: this checkout, another repository or revision (fetched), or not to be had. */
+function gitVerdict(key: string, named: string, facts: CheckoutFacts, from: string): SourceVerdict {
+  const defs = nearest(
+    facts.definitions.filter((d) => `${d.namespace}/${d.name}` === key),
+    from,
+  );
   /** Another repository or revision: fetched when it can be, never this checkout instead. */
   const fetched = (d: GitRepositoryDef, why: string): SourceVerdict => {
     const refused = unfetchable(d);
     return refused === undefined
-      ? { kind: 'fetch', repository: d }
+      ? { kind: 'fetch', source: { kind: 'GitRepository', def: d } }
       : {
           kind: 'other',
           problem: `${named} (${d.file}) ${why}, and ${refused}; building this repository instead is never done`,
@@ -127,15 +310,15 @@ export function unfetchable(d: GitRepositoryDef): string | undefined {
   return undefined;
 }
 
-/** The GitRepositories a YAML text defines (any source.toolkit.fluxcd.io version), pure. */
-export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[] {
-  if (!/kind:\s*["']?GitRepository\b/.test(text)) return [];
-  const found: GitRepositoryDef[] = [];
+/** The source objects a YAML text defines: GitRepositories, and the other kinds (source-defs.ts); pure. */
+export function sourcesIn(text: string, file: string): { git: GitRepositoryDef[]; others: SourceDefs } {
+  const found = { git: [] as GitRepositoryDef[], others: { oci: [], buckets: [], generators: [] } as SourceDefs };
+  if (!/kind:\s*["']?(?:GitRepository|OCIRepository|Bucket|ArtifactGenerator)\b/.test(text)) return found;
   let docs;
   try {
     docs = parseAllDocuments(text, { uniqueKeys: false });
   } catch {
-    return [];
+    return found;
   }
   for (const doc of Array.isArray(docs) ? docs : [docs]) {
     let value: unknown;
@@ -144,34 +327,52 @@ export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[
     } catch {
       continue;
     }
-    const o = value as {
-      apiVersion?: unknown;
-      kind?: unknown;
-      metadata?: { name?: unknown; namespace?: unknown };
-      spec?: { url?: unknown; ref?: unknown; ignore?: unknown; secretRef?: { name?: unknown }; include?: unknown };
-    } | null;
-    if (o === null || typeof o !== 'object' || o.kind !== 'GitRepository') continue;
-    if (typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith('source.toolkit.fluxcd.io/')) continue;
-    const name = o.metadata?.name;
-    const url = o.spec?.url;
-    if (typeof name !== 'string' || typeof url !== 'string') continue;
-    const namespace = typeof o.metadata?.namespace === 'string' ? o.metadata.namespace : 'flux-system';
-    const ref = refOf(o.spec?.ref);
-    const ignore = typeof o.spec?.ignore === 'string' ? o.spec.ignore : undefined;
-    const secretRef = typeof o.spec?.secretRef?.name === 'string' ? o.spec.secretRef.name : undefined;
-    const include = Array.isArray(o.spec?.include) && o.spec.include.length > 0;
-    found.push({
-      namespace,
-      name,
-      url,
-      file,
-      ...(ref ? { ref } : {}),
-      ...(ignore !== undefined ? { ignore } : {}),
-      ...(secretRef !== undefined ? { secretRef } : {}),
-      ...(include ? { include } : {}),
-    });
+    const git = gitRepositoryOf(value, file);
+    if (git !== undefined) {
+      found.git.push(git);
+      continue;
+    }
+    const other = sourceDefOf(value, file);
+    if (other?.kind === 'OCIRepository') found.others.oci.push(other);
+    else if (other?.kind === 'Bucket') found.others.buckets.push(other);
+    else if (other?.kind === 'ArtifactGenerator') found.others.generators.push(other);
   }
   return found;
+}
+
+/** The GitRepositories a YAML text defines (any source.toolkit.fluxcd.io version), pure. */
+export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[] {
+  return sourcesIn(text, file).git;
+}
+
+/** The GitRepository a parsed YAML document defines, or undefined. */
+function gitRepositoryOf(value: unknown, file: string): GitRepositoryDef | undefined {
+  const o = value as {
+    apiVersion?: unknown;
+    kind?: unknown;
+    metadata?: { name?: unknown; namespace?: unknown };
+    spec?: { url?: unknown; ref?: unknown; ignore?: unknown; secretRef?: { name?: unknown }; include?: unknown };
+  } | null;
+  if (o === null || typeof o !== 'object' || o.kind !== 'GitRepository') return undefined;
+  if (typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith('source.toolkit.fluxcd.io/')) return undefined;
+  const name = o.metadata?.name;
+  const url = o.spec?.url;
+  if (typeof name !== 'string' || typeof url !== 'string') return undefined;
+  const namespace = typeof o.metadata?.namespace === 'string' ? o.metadata.namespace : 'flux-system';
+  const ref = refOf(o.spec?.ref);
+  const ignore = typeof o.spec?.ignore === 'string' ? o.spec.ignore : undefined;
+  const secretRef = typeof o.spec?.secretRef?.name === 'string' ? o.spec.secretRef.name : undefined;
+  const include = Array.isArray(o.spec?.include) && o.spec.include.length > 0;
+  return {
+    namespace,
+    name,
+    url,
+    file,
+    ...(ref ? { ref } : {}),
+    ...(ignore !== undefined ? { ignore } : {}),
+    ...(secretRef !== undefined ? { secretRef } : {}),
+    ...(include ? { include } : {}),
+  };
 }
 
 /** The string fields of a GitRepository's spec.ref that choose a revision. */
@@ -191,8 +392,8 @@ const MAX_FILES = 20_000;
 const MAX_BYTES = 1024 * 1024;
 const READ_CONCURRENCY = 16;
 
-/** Every GitRepository defined in a YAML file under `root` (at most 20,000 files, each up to 1 MiB). */
-export async function findGitRepositories(root: string): Promise<GitRepositoryDef[]> {
+/** Every source object defined in a YAML file under `root` (at most 20,000 files, each up to 1 MiB). */
+export async function findSources(root: string): Promise<{ definitions: GitRepositoryDef[]; others: SourceDefs }> {
   const files: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
@@ -210,7 +411,20 @@ export async function findGitRepositories(root: string): Promise<GitRepositoryDe
   // Read concurrently, as the build reads a tree: one at a time, a large repository costs seconds.
   const found = await mapLimit(files, READ_CONCURRENCY, async (path) => {
     const text = await readFile(path, 'utf8').catch(() => '');
-    return text.length <= MAX_BYTES ? gitRepositoriesIn(text, relative(root, path).split(sep).join('/')) : [];
+    return text.length <= MAX_BYTES ? sourcesIn(text, relative(root, path).split(sep).join('/')) : undefined;
   });
-  return found.flat();
+  const out = { definitions: [] as GitRepositoryDef[], others: { oci: [], buckets: [], generators: [] } as SourceDefs };
+  for (const f of found) {
+    if (f === undefined) continue;
+    out.definitions.push(...f.git);
+    out.others.oci.push(...f.others.oci);
+    out.others.buckets.push(...f.others.buckets);
+    out.others.generators.push(...f.others.generators);
+  }
+  return out;
+}
+
+/** Every GitRepository defined in a YAML file under `root`. */
+export async function findGitRepositories(root: string): Promise<GitRepositoryDef[]> {
+  return (await findSources(root)).definitions;
 }

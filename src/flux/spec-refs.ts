@@ -33,14 +33,6 @@ export function readSourceRef(p: Problems, value: unknown, namespace: string): K
   const name = readString(p, ref.name, child(at, 'name'), { required: true });
   const apiVersion = readString(p, ref.apiVersion, child(at, 'apiVersion'));
   const refNamespace = readString(p, ref.namespace, child(at, 'namespace')) ?? namespace;
-  if (kind !== undefined && kind !== 'GitRepository') {
-    p.add(
-      child(at, 'kind'),
-      `${kind} is not supported: the source is the checked-out workspace, so only GitRepository sources ` +
-        '(which this action takes to mean the repository being checked out) are supported',
-    );
-    return undefined;
-  }
   if (kind === undefined || name === undefined) return undefined;
   return withoutUndefined({ kind, name, namespace: refNamespace, apiVersion });
 }

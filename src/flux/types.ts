@@ -13,6 +13,9 @@ export type { HealthCheckExpr, ObjectRef };
  * validated, with Flux's defaults filled in. Built from a Kustomization file found in the repository
  * or from the action's inputs (one Kustomization). Durations are milliseconds.
  */
+/** The kinds a Kustomization's spec.sourceRef may name. */
+export type SourceKind = 'GitRepository' | 'OCIRepository' | 'Bucket' | 'ExternalArtifact';
+
 export interface KustomizationSpec {
   /** metadata.name of the Kustomization. */
   name: string;
@@ -23,8 +26,11 @@ export interface KustomizationSpec {
 
   /** Directory to build, relative to the source root, normalised (`.` for the root, no leading `./`). */
   path: string;
-  /** spec.sourceRef; only GitRepository is accepted: the source is the checked-out workspace. */
-  sourceRef?: { kind: 'GitRepository'; name: string; namespace?: string; apiVersion?: string };
+  /**
+   * spec.sourceRef: the checkout's GitRepository, another one (fetched), an OCIRepository, a Bucket, or
+   * an ExternalArtifact an ArtifactGenerator in the repository makes (see flux/checkout.ts).
+   */
+  sourceRef?: { kind: SourceKind; name: string; namespace?: string; apiVersion?: string };
 
   /** spec.interval; required in Flux files, absent for action inputs. */
   interval?: number;

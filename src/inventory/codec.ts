@@ -25,6 +25,10 @@ export interface InventoryStatus {
   message?: string;
   lastAttemptedRevision?: string;
   lastAppliedRevision?: string;
+  /** The revision of the source an ExternalArtifact was made from, when the last success had one (Flux's field). */
+  lastAppliedOriginRevision?: string;
+  /** The source the Kustomization was built from when it is not this repository's checkout (`OCIRepository ns/name`). */
+  sourceRef?: string;
   startedAt: string;
   finishedAt?: string;
   durationMs?: number;

@@ -25,6 +25,12 @@ export interface BuildOptions extends SpecFields {
   root: string;
   /** Directory to build, relative to `root`. */
   path: string;
+  /**
+   * `root` is a source artifact as Flux stores it (an OCIRepository's or Bucket's content, a made
+   * ExternalArtifact): nothing in it is left out, where a Git tree loses what `.sourceignore` and
+   * source-controller's default exclusions leave out.
+   */
+  artifact?: boolean;
   /** The kustomize binary: a path, or a name looked up on PATH. */
   kustomizeBin: string;
   /** Allow `resources`/`components` that kustomize would fetch over the network (off by default). */
@@ -65,7 +71,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   // A plain directory and a spec without transformer fields: kustomize's answer without running it
   // (plain.ts; beforeBuild decrypts generator and patch files, which such a build has none of).
   if (opts.plain !== false && specIsPlain(opts) && (await kustomizeFound(opts.kustomizeBin))) {
-    const plain = await buildPlain(realRoot, relPath);
+    const plain = await buildPlain(realRoot, relPath, opts.artifact === true);
     if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
   }
   // A private directory (mkdtemp: mode 0700), removed below; on a runner in RUNNER_TEMP, which the
@@ -73,7 +79,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-build-'));
   const copyRoot = join(work, 'src');
   try {
-    await copySource(realRoot, work, copyRoot);
+    await copySource(realRoot, work, copyRoot, opts.artifact === true);
     const realCopyRoot = await realpath(copyRoot);
     const kdir = join(copyRoot, relPath);
     if (!(await stat(kdir).catch(() => undefined))?.isDirectory()) {

@@ -69,9 +69,9 @@ function byBytes(a: string, b: string): number {
  * (or an entry so named), something below it is a symlink, it is left out of the artifact, or it
  * holds no YAML file (Flux then writes a placeholder kustomization).
  */
-async function plainFiles(realRoot: string, relPath: string): Promise<string[][] | undefined> {
+async function plainFiles(realRoot: string, relPath: string, artifact: boolean): Promise<string[][] | undefined> {
   const top = relPath === '.' ? [] : relPath.split(/[\\/]/);
-  const { entries, ignore } = await listSource(realRoot);
+  const { entries, ignore } = await listSource(realRoot, new Set(), artifact);
   if (top.length > 0 && (ignore(top, true) || !entries.some((e) => e.type === 'dir' && same(e.path, top)))) {
     return undefined;
   }
@@ -104,13 +104,14 @@ function same(a: readonly string[], b: readonly string[]): boolean {
 export async function buildPlain(
   realRoot: string,
   relPath: string,
+  artifact = false,
 ): Promise<{ objects: KubeObject[]; origins: Map<string, string> } | undefined> {
   const dir = relPath === '.' ? realRoot : join(realRoot, relPath);
   // The common case of a kustomization directory, told before the walk of the whole tree.
   for (const name of KUSTOMIZATION_FILES) {
     if (lstatSync(join(dir, name), { throwIfNoEntry: false })) return undefined;
   }
-  const files = await plainFiles(realRoot, relPath);
+  const files = await plainFiles(realRoot, relPath, artifact);
   if (files === undefined) return undefined;
   // Read synchronously, one file after the other: small files, parsed on this thread anyway; the
   // promises' open, stat, read and close each take a trip through the thread pool.

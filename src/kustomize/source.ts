@@ -18,9 +18,9 @@ const PRUNED = new Set(['.git', 'node_modules']);
  * Copies `realRoot` to `copyRoot` inside `work` (the build's temporary directory), leaving out what
  * `.sourceignore` files' patterns and source-controller's default exclusions leave out.
  */
-export async function copySource(realRoot: string, work: string, copyRoot: string): Promise<void> {
+export async function copySource(realRoot: string, work: string, copyRoot: string, artifact = false): Promise<void> {
   // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
-  const { entries, ignore } = await listSource(realRoot, new Set([work, await realpath(work)]));
+  const { entries, ignore } = await listSource(realRoot, new Set([work, await realpath(work)]), artifact);
   await copyEntries(realRoot, copyRoot, entries, { ignore });
 }
 
@@ -34,10 +34,17 @@ export interface SourceListing {
 
 /**
  * The entries of `realRoot` as {@link copySource} copies them: PRUNED names and `exclude` never
- * walked, `.sourceignore` patterns and source-controller's default exclusions in `ignore`.
+ * walked, `.sourceignore` patterns and source-controller's default exclusions in `ignore` (none for
+ * an `artifact`, a tree that already is what Flux stores).
  */
-export async function listSource(realRoot: string, exclude: ReadonlySet<string> = new Set()): Promise<SourceListing> {
+export async function listSource(
+  realRoot: string,
+  exclude: ReadonlySet<string> = new Set(),
+  artifact = false,
+): Promise<SourceListing> {
   const entries = await listTree(realRoot, (name) => PRUNED.has(name), exclude);
+  // An artifact already is what Flux stores: nothing more is left out of it.
+  if (artifact) return { entries, ignore: () => false };
   const patterns = sourcePatterns(await readSourceIgnores(realRoot, entries));
   return { entries, ignore: (path, isDir) => isIgnored(patterns, path, isDir) };
 }

@@ -3,8 +3,14 @@ import { resolve } from 'node:path';
 import { actionSource, repositoryId } from '../inventory/identity.js';
 
 export interface RunInfo {
-  /** The commit being reconciled (GITHUB_SHA). */
+  /** The commit being reconciled (GITHUB_SHA), or the revision of the source a Kustomization is built from. */
   revision?: string;
+  /** The revision of the source an ExternalArtifact was made from (its generator's originRevision). */
+  originRevision?: string;
+  /** The source a Kustomization is built from when it is not this checkout (`GitRepository ns/name`). */
+  sourceRef?: string;
+  /** The root is an artifact as Flux stores it (OCIRepository, Bucket, ExternalArtifact): built with nothing left out. */
+  artifact?: boolean;
   /**
    * The repository, as inventories record it (identity.ts repositoryId): `owner/repo` from
    * GITHUB_REPOSITORY (with the host when not github.com); for the CLI the git remote, else

@@ -70,7 +70,7 @@ export const INPUTS: readonly Option[] = [
     field: 'source',
     kind: 'string',
     description:
-      'The GitRepository that is this checkout, as NAMESPACE/NAME (e.g. flux-system/flux-system). A Kustomization whose spec.sourceRef is another GitRepository defined in the repository is built from that repository, fetched with git (see git-credentials); any other source fails it (its dependents are skipped), and it is never built from this repository instead. Default: GitRepositories defined in the repository are matched by URL and branch against this checkout; one not defined anywhere is taken to be the checkout, with a note.',
+      'The GitRepository that is this checkout, as NAMESPACE/NAME (e.g. flux-system/flux-system). A Kustomization whose spec.sourceRef is another GitRepository defined in the repository is built from that repository, fetched with git (see git-credentials); an OCIRepository or a Bucket defined in the repository is pulled from its registry or store; an ExternalArtifact is made here by the ArtifactGenerator in the repository that lists it, from its sources. A source that cannot be had fails the Kustomization (its dependents are skipped), and it is never built from this repository instead. Default: GitRepositories defined in the repository are matched by URL and branch against this checkout; one not defined anywhere is taken to be the checkout, with a note.',
     flag: {
       arg: 'NS/NAME',
       help: 'the GitRepository that is this checkout; other GitRepositories are fetched',
@@ -90,6 +90,21 @@ export const INPUTS: readonly Option[] = [
       multiple: true,
       value: 'var',
       help: 'a token for fetching other GitRepositories from HOST (masked in the output)',
+    },
+  },
+  {
+    input: 'registry-credentials',
+    field: 'registryCredentials',
+    kind: 'map',
+    secret: 'values',
+    description:
+      "Logins for pulling the OCIRepositories that Kustomizations (or ArtifactGenerators) name as their source, as a map of registry host to `USERNAME:PASSWORD` (for a token, any user name: `token:` followed by it). Sent to that registry only (basic auth, or exchanged for a bearer token as the registry asks), and masked. Without one, the kubernetes.io/dockerconfigjson Secret the OCIRepository's spec.secretRef names is read when the action may read it; for ghcr.io, github-token is used; else the pull is anonymous.",
+    flag: {
+      name: 'registry-credential',
+      arg: 'HOST=USER:PASSWORD',
+      multiple: true,
+      value: 'var',
+      help: 'a login for pulling OCIRepositories from registry HOST (masked in the output)',
     },
   },
   {

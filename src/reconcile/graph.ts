@@ -10,8 +10,7 @@ import { kustomizationObject } from '../flux/object.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { evalReadyExpr } from '../kstatus/cel.js';
-import { FetchedSources, settingsFor } from '../source/fetched.js';
-import type { Fetched } from '../source/git.js';
+import { describePlan, runSources, settingsFor, type SourceTree } from '../source/fetched.js';
 import { secretReader } from '../source/secret.js';
 import { prefixed, type RunContext } from './context.js';
 import { reconcileTarget } from './one.js';
@@ -34,27 +33,34 @@ export async function reconcileAll(
     if (verdict?.kind !== 'other') return undefined;
     return skippedReport(settings, spec, `${describeSpec(spec)}: ${verdict.problem}`, 'resolve');
   };
-  const fetched = new FetchedSources({
-    credentials: settings.gitCredentials ?? {},
+  const fetched = runSources(settings, {
     secret: ctx.secrets.add,
     readSecret: secretReader(ctx.management),
     log: (line) => {
       ctx.log.info(line);
     },
   });
-  /** The Kustomization, built from its own source when that is another GitRepository. */
+  /** The Kustomization, built from its own source when that is not this checkout; the report names the source. */
   const run = async (c: RunContext, spec: KustomizationSpec): Promise<Report> => {
     const verdict = sources.get(`${spec.namespace}/${spec.name}`);
-    if (verdict?.kind !== 'fetch') return reconcileTarget(c, spec);
-    let tree: Fetched;
-    try {
-      tree = await fetched.get(verdict.repository);
-    } catch (err) {
-      return skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`, 'resolve');
+    if (verdict?.kind !== 'fetch') {
+      const report = await reconcileTarget(c, spec);
+      return { ...report, source: checkoutSource(settings, spec) };
     }
-    const r = verdict.repository;
-    c.log.info(`Built from GitRepository ${r.namespace}/${r.name} at ${tree.revision}`);
-    return reconcileTarget({ ...c, settings: settingsFor(settings, tree) }, spec);
+    const ref = describePlan(verdict.source);
+    let tree: SourceTree;
+    try {
+      tree = await fetched.get(verdict.source);
+    } catch (err) {
+      const failed = skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`, 'resolve');
+      return { ...failed, source: { ref } };
+    }
+    c.log.info(`Built from ${ref} at ${tree.revision}`);
+    const report = await reconcileTarget({ ...c, settings: settingsFor(settings, tree, verdict.source) }, spec);
+    return {
+      ...report,
+      source: { ref, revision: tree.revision, ...(tree.originRevision ? { originRevision: tree.originRevision } : {}) },
+    };
   };
   try {
     return await reconcileEach(ctx, specs, levels, started, wrongSource, run);
@@ -98,6 +104,14 @@ async function reconcileEach(
     started,
     client.server,
   );
+}
+
+/** The source of a Kustomization built from this checkout, for its report. */
+function checkoutSource(settings: RunContext['settings'], spec: KustomizationSpec): NonNullable<Report['source']> {
+  const r = spec.sourceRef;
+  const ref =
+    r === undefined ? 'this checkout' : `${r.kind} ${r.namespace ?? spec.namespace}/${r.name} (this checkout)`;
+  return { ref, ...(settings.run.revision ? { revision: settings.run.revision } : {}) };
 }
 
 /**

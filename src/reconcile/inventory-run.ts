@@ -334,6 +334,8 @@ export class InventoryRun {
       ...(message ? { message: message.split('\n')[0]! } : {}),
       ...(run.revision ? { lastAttemptedRevision: run.revision } : {}),
       ...(applied ? { lastAppliedRevision: applied } : {}),
+      ...(result === 'Succeeded' && run.originRevision ? { lastAppliedOriginRevision: run.originRevision } : {}),
+      ...(run.sourceRef ? { sourceRef: run.sourceRef } : {}),
       startedAt: new Date(this.started).toISOString(),
       ...(result !== 'InProgress' ? { finishedAt: new Date(now).toISOString(), durationMs: now - this.started } : {}),
       ...(run.url ? { runUrl: run.url } : {}),

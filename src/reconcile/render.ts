@@ -51,6 +51,7 @@ export async function renderSpec(
   const built = await build({
     root: settings.root,
     path: spec.path,
+    ...(settings.run.artifact ? { artifact: true } : {}),
     kustomizeBin: settings.kustomizeBin,
     limits: settings.buildLimits,
     targetNamespace: spec.targetNamespace,

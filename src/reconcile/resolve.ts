@@ -12,7 +12,7 @@ import type { Settings } from '../settings.js';
 import { SpecError } from '../flux/parse.js';
 import { specFromInputs } from '../flux/from-inputs.js';
 import { loadKustomizations } from '../flux/load.js';
-import { findGitRepositories, sourceVerdict, type SourceVerdict } from '../flux/checkout.js';
+import { findSources, sourceVerdict, type SourceVerdict } from '../flux/checkout.js';
 import { dependencyOrder } from '../flux/graph.js';
 import { describeSpec, unsupportedFields } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
@@ -45,19 +45,23 @@ export async function checkSources(
 ): Promise<Map<string, SourceVerdict>> {
   const verdicts = new Map<string, SourceVerdict>();
   if (!specs.some((s) => s.sourceRef !== undefined)) return verdicts;
+  const found = await findSources(settings.root);
   const facts = {
     source: settings.run.source,
     ...(settings.run.branch ? { branch: settings.run.branch } : {}),
     ...(settings.source ? { explicit: settings.source } : {}),
-    definitions: await findGitRepositories(settings.root),
+    definitions: found.definitions,
+    others: found.others,
   };
   const noted = new Set<string>();
   for (const spec of specs) {
     const verdict = sourceVerdict(spec, facts);
     verdicts.set(`${spec.namespace}/${spec.name}`, verdict);
-    if (verdict.kind === 'checkout' && verdict.note && !noted.has(verdict.note)) {
-      noted.add(verdict.note);
-      log(verdict.note);
+    const notes = verdict.kind === 'checkout' ? [verdict.note] : verdict.kind === 'fetch' ? (verdict.notes ?? []) : [];
+    for (const note of notes) {
+      if (note === undefined || noted.has(note)) continue;
+      noted.add(note);
+      log(note);
     }
   }
   return verdicts;

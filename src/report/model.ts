@@ -45,6 +45,11 @@ export interface Report {
   problems?: Problem[];
   /** In drift mode: whether the cluster differed from Git, and whether this run corrected it. */
   drift?: { detected: boolean; corrected: boolean };
+  /**
+   * What the Kustomization was built from: `this checkout`, `GitRepository ns/name (this checkout)`,
+   * or a source fetched or made (`OCIRepository ns/name`), with its revision when it was had.
+   */
+  source?: { ref: string; revision?: string; originRevision?: string };
   /** Set when the run failed; the changeset then holds what was done before the failure. */
   error?: string;
   /** Set with `error`: the phase that failed and Flux's reason for it. */

@@ -1,6 +1,7 @@
 import type { Report } from './model.js';
 import { hasChanges } from './model.js';
 import { renderDiff } from '../ssa/diff.js';
+import { sourceText } from './source.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 
@@ -42,6 +43,8 @@ export function renderSummary(report: Report): string {
     out.push('**Failed:** ' + escapeText(report.error ?? 'unknown error'));
     out.push('');
   }
+  const source = report.kustomizations?.length ? undefined : sourceText(report);
+  if (source !== undefined) out.push(`Built from ${escapeText(source)}`, '');
   out.push(
     `**${created}** created · **${configured}** configured · **${unchanged}** unchanged · **${deleted}** deleted${skipped ? ` · **${skipped}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
   );
@@ -55,7 +58,7 @@ export function renderSummary(report: Report): string {
       const result = k.ok ? 'ok' : `❌ ${escapeText(k.error?.split('\n')[0] ?? 'failed')}`;
       const c = k.counts;
       out.push(
-        `| \`${escapeCode(k.kustomization)}\` | ${result} | ${c.created} | ${c.configured} | ${c.deleted} | ${c.unchanged} |`,
+        `| \`${escapeCode(k.kustomization)}\`${sourceCell(k)} | ${result} | ${c.created} | ${c.configured} | ${c.deleted} | ${c.unchanged} |`,
       );
     }
   }
@@ -111,4 +114,10 @@ export function escapeCode(s: string): string {
 
 export function escapeText(s: string): string {
   return s.replace(/[<>&|]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '|': '\\|' })[c] ?? c);
+}
+
+/** Where a Kustomization was built from (when not this checkout), as a line under its name in a table cell, or ''. */
+export function sourceCell(k: Pick<Report, 'source'>): string {
+  const text = sourceText(k);
+  return text === undefined ? '' : `<br><sub>built from ${escapeText(text)}</sub>`;
 }

@@ -6,7 +6,7 @@
 import type { HealthResult } from '../kstatus/wait.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
 import type { PrunedObject, RemovedKustomization, Report } from './model.js';
-import { escapeCode, escapeText } from './render.js';
+import { escapeCode, escapeText, sourceCell } from './render.js';
 import { cutChars, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
 
 export interface Words {
@@ -128,7 +128,7 @@ function row(k: Report, g: Group, words: Words): string {
       : '✅ no changes';
   const name = escapeCode(cutChars(k.kustomization || k.path || '-', FIRST_LINE_MAX).text);
   const c = k.counts;
-  return `| \`${name}\` | ${result} | ${fmt(c.created)} | ${fmt(c.configured)} | ${fmt(deletes)} | ${fmt(c.unchanged)} |`;
+  return `| \`${name}\`${sourceCell(k)} | ${result} | ${fmt(c.created)} | ${fmt(c.configured)} | ${fmt(deletes)} | ${fmt(c.unchanged)} |`;
 }
 
 function removedRow({ r, pruned }: Removed, words: Words): string {

@@ -1,34 +1,189 @@
 /**
- * The other GitRepositories of one run (or one build), each fetched once however many
- * Kustomizations name it, and removed at the end; and the settings a Kustomization is built with
- * from such a tree.
+ * The sources of one run (or one build) that are not this checkout: each fetched (or, for an
+ * ExternalArtifact, made) once however many Kustomizations name it, and removed at the end; and the
+ * settings a Kustomization is built with from such a tree.
  */
-import type { GitRepositoryDef } from '../flux/checkout.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FetchedPlan, GitRepositoryDef, SourcePlan } from '../flux/checkout.js';
+import type { BucketDef, OCIRepositoryDef } from '../flux/source-defs.js';
+import { copySource } from '../kustomize/source.js';
 import type { Settings } from '../settings.js';
-import { fetchGitRepository, redactUrl, type Fetched, type FetchOptions } from './git.js';
+import { generateArtifact, type ArtifactInput } from './artifact.js';
+import { fetchBucket } from './bucket.js';
+import { fetchGitRepository, redactUrl, type Fetched } from './git.js';
+import { fetchOCIRepository } from './oci.js';
+
+/** How each kind of source is fetched (the edge: git, a registry, an object store). */
+export interface Fetchers {
+  GitRepository: (def: GitRepositoryDef) => Promise<Fetched>;
+  /** `filtered: false`: the layer was kept as it is (operation copy), and Flux filters nothing out of it. */
+  OCIRepository: (def: OCIRepositoryDef) => Promise<Fetched & { filtered?: boolean }>;
+  Bucket: (def: BucketDef) => Promise<Fetched>;
+}
+
+/**
+ * A fetched or made source tree, with the revision of the source it came from when there is one.
+ * `artifact`: the tree already is what Flux stores (a Bucket's objects, an OCI layer kept as it is
+ * with `operation: copy`, a made ExternalArtifact), so nothing in it is left out by `.sourceignore`
+ * or Flux's default exclusions; a Git tree, or an extracted OCI layer, is filtered as
+ * source-controller archives it.
+ */
+export type SourceTree = Fetched & { originRevision?: string; artifact?: boolean };
+
+/** `GitRepository flux-system/podinfo`, for messages and reports. */
+export function describePlan(plan: SourcePlan, checkoutName = 'this checkout'): string {
+  if (plan.kind === 'checkout') return checkoutName;
+  if (plan.kind === 'ExternalArtifact') return `ExternalArtifact ${plan.namespace}/${plan.name}`;
+  return `${plan.kind} ${plan.def.namespace}/${plan.def.name}`;
+}
+
+const keyOf = (plan: SourcePlan) => (plan.kind === 'checkout' ? 'checkout' : describePlan(plan));
 
 export class FetchedSources {
-  private readonly trees = new Map<string, Promise<Fetched>>();
+  private readonly trees = new Map<string, Promise<SourceTree>>();
+  /** Source artifacts as an ArtifactGenerator reads them (a Git tree without what .sourceignore leaves out). */
+  private readonly artifacts = new Map<string, Promise<Fetched>>();
 
-  constructor(private readonly opts: FetchOptions & { log: (line: string) => void }) {}
+  constructor(
+    private readonly opts: {
+      fetchers: Fetchers;
+      /** This checkout: its root and revision. */
+      checkout: { root: string; revision?: string };
+      log: (line: string) => void;
+    },
+  ) {}
 
-  get(repo: GitRepositoryDef): Promise<Fetched> {
-    const key = `${repo.namespace}/${repo.name}`;
+  get(plan: FetchedPlan): Promise<SourceTree> {
+    const key = keyOf(plan);
     let tree = this.trees.get(key);
     if (tree === undefined) {
-      this.opts.log(`Fetching GitRepository ${key} (${redactUrl(repo.url)})`);
-      tree = fetchGitRepository(repo, this.opts);
+      tree = this.fetch(plan);
       this.trees.set(key, tree);
     }
     return tree;
   }
 
+  private fetch(plan: FetchedPlan): Promise<SourceTree> {
+    const { fetchers, log } = this.opts;
+    switch (plan.kind) {
+      case 'GitRepository':
+        log(`Fetching GitRepository ${plan.def.namespace}/${plan.def.name} (${redactUrl(plan.def.url)})`);
+        return fetchers.GitRepository(plan.def);
+      case 'OCIRepository':
+        log(`Fetching OCIRepository ${plan.def.namespace}/${plan.def.name} (${redactUrl(plan.def.url)})`);
+        return fetchers.OCIRepository(plan.def).then((t) => ({ ...t, artifact: t.filtered === false }));
+      case 'Bucket':
+        log(`Fetching Bucket ${plan.def.namespace}/${plan.def.name} (${plan.def.endpoint}/${plan.def.bucketName})`);
+        return fetchers.Bucket(plan.def).then((t) => ({ ...t, artifact: true }));
+      case 'ExternalArtifact':
+        return this.make(plan);
+    }
+  }
+
+  /** An ExternalArtifact, made from its generator's sources. */
+  private async make(plan: Extract<FetchedPlan, { kind: 'ExternalArtifact' }>): Promise<SourceTree> {
+    const inputs: Record<string, ArtifactInput> = {};
+    for (const [alias, input] of Object.entries(plan.inputs)) {
+      const tree = await this.artifactOf(input).catch((err: unknown) => {
+        throw new Error(
+          `making ExternalArtifact ${plan.namespace}/${plan.name} failed: its source @${alias} (${describePlan(input)}) could not be had: ${(err as Error).message}`,
+          { cause: err },
+        );
+      });
+      inputs[alias] = tree;
+    }
+    const g = plan.generator;
+    this.opts.log(
+      `Making ExternalArtifact ${plan.namespace}/${plan.name} with ArtifactGenerator ${g.namespace}/${g.name} (${g.file})`,
+    );
+    return { ...(await generateArtifact(g, plan.name, inputs)), artifact: true };
+  }
+
+  /**
+   * A source's artifact as a generator copies from it: a Git tree (this checkout or a fetched
+   * GitRepository) or an extracted OCI layer without what its `.sourceignore` files and Flux's
+   * default exclusions leave out, as source-controller archives it; an artifact tree as it is.
+   */
+  private artifactOf(plan: SourcePlan): Promise<ArtifactInput> {
+    const key = keyOf(plan);
+    let artifact = this.artifacts.get(key);
+    if (artifact === undefined) {
+      artifact = (async () => {
+        const from: SourceTree =
+          plan.kind === 'checkout'
+            ? {
+                root: this.opts.checkout.root,
+                revision: this.opts.checkout.revision ?? 'unknown',
+                cleanup: () => Promise.resolve(),
+              }
+            : await this.get(plan);
+        if (from.artifact === true)
+          return { root: from.root, revision: from.revision, cleanup: () => Promise.resolve() };
+        const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-artifact-src-'));
+        const cleanup = () => rm(work, { recursive: true, force: true });
+        try {
+          await copySource(from.root, work, join(work, 'src'));
+        } catch (err) {
+          await cleanup();
+          throw err;
+        }
+        return { root: join(work, 'src'), revision: from.revision, cleanup };
+      })();
+      this.artifacts.set(key, artifact);
+    }
+    return artifact.then((a) => ({ root: a.root, revision: a.revision }));
+  }
+
   async cleanup(): Promise<void> {
-    for (const tree of this.trees.values()) await tree.then((t) => t.cleanup()).catch(() => undefined);
+    for (const tree of [...this.trees.values(), ...this.artifacts.values()]) {
+      await tree.then((t) => t.cleanup()).catch(() => undefined);
+    }
   }
 }
 
-/** `settings` for a Kustomization built from `tree`: its root, and its revision as the run's. */
-export function settingsFor(settings: Settings, tree: Fetched): Settings {
-  return { ...settings, root: tree.root, run: { ...settings.run, revision: tree.revision } };
+/**
+ * `settings` for a Kustomization built from `tree`: its root, its revision as the run's (and the
+ * origin revision a generated artifact records).
+ */
+export function settingsFor(settings: Settings, tree: SourceTree, plan: FetchedPlan): Settings {
+  return {
+    ...settings,
+    root: tree.root,
+    run: {
+      ...settings.run,
+      revision: tree.revision,
+      sourceRef: describePlan(plan),
+      ...(tree.artifact === true ? { artifact: true } : {}),
+      ...(tree.originRevision !== undefined ? { originRevision: tree.originRevision } : {}),
+    },
+  };
+}
+
+/** The sources of a run with `settings`: git's fetcher with the git-credentials input, and the others. */
+export function runSources(
+  settings: Settings,
+  opts: {
+    secret: (value: string) => void;
+    readSecret?: (namespace: string, name: string) => Promise<Record<string, string>>;
+    log: (line: string) => void;
+  },
+): FetchedSources {
+  const shared = { secret: opts.secret, ...(opts.readSecret ? { readSecret: opts.readSecret } : {}) };
+  return new FetchedSources({
+    fetchers: {
+      GitRepository: (def) => fetchGitRepository(def, { credentials: settings.gitCredentials ?? {}, ...shared }),
+      OCIRepository: (def) =>
+        fetchOCIRepository(def, {
+          credentials: settings.registryCredentials ?? {},
+          ...(settings.github.token ? { githubToken: settings.github.token } : {}),
+          ...shared,
+          log: opts.log,
+        }),
+      Bucket: (def) => fetchBucket(def, { ...shared, env: process.env, log: opts.log }),
+    },
+    checkout: { root: settings.root, ...(settings.run.revision ? { revision: settings.run.revision } : {}) },
+    log: opts.log,
+  });
 }

@@ -1,0 +1,172 @@
+/**
+ * The two glob dialects an ArtifactGenerator's copy operations use, as source-watcher uses them:
+ * Go's path.Match / fs.Glob for `from` (`*` and `?` stay within one path segment, `**` is just `*`,
+ * `[...]` classes negated with `^`), and doublestar for `exclude` and the Extract strategy's `from`
+ * (`**` as a whole segment spans any number of directories, `{a,b}` alternatives, `[!...]` too).
+ * Pure: the caller lists the tree.
+ */
+
+/** Thrown for a pattern Go (or doublestar) would refuse as malformed. */
+export class BadPattern extends Error {}
+
+const escapeRe = (c: string) => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/** A character class starting at `pattern[i]` (just after `[`): its regex and where it ends. */
+function charClass(pattern: string, i: number, negations: string): { re: string; end: number } {
+  let j = i;
+  let negate = false;
+  if (j < pattern.length && negations.includes(pattern[j]!)) {
+    negate = true;
+    j++;
+  }
+  let body = '';
+  let first = true;
+  while (j < pattern.length && (pattern[j] !== ']' || first)) {
+    first = false;
+    let c = pattern[j]!;
+    if (c === '\\') {
+      j++;
+      if (j >= pattern.length) throw new BadPattern(`unterminated escape in ${JSON.stringify(pattern)}`);
+      c = pattern[j]!;
+    }
+    if (c === '/') throw new BadPattern(`a class cannot hold "/" in ${JSON.stringify(pattern)}`);
+    body += escapeRe(c);
+    if (pattern[j + 1] === '-' && pattern[j + 2] !== undefined && pattern[j + 2] !== ']') {
+      let hi = pattern[j + 2]!;
+      j += 2;
+      if (hi === '\\') {
+        j++;
+        if (j >= pattern.length) throw new BadPattern(`unterminated escape in ${JSON.stringify(pattern)}`);
+        hi = pattern[j]!;
+      }
+      if (hi < c) throw new BadPattern(`bad range ${c}-${hi} in ${JSON.stringify(pattern)}`);
+      body += `-${escapeRe(hi)}`;
+    }
+    j++;
+  }
+  if (j >= pattern.length) throw new BadPattern(`unterminated [ in ${JSON.stringify(pattern)}`);
+  if (body === '') throw new BadPattern(`empty class in ${JSON.stringify(pattern)}`);
+  return { re: negate ? `[^/${body}]` : `[${body}]`, end: j };
+}
+
+/** Go's path.Match as a regular expression (`*` never crosses `/`). */
+export function goPatternRegex(pattern: string): RegExp {
+  let re = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const cls = charClass(pattern, i + 1, '^');
+      re += cls.re;
+      i = cls.end;
+    } else if (c === '\\') {
+      i++;
+      if (i >= pattern.length) throw new BadPattern(`trailing \\ in ${JSON.stringify(pattern)}`);
+      re += escapeRe(pattern[i]!);
+    } else re += escapeRe(c);
+  }
+  return new RegExp(`^${re}$`, 's');
+}
+
+/** Go's path.Match(pattern, name). */
+export function goMatch(pattern: string, name: string): boolean {
+  return goPatternRegex(pattern).test(name);
+}
+
+/** Whether a pattern holds glob metacharacters (source-watcher's test: any of `*?[]`). */
+export const hasGlob = (p: string): boolean => /[*?[\]]/.test(p);
+
+/** One segment of a doublestar pattern as a regex (`*`, `?`, classes, `{a,b}`). */
+function doublestarSegment(seg: string): string {
+  let re = '';
+  let depth = 0;
+  for (let i = 0; i < seg.length; i++) {
+    const c = seg[i]!;
+    if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const cls = charClass(seg, i + 1, '!^');
+      re += cls.re;
+      i = cls.end;
+    } else if (c === '{') {
+      depth++;
+      re += '(?:';
+    } else if (c === '}' && depth > 0) {
+      depth--;
+      re += ')';
+    } else if (c === ',' && depth > 0) re += '|';
+    else if (c === '\\') {
+      i++;
+      if (i >= seg.length) throw new BadPattern(`trailing \\ in ${JSON.stringify(seg)}`);
+      re += escapeRe(seg[i]!);
+    } else re += escapeRe(c);
+  }
+  if (depth > 0) throw new BadPattern(`unterminated { in ${JSON.stringify(seg)}`);
+  return re;
+}
+
+/** A doublestar pattern as a regular expression: a `**` segment spans zero or more directories. */
+export function doublestarRegex(pattern: string): RegExp {
+  const segs = pattern.split('/');
+  let re = '';
+  segs.forEach((seg, i) => {
+    const last = i === segs.length - 1;
+    if (seg === '**') {
+      // Zero or more whole segments, with the slash that follows them (or ends the path).
+      re += last ? (i === 0 ? '.*' : '(?:/.*)?') : i === 0 ? '(?:[^/]*/)*' : '(?:/[^/]*)*/';
+      return;
+    }
+    const prevStar = i > 0 && segs[i - 1] === '**';
+    if (i > 0 && !prevStar) re += '/';
+    re += doublestarSegment(seg);
+  });
+  return new RegExp(`^${re}$`, 's');
+}
+
+/** doublestar.Match(pattern, path). */
+export function doublestarMatch(pattern: string, path: string): boolean {
+  return doublestarRegex(pattern).test(path);
+}
+
+/** An entry of a listed tree: its slash-separated path from the root and whether it is a directory. */
+export interface Listed {
+  path: string;
+  dir: boolean;
+}
+
+/**
+ * Go's fs.Glob over a listed tree: a pattern without metacharacters names the entry itself when it
+ * exists; otherwise each segment is matched against the entries of the directories matched so far
+ * (names in byte order, `**` no different from `*`).
+ */
+export function goGlob(entries: readonly Listed[], pattern: string): string[] {
+  goPatternRegex(pattern); // refuses a malformed pattern, as fs.Glob does
+  const clean = pattern.replace(/\/+$/, '');
+  const byPath = new Map(entries.map((e) => [e.path, e]));
+  if (!hasGlob(clean)) return byPath.has(clean) ? [clean] : [];
+  const children = new Map<string, string[]>();
+  for (const e of entries) {
+    const cut = e.path.lastIndexOf('/');
+    const parent = cut < 0 ? '' : e.path.slice(0, cut);
+    const list = children.get(parent) ?? [];
+    list.push(e.path.slice(cut + 1));
+    children.set(parent, list);
+  }
+  for (const list of children.values()) list.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  let dirs = [''];
+  const segs = clean.split('/');
+  segs.forEach((seg, i) => {
+    const re = goPatternRegex(seg);
+    const next: string[] = [];
+    for (const d of dirs) {
+      if (d !== '' && byPath.get(d)?.dir !== true) continue;
+      for (const name of children.get(d) ?? []) {
+        if (!(hasGlob(seg) ? re.test(name) : name === seg)) continue;
+        next.push(d === '' ? name : `${d}/${name}`);
+      }
+    }
+    dirs = i === segs.length - 1 ? next : next.filter((p) => byPath.get(p)?.dir === true);
+  });
+  return dirs;
+}
