@@ -172,4 +172,37 @@ describe('the source of a Kustomization', () => {
     expect(await applied(ns, 'infra')).toBe(false);
     expect(await from(ns, 'tenant')).toBe('this checkout');
   });
+
+  it("adds what the checkout's GitRepository includes (spec.include), from that repository at its ref", async () => {
+    const ns = await freshNamespace(client);
+    const shared = await bareRepository({
+      main: { 'deploy/cm.yaml': cm(ns, 'shared', 'the shared repository (main)') },
+      v2: { 'deploy/cm.yaml': cm(ns, 'shared', 'the shared repository (v2)') },
+    });
+    const root = await writeTree({
+      'clusters/dev/flux-system/gotk-sync.yaml': `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec:
+  interval: 1m
+  url: https://github.com/acme/fleet
+  ref: {branch: main}
+  include:
+    - repository: {name: shared}
+      fromPath: deploy
+      toPath: vendor/shared
+---
+${gitRepository('shared', shared.url, 'v2')}`,
+      'clusters/dev/apps.yaml': ks('apps', 'flux-system'),
+      // apps reads a file that only the include puts there.
+      'apps/kustomization.yaml': 'resources: [cm.yaml, ../vendor/shared/cm.yaml]\n',
+      'apps/cm.yaml': cm(ns, 'apps'),
+    });
+    const report = await run(root, ns, 'acme/fleet');
+    expect(report.ok, report.error).toBe(true);
+    expect(await from(ns, 'apps')).toBe('this checkout');
+    expect(await from(ns, 'shared')).toBe('the shared repository (v2)');
+    const apps = report.kustomizations?.[0] ?? report;
+    expect(apps.source?.ref).toBe('GitRepository flux-system/flux-system (this checkout, with its spec.include)');
+  });
 });

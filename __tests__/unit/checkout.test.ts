@@ -440,3 +440,87 @@ describe('nearest: the definition beside the referring file', () => {
     expect(nearest(defs, from).map((d) => d.file)).toEqual(want);
   });
 });
+
+describe('sourceVerdict, spec.include', () => {
+  const FLEET_SYNC = (include: string) => `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec:
+  url: https://github.com/acme/fleet
+  ref: {branch: main}
+  include:
+${include}
+`;
+  const SHARED = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: shared, namespace: flux-system}
+spec: {url: https://github.com/acme/shared, ref: {tag: v1.0.0}}
+`;
+  const verdictOf = (yaml: string) =>
+    sourceVerdict(refTo('GitRepository', 'flux-system'), { source: 'acme/fleet', branch: 'main', ...defsOf(yaml) });
+
+  it('reads include entries, with their defaults left to the plan', () => {
+    const defs = defsOf(
+      FLEET_SYNC('    - repository: {name: shared}\n      fromPath: deploy\n    - repository: {name: other}'),
+    ).definitions;
+    expect(defs[0]?.include).toEqual([{ name: 'shared', fromPath: 'deploy' }, { name: 'other' }]);
+  });
+
+  it('this checkout with an include is copied and gets the included repository at toPath', () => {
+    const v = verdictOf(`${FLEET_SYNC('    - repository: {name: shared}\n      toPath: vendor/shared')}---\n${SHARED}`);
+    expect(v.kind).toBe('fetch');
+    const source = v.kind === 'fetch' ? v.source : undefined;
+    expect(source?.kind === 'GitRepository' && source.checkout).toBe(true);
+    const include = source?.kind === 'GitRepository' ? source.include : undefined;
+    expect(
+      include?.map((i) => ({ ...i, source: i.source.kind === 'GitRepository' ? i.source.def.url : i.source.kind })),
+    ).toEqual([{ name: 'shared', fromPath: '', toPath: 'vendor/shared', source: 'https://github.com/acme/shared' }]);
+  });
+
+  it.each<[string, string, RegExp]>([
+    [
+      'an include not defined in the repository',
+      FLEET_SYNC('    - repository: {name: missing}'),
+      /cannot be had: GitRepository flux-system\/flux-system \(clusters\/dev\/sources.yaml\) spec.include GitRepository flux-system\/missing is not defined in the repository/,
+    ],
+    [
+      'an include of itself, through another',
+      `${FLEET_SYNC('    - repository: {name: shared}')}---\n${SHARED.replace('ref: {tag: v1.0.0}}', 'ref: {tag: v1.0.0}, include: [{repository: {name: flux-system}}]}')}`,
+      /includes itself \(spec.include flux-system\/flux-system → flux-system\/shared → flux-system\/flux-system\)/,
+    ],
+  ])('fails %s', (_, yaml, problem) => {
+    const v = verdictOf(yaml);
+    expect(v.kind).toBe('other');
+    expect(v.kind === 'other' ? v.problem : '').toMatch(problem);
+  });
+});
+
+describe('spec.timeout of a source', () => {
+  it.each<[string, number | undefined]>([
+    ['90s', 90_000],
+    ['2m30s', 150_000],
+    ['soon', undefined],
+  ])('%s', (timeout, want) => {
+    const yaml = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: a}
+spec: {url: https://x/y, timeout: ${timeout}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: a}
+spec: {url: oci://x/y, timeout: ${timeout}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: Bucket
+metadata: {name: a}
+spec: {bucketName: b, endpoint: e, timeout: ${timeout}}
+`;
+    const found = sourcesIn(yaml, 'f.yaml');
+    expect([found.git[0]?.timeoutMs, found.others.oci[0]?.timeoutMs, found.others.buckets[0]?.timeoutMs]).toEqual([
+      want,
+      want,
+      want,
+    ]);
+  });
+});

@@ -10,6 +10,7 @@ import { join, relative, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { repositoryId, sameSource } from '../inventory/identity.js';
 import { mapLimit } from '../util/concurrency.js';
+import { parseDuration } from '../util/duration.js';
 import {
   sourceDefOf,
   type ArtifactGeneratorDef,
@@ -31,10 +32,12 @@ export interface GitRepositoryDef {
   ignore?: string;
   /** spec.secretRef.name: the Secret with its credentials. */
   secretRef?: string;
-  /** spec.include is set (other GitRepositories copied into this one). */
-  include?: boolean;
+  /** spec.include: other GitRepositories' artifacts copied into this one (`fromPath` of theirs to `toPath`). */
+  include?: { name: string; fromPath?: string; toPath?: string }[];
   /** The file it is defined in, relative to the root. */
   file: string;
+  /** spec.timeout in milliseconds, when set (each git command's limit; 60s by default). */
+  timeoutMs?: number;
 }
 
 /**
@@ -44,7 +47,14 @@ export interface GitRepositoryDef {
  */
 export type SourcePlan =
   | { kind: 'checkout' }
-  | { kind: 'GitRepository'; def: GitRepositoryDef }
+  | {
+      kind: 'GitRepository';
+      def: GitRepositoryDef;
+      /** The GitRepository is this checkout, fetched only to add its includes. */
+      checkout?: true;
+      /** Its spec.include, each with where the included repository comes from. */
+      include?: IncludePlan[];
+    }
   | { kind: 'OCIRepository'; def: OCIRepositoryDef }
   | { kind: 'Bucket'; def: BucketDef }
   | {
@@ -55,6 +65,18 @@ export type SourcePlan =
       /** Each of the generator's sources, by alias. */
       inputs: Record<string, SourcePlan>;
     };
+
+/** One spec.include entry of a GitRepository, planned. */
+export interface IncludePlan {
+  /** The included GitRepository's name (same namespace). */
+  name: string;
+  /** The directory of its artifact copied (`''`: all of it). */
+  fromPath: string;
+  /** Where it goes in the including artifact (default: the included repository's name). */
+  toPath: string;
+  /** The included repository: this checkout or fetched. */
+  source: SourcePlan;
+}
 
 /** A source that is not this checkout. */
 export type FetchedPlan = Exclude<SourcePlan, { kind: 'checkout' }>;
@@ -232,57 +254,122 @@ function artifactVerdict(
   };
 }
 
-/** A GitRepository: this checkout, another repository or revision (fetched), or not to be had. */
-function gitVerdict(key: string, named: string, facts: CheckoutFacts, from: string): SourceVerdict {
+/**
+ * A GitRepository: this checkout, another repository or revision (fetched), or not to be had; with
+ * spec.include, the included GitRepositories are planned too (recursively), and even this checkout
+ * is then "fetched": copied, with what it includes added, as source-controller composes the artifact.
+ */
+function gitVerdict(
+  key: string,
+  named: string,
+  facts: CheckoutFacts,
+  from: string,
+  seen: readonly string[] = [],
+): SourceVerdict {
+  const base = gitBase(key, named, facts, from);
+  if (base.verdict.kind === 'other') return base.verdict;
+  const def =
+    base.verdict.kind === 'fetch' && base.verdict.source.kind === 'GitRepository' ? base.verdict.source.def : base.def;
+  if (def?.include === undefined || def.include.length === 0) return base.verdict;
+  if (seen.includes(key)) {
+    return { kind: 'other', problem: `${named} includes itself (spec.include ${[...seen, key].join(' → ')})` };
+  }
+  const include: IncludePlan[] = [];
+  const notes = base.verdict.kind === 'checkout' && base.verdict.note !== undefined ? [base.verdict.note] : [];
+  for (const inc of def.include) {
+    const incKey = `${def.namespace}/${inc.name}`;
+    const at = `GitRepository ${key} (${def.file}) spec.include GitRepository ${incKey}`;
+    const defined = facts.definitions.some((d) => `${d.namespace}/${d.name}` === incKey);
+    const v: SourceVerdict = defined
+      ? gitVerdict(incKey, at, facts, def.file, [...seen, key])
+      : { kind: 'other', problem: `${at} is not defined in the repository, so there is nothing to include` };
+    if (v.kind === 'other') return { kind: 'other', problem: `${named} cannot be had: ${v.problem}` };
+    if (v.kind === 'checkout' && v.note !== undefined) notes.push(v.note);
+    if (v.kind === 'fetch') notes.push(...(v.notes ?? []));
+    include.push({
+      name: inc.name,
+      fromPath: inc.fromPath ?? '',
+      toPath: inc.toPath ?? inc.name,
+      source: v.kind === 'checkout' ? { kind: 'checkout' } : v.source,
+    });
+  }
+  return {
+    kind: 'fetch',
+    source: {
+      kind: 'GitRepository',
+      def,
+      include,
+      ...(base.verdict.kind === 'checkout' ? { checkout: true as const } : {}),
+    },
+    ...(notes.length > 0 ? { notes } : {}),
+  };
+}
+
+/** gitVerdict without spec.include, and the definition of the GitRepository when there is one. */
+function gitBase(
+  key: string,
+  named: string,
+  facts: CheckoutFacts,
+  from: string,
+): { verdict: SourceVerdict; def?: GitRepositoryDef } {
   const defs = nearest(
     facts.definitions.filter((d) => `${d.namespace}/${d.name}` === key),
     from,
   );
+  const one = defs.length === 1 ? defs[0] : undefined;
+  const checkout = (note?: string) => ({
+    verdict: { kind: 'checkout' as const, ...(note !== undefined ? { note } : {}) },
+    ...(one ? { def: one } : {}),
+  });
   /** Another repository or revision: fetched when it can be, never this checkout instead. */
-  const fetched = (d: GitRepositoryDef, why: string): SourceVerdict => {
+  const fetched = (d: GitRepositoryDef, why: string): { verdict: SourceVerdict } => {
     const refused = unfetchable(d);
-    return refused === undefined
-      ? { kind: 'fetch', source: { kind: 'GitRepository', def: d } }
-      : {
-          kind: 'other',
-          problem: `${named} (${d.file}) ${why}, and ${refused}; building this repository instead is never done`,
-        };
+    return {
+      verdict:
+        refused === undefined
+          ? { kind: 'fetch', source: { kind: 'GitRepository', def: d } }
+          : {
+              kind: 'other',
+              problem: `${named} (${d.file}) ${why}, and ${refused}; building this repository instead is never done`,
+            },
+    };
   };
   if (facts.explicit !== undefined) {
-    if (facts.explicit === key) return { kind: 'checkout' };
-    if (defs.length === 1) return fetched(defs[0]!, `is not this checkout (input source names ${facts.explicit})`);
+    if (facts.explicit === key) return checkout();
+    if (one) return fetched(one, `is not this checkout (input source names ${facts.explicit})`);
     return {
-      kind: 'other',
-      problem:
-        `${named} is not this checkout (input source names ${facts.explicit}) and ` +
-        `${defs.length === 0 ? 'is not defined in the repository' : 'is defined more than once'}, so it cannot be fetched; ` +
-        'building this repository instead is never done',
+      verdict: {
+        kind: 'other',
+        problem:
+          `${named} is not this checkout (input source names ${facts.explicit}) and ` +
+          `${defs.length === 0 ? 'is not defined in the repository' : 'is defined more than once'}, so it cannot be fetched; ` +
+          'building this repository instead is never done',
+      },
     };
   }
   if (defs.length === 0) {
-    return {
-      kind: 'checkout',
-      note: `${named} is not defined in the repository: taken to be this checkout (set input source to ${key} to say so)`,
-    };
+    return checkout(
+      `${named} is not defined in the repository: taken to be this checkout (set input source to ${key} to say so)`,
+    );
   }
   if (facts.source.startsWith('local:')) {
-    return {
-      kind: 'checkout',
-      note: `${named} (${defs[0]!.url}) taken to be this checkout: the checkout has no git remote to compare with`,
-    };
+    return checkout(
+      `${named} (${defs[0]!.url}) taken to be this checkout: the checkout has no git remote to compare with`,
+    );
   }
   if (defs.length > 1) {
     return {
-      kind: 'other',
-      problem: `${named} is defined more than once (${defs.map((d) => d.file).join(', ')}): keep one`,
+      verdict: {
+        kind: 'other',
+        problem: `${named} is defined more than once (${defs.map((d) => d.file).join(', ')}): keep one`,
+      },
     };
   }
-  const mismatched = defs.filter((d) => !sameSource(repositoryId(d.url), facts.source));
-  if (mismatched.length > 0) {
-    return fetched(mismatched[0]!, `points at ${mismatched[0]!.url}, not at this repository (${facts.source})`);
+  const d = one!;
+  if (!sameSource(repositoryId(d.url), facts.source)) {
+    return fetched(d, `points at ${d.url}, not at this repository (${facts.source})`);
   }
   // This repository, but perhaps another revision of it: a tenant's branch, a tag, a commit.
-  const d = defs[0]!;
   const revision = d.ref ?? {};
   const pinned = (['commit', 'name', 'semver', 'tag'] as const).find((k) => revision[k] !== undefined);
   const checkedOut = facts.branch === undefined ? 'this checkout' : `this checkout (branch ${facts.branch})`;
@@ -293,17 +380,15 @@ function gitVerdict(key: string, named: string, facts: CheckoutFacts, from: stri
     return fetched(d, `follows branch ${JSON.stringify(revision.branch)} of this repository, not ${checkedOut}`);
   }
   if (revision.branch !== undefined && facts.branch === undefined) {
-    return {
-      kind: 'checkout',
-      note: `${named} (branch ${revision.branch}) taken to be this checkout: the branch checked out is not known`,
-    };
+    return checkout(
+      `${named} (branch ${revision.branch}) taken to be this checkout: the branch checked out is not known`,
+    );
   }
-  return { kind: 'checkout' };
+  return checkout();
 }
 
 /** Why `d` cannot be fetched here (a field not supported yet), or undefined. */
 export function unfetchable(d: GitRepositoryDef): string | undefined {
-  if (d.include) return 'its spec.include is not fetched yet';
   if (!/^(?:https?|file):\/\//.test(d.url)) {
     return `only https:// (and file://) URLs are fetched: ${d.url} needs SSH keys, which this action does not take yet`;
   }
@@ -362,7 +447,9 @@ function gitRepositoryOf(value: unknown, file: string): GitRepositoryDef | undef
   const ref = refOf(o.spec?.ref);
   const ignore = typeof o.spec?.ignore === 'string' ? o.spec.ignore : undefined;
   const secretRef = typeof o.spec?.secretRef?.name === 'string' ? o.spec.secretRef.name : undefined;
-  const include = Array.isArray(o.spec?.include) && o.spec.include.length > 0;
+  const include = includeOf(o.spec?.include);
+  const timeout = (o.spec as { timeout?: unknown } | undefined)?.timeout;
+  const timeoutMs = typeof timeout === 'string' ? parseDuration(timeout) : undefined;
   return {
     namespace,
     name,
@@ -371,8 +458,26 @@ function gitRepositoryOf(value: unknown, file: string): GitRepositoryDef | undef
     ...(ref ? { ref } : {}),
     ...(ignore !== undefined ? { ignore } : {}),
     ...(secretRef !== undefined ? { secretRef } : {}),
-    ...(include ? { include } : {}),
+    ...(include.length > 0 ? { include } : {}),
+    ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}),
   };
+}
+
+/** spec.include's entries that name a repository: `{repository: {name}, fromPath?, toPath?}`. */
+function includeOf(value: unknown): NonNullable<GitRepositoryDef['include']> {
+  if (!Array.isArray(value)) return [];
+  const out: NonNullable<GitRepositoryDef['include']> = [];
+  for (const e of value as unknown[]) {
+    const o = e as { repository?: { name?: unknown }; fromPath?: unknown; toPath?: unknown } | null;
+    const name = o?.repository?.name;
+    if (typeof name !== 'string' || name === '') continue;
+    out.push({
+      name,
+      ...(typeof o?.fromPath === 'string' && o.fromPath !== '' ? { fromPath: o.fromPath } : {}),
+      ...(typeof o?.toPath === 'string' && o.toPath !== '' ? { toPath: o.toPath } : {}),
+    });
+  }
+  return out;
 }
 
 /** The string fields of a GitRepository's spec.ref that choose a revision. */

@@ -4,6 +4,7 @@
  * (source.extensions.fluxcd.io), whose artifacts are the ExternalArtifacts Kustomizations name.
  * Only the fields that decide what is fetched are kept; the rest of a definition is Flux's business.
  */
+import { parseDuration } from '../util/duration.js';
 
 /** Where a definition was found. */
 export interface DefinedAt {
@@ -11,6 +12,8 @@ export interface DefinedAt {
   name: string;
   /** The file it is defined in, relative to the root. */
   file: string;
+  /** spec.timeout in milliseconds, when set (Flux's default for fetching is 60s). */
+  timeoutMs?: number;
 }
 
 /** An OCIRepository (source.toolkit.fluxcd.io/v1). */
@@ -120,9 +123,10 @@ export function sourceDefOf(
   const name = str(metadata['name']);
   if (name === undefined) return undefined;
   const namespace = str(metadata['namespace']) ?? 'flux-system';
-  const at = { namespace, name, file };
   const secretRef = isRaw(spec['secretRef']) ? str(spec['secretRef']['name']) : undefined;
   const ignore = typeof spec['ignore'] === 'string' ? spec['ignore'] : undefined;
+  const timeoutMs = typeof spec['timeout'] === 'string' ? parseDuration(spec['timeout']) : undefined;
+  const at = { namespace, name, file, ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}) };
   if (apiVersion.startsWith('source.toolkit.fluxcd.io/') && value['kind'] === 'OCIRepository') {
     const url = str(spec['url']);
     if (url === undefined) return undefined;

@@ -3,10 +3,10 @@
  * ExternalArtifact, made) once however many Kustomizations name it, and removed at the end; and the
  * settings a Kustomization is built with from such a tree.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { FetchedPlan, GitRepositoryDef, SourcePlan } from '../flux/checkout.js';
+import { dirname, join } from 'node:path';
+import type { FetchedPlan, GitRepositoryDef, IncludePlan, SourcePlan } from '../flux/checkout.js';
 import type { BucketDef, OCIRepositoryDef } from '../flux/source-defs.js';
 import { copySource } from '../kustomize/source.js';
 import type { Settings } from '../settings.js';
@@ -36,6 +36,9 @@ export type SourceTree = Fetched & { originRevision?: string; artifact?: boolean
 export function describePlan(plan: SourcePlan, checkoutName = 'this checkout'): string {
   if (plan.kind === 'checkout') return checkoutName;
   if (plan.kind === 'ExternalArtifact') return `ExternalArtifact ${plan.namespace}/${plan.name}`;
+  if (plan.kind === 'GitRepository' && plan.checkout) {
+    return `GitRepository ${plan.def.namespace}/${plan.def.name} (this checkout, with its spec.include)`;
+  }
   return `${plan.kind} ${plan.def.namespace}/${plan.def.name}`;
 }
 
@@ -69,8 +72,7 @@ export class FetchedSources {
     const { fetchers, log } = this.opts;
     switch (plan.kind) {
       case 'GitRepository':
-        log(`Fetching GitRepository ${plan.def.namespace}/${plan.def.name} (${redactUrl(plan.def.url)})`);
-        return fetchers.GitRepository(plan.def);
+        return this.git(plan);
       case 'OCIRepository':
         log(`Fetching OCIRepository ${plan.def.namespace}/${plan.def.name} (${redactUrl(plan.def.url)})`);
         return fetchers.OCIRepository(plan.def).then((t) => ({ ...t, artifact: t.filtered === false }));
@@ -80,6 +82,47 @@ export class FetchedSources {
       case 'ExternalArtifact':
         return this.make(plan);
     }
+  }
+
+  /**
+   * A GitRepository's tree: fetched, or, for this checkout with a spec.include, a copy of it; with
+   * each included repository's artifact (its `fromPath`) added at `toPath`, as source-controller
+   * composes the artifact before it archives it with the including repository's ignore rules.
+   */
+  private async git(plan: Extract<FetchedPlan, { kind: 'GitRepository' }>): Promise<SourceTree> {
+    const { def } = plan;
+    const name = `GitRepository ${def.namespace}/${def.name}`;
+    let tree: Fetched;
+    if (plan.checkout) {
+      this.opts.log(`Copying this checkout (${name}) to add what its spec.include names`);
+      const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-include-'));
+      const cleanup = () => rm(work, { recursive: true, force: true });
+      try {
+        await copySource(this.opts.checkout.root, work, join(work, 'src'), true);
+      } catch (err) {
+        await cleanup();
+        throw err;
+      }
+      tree = { root: join(work, 'src'), revision: this.opts.checkout.revision ?? 'unknown', cleanup };
+    } else {
+      this.opts.log(`Fetching ${name} (${redactUrl(def.url)})`);
+      tree = await this.opts.fetchers.GitRepository(def);
+    }
+    try {
+      for (const inc of plan.include ?? []) {
+        const from = await this.artifactOf(inc.source);
+        await addInclude(from.root, inc, tree.root).catch((err: unknown) => {
+          throw new Error(
+            `${name} (${def.file}) spec.include of GitRepository ${def.namespace}/${inc.name}: ${(err as Error).message}`,
+            { cause: err },
+          );
+        });
+      }
+    } catch (err) {
+      await tree.cleanup();
+      throw err;
+    }
+    return tree;
   }
 
   /** An ExternalArtifact, made from its generator's sources. */
@@ -173,17 +216,70 @@ export function runSources(
   const shared = { secret: opts.secret, ...(opts.readSecret ? { readSecret: opts.readSecret } : {}) };
   return new FetchedSources({
     fetchers: {
-      GitRepository: (def) => fetchGitRepository(def, { credentials: settings.gitCredentials ?? {}, ...shared }),
+      GitRepository: (def) =>
+        fetchGitRepository(def, {
+          credentials: settings.gitCredentials ?? {},
+          ...shared,
+          ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
+        }),
       OCIRepository: (def) =>
         fetchOCIRepository(def, {
           credentials: settings.registryCredentials ?? {},
           ...(settings.github.token ? { githubToken: settings.github.token } : {}),
           ...shared,
           log: opts.log,
+          ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
         }),
-      Bucket: (def) => fetchBucket(def, { ...shared, env: process.env, log: opts.log }),
+      Bucket: (def) =>
+        fetchBucket(def, {
+          ...shared,
+          env: process.env,
+          log: opts.log,
+          ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
+        }),
     },
     checkout: { root: settings.root, ...(settings.run.revision ? { revision: settings.run.revision } : {}) },
     log: opts.log,
   });
+}
+
+/** A relative path inside a root as components, or undefined when it would leave the root. */
+function inside(path: string): string[] | undefined {
+  const out: string[] = [];
+  for (const c of path.split('/')) {
+    if (c === '' || c === '.') continue;
+    if (c === '..') {
+      if (out.length === 0) return undefined;
+      out.pop();
+    } else out.push(c);
+  }
+  return out;
+}
+
+/**
+ * Copies `fromPath` of an included artifact to `toPath` of the including tree. As in
+ * source-controller, which moves the directory into place, `toPath` must not hold anything yet.
+ */
+export async function addInclude(
+  included: string,
+  inc: Pick<IncludePlan, 'fromPath' | 'toPath'>,
+  root: string,
+): Promise<void> {
+  const from = inside(inc.fromPath);
+  const to = inside(inc.toPath);
+  if (from === undefined) throw new Error(`fromPath ${JSON.stringify(inc.fromPath)} leaves the included repository`);
+  if (to === undefined || to.length === 0) {
+    throw new Error(`toPath ${JSON.stringify(inc.toPath)} must name a directory inside the repository`);
+  }
+  const source = join(included, ...from);
+  if ((await stat(source).catch(() => undefined)) === undefined) {
+    throw new Error(`fromPath ${JSON.stringify(inc.fromPath)} does not exist in the included repository's artifact`);
+  }
+  const target = join(root, ...to);
+  const there = await stat(target).catch(() => undefined);
+  if (there !== undefined && (!there.isDirectory() || (await readdir(target)).length > 0)) {
+    throw new Error(`toPath ${JSON.stringify(inc.toPath)} already exists in the including repository`);
+  }
+  await mkdir(dirname(target), { recursive: true });
+  await cp(source, target, { recursive: true, verbatimSymlinks: true });
 }
