@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { gitRepositoriesIn, nearest, sourcesIn, sourceVerdict, type CheckoutFacts } from '../../src/flux/checkout.js';
+import { nearest, sourceVerdict, type CheckoutFacts } from '../../src/flux/checkout.js';
+import { gitRepositoriesIn, sourcesIn } from '../../src/flux/source-files.js';
 import type { SourceDefs } from '../../src/flux/source-defs.js';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
 import type { KustomizationSpec } from '../../src/flux/types.js';

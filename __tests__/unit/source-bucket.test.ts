@@ -1,36 +1,38 @@
-// The pure parts of fetching a Flux Bucket (src/source/bucket.ts): providers, endpoints and names
-// refused; request URLs as minio-go addresses them, signed as AWS's published S3 examples are;
-// ListObjectsV2 answers and S3 errors read; which keys source-controller fetches; keys that would
-// leave the root; and the revision, pinned to digests computed by hand from source-controller's
-// index format (`<key> <etag>\n` per key, keys in byte order, SHA-256).
+// The pure parts of fetching a Flux Bucket (src/source/bucket.ts, the S3 API in src/source/s3.ts):
+// providers, endpoints and names refused; request URLs as minio-go addresses them, signed as AWS's
+// published S3 examples are; ListObjectsV2 answers and S3 errors read; which keys source-controller
+// fetches; keys that would leave the root; and the revision, pinned to digests computed by hand from
+// source-controller's index format (`<key> <etag>\n` per key, keys in byte order, SHA-256).
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  bucketNameProblem,
   bucketPatterns,
   bucketRevision,
   compareKeys,
-  encodeKey,
-  endpointProblem,
   indexText,
-  isAmazonS3Host,
   judgeKey,
   keyProblem,
-  listQuery,
   objectPath,
+  providerRefusal,
+  type KeyVerdict,
+} from '../../src/source/bucket.js';
+import {
+  bucketNameProblem,
+  encodeKey,
+  endpointProblem,
+  isAmazonS3Host,
+  listQuery,
   parseListObjectsV2,
   parseLocation,
   parseS3Error,
-  providerRefusal,
   regionOfS3Host,
   s3Target,
   s3Url,
   trimEtag,
   xmlText,
-  type KeyVerdict,
   type S3Target,
-} from '../../src/source/bucket.js';
+} from '../../src/source/s3.js';
 import { signV4 } from '../../src/sops/kms/aws.js';
 
 describe('providerRefusal', () => {

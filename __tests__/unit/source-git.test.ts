@@ -6,7 +6,7 @@ import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { GitRepositoryDef } from '../../src/flux/checkout.js';
+import type { GitRepositoryDef } from '../../src/flux/source-defs.js';
 import {
   basicAuth,
   fetchGitRepository,

@@ -1,8 +1,9 @@
-// Pulling an OCIRepository (src/source/oci.ts): the pure parts as tables (the URL, the ref's plan
-// and revision, semver with its filter, WWW-Authenticate challenges, dockerconfigjson logins,
-// manifests and layer selection, registry errors, tag-list pagination), what is refused before any
-// request, and the tar extractor (src/source/tar.ts) on archives crafted byte by byte: ustar, GNU
-// long names, pax headers, links and devices skipped, escapes and limits refused.
+// Pulling an OCIRepository (src/source/oci.ts, the registry's API in src/source/registry.ts): the
+// pure parts as tables (the URL, the ref's plan and revision, semver with its filter,
+// WWW-Authenticate challenges, dockerconfigjson logins, manifests and layer selection, registry
+// errors, tag-list pagination), what is refused before any request, and the tar extractor
+// (src/source/tar.ts) on archives crafted byte by byte: ustar, GNU long names, pax headers, links
+// and devices skipped, escapes and limits refused.
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,25 +11,21 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OCIRepositoryDef } from '../../src/flux/source-defs.js';
+import { fetchOCIRepository, ociRefPlan, ociRevision, parseOciUrl, semverTag } from '../../src/source/oci.js';
 import {
   DOCKER_LIST,
   DOCKER_MANIFEST,
   dockerConfigLogin,
-  fetchOCIRepository,
   FLUX_CONTENT_MEDIA_TYPE,
   nextLink,
   OCI_INDEX,
   OCI_MANIFEST,
-  ociRefPlan,
-  ociRevision,
   parseManifest,
-  parseOciUrl,
   parseWwwAuthenticate,
   registryError,
   selectLayer,
-  semverTag,
   type ImageManifest,
-} from '../../src/source/oci.js';
+} from '../../src/source/registry.js';
 import { extractTarGz, isGzip, parsePax, safeParts } from '../../src/source/tar.js';
 
 const HEX = 'ab'.repeat(32);

@@ -1,44 +1,21 @@
 /**
- * Which Kustomizations this checkout may build. Flux builds each Kustomization from the artifact of
- * its spec.sourceRef; here the only artifact is the checked-out repository, so a Kustomization whose
- * source is another repository must fail (and its dependents be skipped), never be built from ours.
- * The checkout's GitRepository is the one the `source` input names, or any GitRepository defined in
- * the repository whose URL is this repository.
+ * Where each Kustomization's files come from, decided before anything is fetched (pure). Flux builds
+ * a Kustomization from the artifact of its spec.sourceRef: here the GitRepository that is this
+ * checkout (the `source` input, or the one whose URL and branch are this checkout's) is the
+ * workspace; any other source defined in the repository is fetched or made (src/source/); one that
+ * cannot be had fails its Kustomization with the reason, and it is never built from the workspace
+ * instead.
  */
-import { readFile, readdir } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { repositoryId, sameSource } from '../inventory/identity.js';
-import { mapLimit } from '../util/concurrency.js';
-import { parseDuration } from '../util/duration.js';
-import {
-  sourceDefOf,
-  type ArtifactGeneratorDef,
-  type BucketDef,
-  type DefinedAt,
-  type OCIRepositoryDef,
-  type SourceDefs,
+import type {
+  ArtifactGeneratorDef,
+  BucketDef,
+  DefinedAt,
+  GitRepositoryDef,
+  OCIRepositoryDef,
+  SourceDefs,
 } from './source-defs.js';
 import type { KustomizationSpec } from './types.js';
-
-/** A GitRepository definition found in the repository. */
-export interface GitRepositoryDef {
-  namespace: string;
-  name: string;
-  url: string;
-  /** spec.ref: which revision of the repository it follows. */
-  ref?: { branch?: string; tag?: string; semver?: string; name?: string; commit?: string };
-  /** spec.ignore: .sourceignore lines added to the artifact's. */
-  ignore?: string;
-  /** spec.secretRef.name: the Secret with its credentials. */
-  secretRef?: string;
-  /** spec.include: other GitRepositories' artifacts copied into this one (`fromPath` of theirs to `toPath`). */
-  include?: { name: string; fromPath?: string; toPath?: string }[];
-  /** The file it is defined in, relative to the root. */
-  file: string;
-  /** spec.timeout in milliseconds, when set (each git command's limit; 60s by default). */
-  timeoutMs?: number;
-}
 
 /**
  * Where a Kustomization's files come from: this checkout; another GitRepository, fetched with git
@@ -393,143 +370,4 @@ export function unfetchable(d: GitRepositoryDef): string | undefined {
     return `only https:// (and file://) URLs are fetched: ${d.url} needs SSH keys, which this action does not take yet`;
   }
   return undefined;
-}
-
-/** The source objects a YAML text defines: GitRepositories, and the other kinds (source-defs.ts); pure. */
-export function sourcesIn(text: string, file: string): { git: GitRepositoryDef[]; others: SourceDefs } {
-  const found = { git: [] as GitRepositoryDef[], others: { oci: [], buckets: [], generators: [] } as SourceDefs };
-  if (!/kind:\s*["']?(?:GitRepository|OCIRepository|Bucket|ArtifactGenerator)\b/.test(text)) return found;
-  let docs;
-  try {
-    docs = parseAllDocuments(text, { uniqueKeys: false });
-  } catch {
-    return found;
-  }
-  for (const doc of Array.isArray(docs) ? docs : [docs]) {
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: 100 });
-    } catch {
-      continue;
-    }
-    const git = gitRepositoryOf(value, file);
-    if (git !== undefined) {
-      found.git.push(git);
-      continue;
-    }
-    const other = sourceDefOf(value, file);
-    if (other?.kind === 'OCIRepository') found.others.oci.push(other);
-    else if (other?.kind === 'Bucket') found.others.buckets.push(other);
-    else if (other?.kind === 'ArtifactGenerator') found.others.generators.push(other);
-  }
-  return found;
-}
-
-/** The GitRepositories a YAML text defines (any source.toolkit.fluxcd.io version), pure. */
-export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[] {
-  return sourcesIn(text, file).git;
-}
-
-/** The GitRepository a parsed YAML document defines, or undefined. */
-function gitRepositoryOf(value: unknown, file: string): GitRepositoryDef | undefined {
-  const o = value as {
-    apiVersion?: unknown;
-    kind?: unknown;
-    metadata?: { name?: unknown; namespace?: unknown };
-    spec?: { url?: unknown; ref?: unknown; ignore?: unknown; secretRef?: { name?: unknown }; include?: unknown };
-  } | null;
-  if (o === null || typeof o !== 'object' || o.kind !== 'GitRepository') return undefined;
-  if (typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith('source.toolkit.fluxcd.io/')) return undefined;
-  const name = o.metadata?.name;
-  const url = o.spec?.url;
-  if (typeof name !== 'string' || typeof url !== 'string') return undefined;
-  const namespace = typeof o.metadata?.namespace === 'string' ? o.metadata.namespace : 'flux-system';
-  const ref = refOf(o.spec?.ref);
-  const ignore = typeof o.spec?.ignore === 'string' ? o.spec.ignore : undefined;
-  const secretRef = typeof o.spec?.secretRef?.name === 'string' ? o.spec.secretRef.name : undefined;
-  const include = includeOf(o.spec?.include);
-  const timeout = (o.spec as { timeout?: unknown } | undefined)?.timeout;
-  const timeoutMs = typeof timeout === 'string' ? parseDuration(timeout) : undefined;
-  return {
-    namespace,
-    name,
-    url,
-    file,
-    ...(ref ? { ref } : {}),
-    ...(ignore !== undefined ? { ignore } : {}),
-    ...(secretRef !== undefined ? { secretRef } : {}),
-    ...(include.length > 0 ? { include } : {}),
-    ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}),
-  };
-}
-
-/** spec.include's entries that name a repository: `{repository: {name}, fromPath?, toPath?}`. */
-function includeOf(value: unknown): NonNullable<GitRepositoryDef['include']> {
-  if (!Array.isArray(value)) return [];
-  const out: NonNullable<GitRepositoryDef['include']> = [];
-  for (const e of value as unknown[]) {
-    const o = e as { repository?: { name?: unknown }; fromPath?: unknown; toPath?: unknown } | null;
-    const name = o?.repository?.name;
-    if (typeof name !== 'string' || name === '') continue;
-    out.push({
-      name,
-      ...(typeof o?.fromPath === 'string' && o.fromPath !== '' ? { fromPath: o.fromPath } : {}),
-      ...(typeof o?.toPath === 'string' && o.toPath !== '' ? { toPath: o.toPath } : {}),
-    });
-  }
-  return out;
-}
-
-/** The string fields of a GitRepository's spec.ref that choose a revision. */
-function refOf(value: unknown): GitRepositoryDef['ref'] {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const out: NonNullable<GitRepositoryDef['ref']> = {};
-  for (const k of ['branch', 'tag', 'semver', 'name', 'commit'] as const) {
-    const v = (value as Record<string, unknown>)[k];
-    if (typeof v === 'string' && v !== '') out[k] = v;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
-}
-
-const SKIP = new Set(['.git', 'node_modules', '.github']);
-/** Bounds on the scan of an untrusted tree. */
-const MAX_FILES = 20_000;
-const MAX_BYTES = 1024 * 1024;
-const READ_CONCURRENCY = 16;
-
-/** Every source object defined in a YAML file under `root` (at most 20,000 files, each up to 1 MiB). */
-export async function findSources(root: string): Promise<{ definitions: GitRepositoryDef[]; others: SourceDefs }> {
-  const files: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const e of entries) {
-      if (files.length >= MAX_FILES) return;
-      const path = join(dir, e.name);
-      if (e.isDirectory()) {
-        if (!SKIP.has(e.name)) await walk(path);
-      } else if (e.isFile() && /\.ya?ml$/i.test(e.name)) {
-        files.push(path);
-      }
-    }
-  };
-  await walk(root);
-  // Read concurrently, as the build reads a tree: one at a time, a large repository costs seconds.
-  const found = await mapLimit(files, READ_CONCURRENCY, async (path) => {
-    const text = await readFile(path, 'utf8').catch(() => '');
-    return text.length <= MAX_BYTES ? sourcesIn(text, relative(root, path).split(sep).join('/')) : undefined;
-  });
-  const out = { definitions: [] as GitRepositoryDef[], others: { oci: [], buckets: [], generators: [] } as SourceDefs };
-  for (const f of found) {
-    if (f === undefined) continue;
-    out.definitions.push(...f.git);
-    out.others.oci.push(...f.others.oci);
-    out.others.buckets.push(...f.others.buckets);
-    out.others.generators.push(...f.others.generators);
-  }
-  return out;
-}
-
-/** Every GitRepository defined in a YAML file under `root`. */
-export async function findGitRepositories(root: string): Promise<GitRepositoryDef[]> {
-  return (await findSources(root)).definitions;
 }

@@ -1,6 +1,5 @@
 /**
- * The Flux source objects a repository defines besides GitRepository (flux/checkout.ts has that one):
- * OCIRepository and Bucket (source.toolkit.fluxcd.io), and ArtifactGenerator
+ * The Flux source objects a repository defines: GitRepository, OCIRepository and Bucket (source.toolkit.fluxcd.io), and ArtifactGenerator
  * (source.extensions.fluxcd.io), whose artifacts are the ExternalArtifacts Kustomizations name.
  * Only the fields that decide what is fetched are kept; the rest of a definition is Flux's business.
  */
@@ -14,6 +13,19 @@ export interface DefinedAt {
   file: string;
   /** spec.timeout in milliseconds, when set (Flux's default for fetching is 60s). */
   timeoutMs?: number;
+}
+
+/** A GitRepository (source.toolkit.fluxcd.io/v1) found in the repository. */
+export interface GitRepositoryDef extends DefinedAt {
+  url: string;
+  /** spec.ref: which revision of the repository it follows. */
+  ref?: { branch?: string; tag?: string; semver?: string; name?: string; commit?: string };
+  /** spec.ignore: .sourceignore lines added to the artifact's. */
+  ignore?: string;
+  /** spec.secretRef.name: the Secret with its credentials. */
+  secretRef?: string;
+  /** spec.include: other GitRepositories' artifacts copied into this one (`fromPath` of theirs to `toPath`). */
+  include?: { name: string; fromPath?: string; toPath?: string }[];
 }
 
 /** An OCIRepository (source.toolkit.fluxcd.io/v1). */
@@ -257,4 +269,65 @@ function generatorOf(spec: Raw, at: DefinedAt): ArtifactGeneratorDef {
     pathPattern,
     problem: problems.length > 0 ? `${where}: ${problems.join('; ')}` : undefined,
   });
+}
+
+/** The GitRepository a parsed YAML document defines, or undefined. */
+export function gitRepositoryOf(value: unknown, file: string): GitRepositoryDef | undefined {
+  const o = value as {
+    apiVersion?: unknown;
+    kind?: unknown;
+    metadata?: { name?: unknown; namespace?: unknown };
+    spec?: { url?: unknown; ref?: unknown; ignore?: unknown; secretRef?: { name?: unknown }; include?: unknown };
+  } | null;
+  if (o === null || typeof o !== 'object' || o.kind !== 'GitRepository') return undefined;
+  if (typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith('source.toolkit.fluxcd.io/')) return undefined;
+  const name = o.metadata?.name;
+  const url = o.spec?.url;
+  if (typeof name !== 'string' || typeof url !== 'string') return undefined;
+  const namespace = typeof o.metadata?.namespace === 'string' ? o.metadata.namespace : 'flux-system';
+  const ref = refOf(o.spec?.ref);
+  const ignore = typeof o.spec?.ignore === 'string' ? o.spec.ignore : undefined;
+  const secretRef = typeof o.spec?.secretRef?.name === 'string' ? o.spec.secretRef.name : undefined;
+  const include = includeOf(o.spec?.include);
+  const timeout = (o.spec as { timeout?: unknown } | undefined)?.timeout;
+  const timeoutMs = typeof timeout === 'string' ? parseDuration(timeout) : undefined;
+  return {
+    namespace,
+    name,
+    url,
+    file,
+    ...(ref ? { ref } : {}),
+    ...(ignore !== undefined ? { ignore } : {}),
+    ...(secretRef !== undefined ? { secretRef } : {}),
+    ...(include.length > 0 ? { include } : {}),
+    ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}),
+  };
+}
+
+/** spec.include's entries that name a repository: `{repository: {name}, fromPath?, toPath?}`. */
+function includeOf(value: unknown): NonNullable<GitRepositoryDef['include']> {
+  if (!Array.isArray(value)) return [];
+  const out: NonNullable<GitRepositoryDef['include']> = [];
+  for (const e of value as unknown[]) {
+    const o = e as { repository?: { name?: unknown }; fromPath?: unknown; toPath?: unknown } | null;
+    const name = o?.repository?.name;
+    if (typeof name !== 'string' || name === '') continue;
+    out.push({
+      name,
+      ...(typeof o?.fromPath === 'string' && o.fromPath !== '' ? { fromPath: o.fromPath } : {}),
+      ...(typeof o?.toPath === 'string' && o.toPath !== '' ? { toPath: o.toPath } : {}),
+    });
+  }
+  return out;
+}
+
+/** The string fields of a GitRepository's spec.ref that choose a revision. */
+function refOf(value: unknown): GitRepositoryDef['ref'] {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const out: NonNullable<GitRepositoryDef['ref']> = {};
+  for (const k of ['branch', 'tag', 'semver', 'name', 'commit'] as const) {
+    const v = (value as Record<string, unknown>)[k];
+    if (typeof v === 'string' && v !== '') out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }

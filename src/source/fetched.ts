@@ -6,8 +6,8 @@
 import { cp, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { FetchedPlan, GitRepositoryDef, IncludePlan, SourcePlan } from '../flux/checkout.js';
-import type { BucketDef, OCIRepositoryDef } from '../flux/source-defs.js';
+import type { FetchedPlan, IncludePlan, SourcePlan } from '../flux/checkout.js';
+import type { BucketDef, GitRepositoryDef, OCIRepositoryDef } from '../flux/source-defs.js';
 import { copySource } from '../kustomize/source.js';
 import type { Settings } from '../settings.js';
 import { generateArtifact, type ArtifactInput } from './artifact.js';

@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { GitRepositoryDef } from '../flux/checkout.js';
+import type { GitRepositoryDef } from '../flux/source-defs.js';
 import { pickTag } from './semver.js';
 
 /** What to fetch for a spec.ref, and how the revision is named, pure. */
