@@ -27,6 +27,33 @@ export async function freshNamespace(client: ClusterClient, prefix = 't'): Promi
   return name;
 }
 
+/**
+ * Creates Secret `name` in flux-system (made if missing; shared by tests, so each names its Secret
+ * after its own namespace), where the source objects of the tests are defined and their
+ * spec.secretRef is read. Returns a function that deletes it.
+ */
+export async function fluxSystemSecret(
+  client: ClusterClient,
+  name: string,
+  stringData: Record<string, string>,
+): Promise<() => Promise<void>> {
+  await client
+    .request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flux-system' } },
+    })
+    .catch((err: unknown) => {
+      if (!/409|AlreadyExists|already exists/i.test(String(err))) throw err;
+    });
+  await client.request('POST', '/api/v1/namespaces/flux-system/secrets', {
+    body: { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'flux-system' }, stringData },
+  });
+  return () =>
+    client.request('DELETE', `/api/v1/namespaces/flux-system/secrets/${name}`).then(
+      () => undefined,
+      () => undefined,
+    );
+}
+
 /** Writes files (relative path → text) into a new temporary directory and returns it. */
 export async function writeTree(files: Record<string, string>): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'kr-tree-'));

@@ -10,11 +10,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO } from './paths.js';
+import { freePort } from './ports.js';
 
 const run = promisify(execFile);
 export const REGISTRY_BIN = join(REPO, 'test', 'registry', 'bin', 'registry');
@@ -36,18 +37,6 @@ export interface TestRegistry {
 export interface RegistryOptions {
   /** Put the ghcr.io-like token front before the registry, accepting these logins. */
   auth?: { logins: { username: string; password: string }[]; service?: string };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => {
-    server.close(() => {
-      resolve();
-    });
-  });
-  return port;
 }
 
 /** Starts the registry (and the front when asked) and waits until `/v2/` answers. */

@@ -5,10 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { signV4, type AwsCredentials } from '../../src/sops/kms/aws.js';
 import { REPO } from './paths.js';
+import { freePort } from './ports.js';
 
 export const MOTO = join(REPO, 'test', 'kms', 'bin', 'moto_server');
 const REGION = 'us-east-1';
@@ -29,18 +29,6 @@ export interface S3Emulator {
    */
   requireAuth: () => Promise<AwsCredentials>;
   stop: () => Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => {
-    server.close(() => {
-      resolve();
-    });
-  });
-  return port;
 }
 
 /**

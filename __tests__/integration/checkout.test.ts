@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { repositoryId } from '../../src/inventory/identity.js';
 import { basicAuth } from '../../src/source/git.js';
-import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { adminClient, exists, fluxSystemSecret, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { gitHttpServer } from '../helpers/git-http.js';
 import { bareRepository } from '../helpers/git-repos.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
@@ -84,23 +84,10 @@ describe('the source of a Kustomization', () => {
     const tenant = await bareRepository({ main: { 'tenant/cm.yaml': cm(ns, 'tenant', 'the private repository') } });
     const server = await gitHttpServer(tenant.url, basicAuth('bob', 'hunter2'));
     const secret = `tenant-auth-${ns}`;
+    let removeSecret = () => Promise.resolve();
     try {
       // The GitRepository's namespace, where its Secret is read.
-      await client
-        .request('POST', '/api/v1/namespaces', {
-          body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flux-system' } },
-        })
-        .catch((err: unknown) => {
-          if (!/409|AlreadyExists|already exists/i.test(String(err))) throw err;
-        });
-      await client.request('POST', '/api/v1/namespaces/flux-system/secrets', {
-        body: {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: { name: secret, namespace: 'flux-system' },
-          stringData: { username: 'bob', password: 'hunter2' },
-        },
-      });
+      removeSecret = await fluxSystemSecret(client, secret, { username: 'bob', password: 'hunter2' });
       const root = await fleet(ns, server.urlOf(tenant.url));
       const file = join(root, 'clusters/dev/tenant.yaml');
       await writeFile(
@@ -116,7 +103,7 @@ describe('the source of a Kustomization', () => {
       expect(server.seen).toContain(basicAuth('bob', 'hunter2'));
     } finally {
       await server.close();
-      await client.request('DELETE', `/api/v1/namespaces/flux-system/secrets/${secret}`).catch(() => undefined);
+      await removeSecret();
     }
   });
 

@@ -6,7 +6,6 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createDecipheriv } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +14,7 @@ import { parse as parseYaml } from 'yaml';
 import { awsKmsKeyService, signV4, type AwsCredentials } from '../../src/sops/kms/aws.js';
 import type { MasterKey } from '../../src/sops/types.js';
 import { REPO, TOOLS } from '../helpers/paths.js';
+import { freePort } from '../helpers/ports.js';
 
 const run = promisify(execFile);
 const MOTO = join(REPO, 'test', 'kms', 'bin', 'moto_server');
@@ -26,18 +26,6 @@ const CREDS: AwsCredentials = { accessKeyId: 'AKIDMOTOTEST', secretAccessKey: 'm
 let moto: ChildProcess | undefined;
 let endpoint = '';
 let dir = '';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => {
-    server.close(() => {
-      resolve();
-    });
-  });
-  return port;
-}
 
 /** One KMS JSON call to moto (for set-up: creating and disabling keys). */
 async function kms(target: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {

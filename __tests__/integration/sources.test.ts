@@ -5,10 +5,10 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import type { Report } from '../../src/report/model.js';
-import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { adminClient, exists, fluxSystemSecret, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';
 import { pushFluxArtifact, startRegistry, type TestRegistry } from '../helpers/registry.js';
@@ -85,21 +85,11 @@ describe('Kustomizations built from Buckets and OCIRepositories', () => {
     await s3.put(bucket, 'prod/app/cm.yaml', cm(ns, 'prod', 'prod'));
     // The objects are private: the Bucket's spec.secretRef, read from the cluster, signs the requests.
     const secret = `bucket-${ns}`;
-    await client
-      .request('POST', '/api/v1/namespaces', {
-        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flux-system' } },
-      })
-      .catch((err: unknown) => {
-        if (!/409|AlreadyExists|already exists/i.test(String(err))) throw err;
-      });
-    await client.request('POST', '/api/v1/namespaces/flux-system/secrets', {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: secret, namespace: 'flux-system' },
-        stringData: { accesskey: 'AKIAEXAMPLEKEY', secretkey: 'the-secret-key-of-the-bucket' },
-      },
+    const removeSecret = await fluxSystemSecret(client, secret, {
+      accesskey: 'AKIAEXAMPLEKEY',
+      secretkey: 'the-secret-key-of-the-bucket',
     });
+    onTestFinished(removeSecret);
     const root = await writeTree({
       'clusters/dev/bucket.yaml': `apiVersion: source.toolkit.fluxcd.io/v1
 kind: Bucket

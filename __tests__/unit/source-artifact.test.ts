@@ -1,29 +1,19 @@
 // ExternalArtifacts made from local trees with an ArtifactGenerator's copy operations, checked
 // against source-watcher's documented cp-like rules, file by file.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ArtifactGeneratorDef, CopyOperation } from '../../src/flux/source-defs.js';
 import { excluded, generateArtifact, globDestination, mergeMaps, selectionRoot } from '../../src/source/artifact.js';
+import { writeTree } from '../helpers/cluster.js';
 
 const made: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of made) await c();
 });
-
-/** A directory holding `files` (path → content). */
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'kr-artifact-test-'));
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), content);
-  }
-  return root;
-}
 
 /** Every file below `root`, path → content. */
 async function filesOf(root: string): Promise<Record<string, string>> {
@@ -74,8 +64,8 @@ const OTHER = { 'config.yaml': 'b: 2\n', 'extra/x.yaml': 'x: 1\n' };
 
 async function make(copy: CopyOperation[], extra: Partial<ArtifactGeneratorDef['artifacts'][number]> = {}) {
   const inputs = {
-    source: { root: tree(SOURCE), revision: 'main@sha1:aaaa' },
-    other: { root: tree(OTHER), revision: 'v1.0.0@sha1:bbbb' },
+    source: { root: await writeTree(SOURCE), revision: 'main@sha1:aaaa' },
+    other: { root: await writeTree(OTHER), revision: 'v1.0.0@sha1:bbbb' },
   };
   const artifact = await generateArtifact(generator(copy, extra), 'out', inputs);
   made.push(artifact.cleanup);
@@ -157,8 +147,11 @@ describe('generateArtifact: copy operations', () => {
   });
 
   it('Extract unpacks tarballs matched by a doublestar glob', async () => {
-    const content = tree({ 'chart/Chart.yaml': 'name: podinfo\n', 'chart/templates/cm.yaml': 'kind: ConfigMap\n' });
-    const releases = tree({});
+    const content = await writeTree({
+      'chart/Chart.yaml': 'name: podinfo\n',
+      'chart/templates/cm.yaml': 'kind: ConfigMap\n',
+    });
+    const releases = await writeTree({});
     mkdirSync(join(releases, 'releases/v1'), { recursive: true });
     execFileSync('tar', ['-czf', join(releases, 'releases/v1/podinfo-1.0.0.tgz'), '-C', content, 'chart']);
     writeFileSync(join(releases, 'releases/v1/notes.txt'), 'not a tarball\n');
@@ -210,7 +203,7 @@ describe('generateArtifact: copy operations', () => {
 
 describe('generateArtifact: what Flux leaves out, and the revision', () => {
   it("drops the VCS files and Flux's default exclusions, and the .sourceignore files copied in", async () => {
-    const root = tree({
+    const root = await writeTree({
       'app/cm.yaml': 'kind: ConfigMap\n',
       'app/.sops.yaml': 'creation_rules: []\n',
       'app/logo.png': 'png',

@@ -1,23 +1,14 @@
 // spec.include: an included GitRepository's artifact (or its fromPath) copied to toPath of the
 // including tree, which must not hold anything there yet (source-controller moves it into place).
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addInclude } from '../../src/source/fetched.js';
-
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'kr-include-test-'));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
+import { writeTree } from '../helpers/cluster.js';
 
 describe('addInclude', () => {
   const included = () =>
-    tree({ 'deploy/cm.yaml': 'kind: ConfigMap\n', 'deploy/sub/x.yaml': 'x: 1\n', 'README.md': 'r\n' });
+    writeTree({ 'deploy/cm.yaml': 'kind: ConfigMap\n', 'deploy/sub/x.yaml': 'x: 1\n', 'README.md': 'r\n' });
 
   it.each<[string, string, string, Record<string, string>]>([
     [
@@ -35,16 +26,16 @@ describe('addInclude', () => {
     ['fromPath with ./ and a trailing slash', './deploy/', 'lib', { 'lib/cm.yaml': 'kind: ConfigMap\n' }],
     ['a single file', 'README.md', 'docs/README.md', { 'docs/README.md': 'r\n' }],
   ])('copies %s', async (_, fromPath, toPath, want) => {
-    const target = tree({ 'apps/ks.yaml': 'a\n' });
-    await addInclude(included(), { fromPath, toPath }, target);
+    const target = await writeTree({ 'apps/ks.yaml': 'a\n' });
+    await addInclude(await included(), { fromPath, toPath }, target);
     for (const [path, text] of Object.entries(want)) expect(readFileSync(join(target, path), 'utf8')).toBe(text);
     expect(readFileSync(join(target, 'apps/ks.yaml'), 'utf8')).toBe('a\n');
   });
 
   it("takes the place of an empty directory, as source-controller's rename does", async () => {
-    const target = tree({ 'apps/ks.yaml': 'a\n' });
+    const target = await writeTree({ 'apps/ks.yaml': 'a\n' });
     mkdirSync(join(target, 'shared'));
-    await addInclude(included(), { fromPath: 'deploy', toPath: 'shared' }, target);
+    await addInclude(await included(), { fromPath: 'deploy', toPath: 'shared' }, target);
     expect(readFileSync(join(target, 'shared/cm.yaml'), 'utf8')).toBe('kind: ConfigMap\n');
   });
 
@@ -55,7 +46,7 @@ describe('addInclude', () => {
     ['toPath of the root', '', './', /toPath ".\/" must name a directory inside the repository/],
     ['a missing fromPath', 'nowhere', 'x', /fromPath "nowhere" does not exist in the included repository's artifact/],
   ])('refuses %s', async (_, fromPath, toPath, reason) => {
-    const root = tree({ 'apps/ks.yaml': 'a\n' });
-    await expect(addInclude(included(), { fromPath, toPath }, root)).rejects.toThrow(reason);
+    const root = await writeTree({ 'apps/ks.yaml': 'a\n' });
+    await expect(addInclude(await included(), { fromPath, toPath }, root)).rejects.toThrow(reason);
   });
 });
