@@ -166,7 +166,10 @@ async function buildCommand(
         client,
         { secret: (value) => scrubber.add(value), note },
         opts.showSecrets,
-      );
+      ).catch((err: unknown) => {
+        // Name the Kustomization, as apply's report does: build prints several.
+        throw new Error(`Kustomization ${spec.namespace}/${spec.name}: ${(err as Error).message}`, { cause: err });
+      });
       // Without --show-secrets, every field written from a secret source is masked, and buildOutput
       // masks SOPS-encrypted Secret values as `flux build` does; it adds the owner labels the apply sets.
       const shown = opts.showSecrets ? built.objects : maskSecretFields(built.objects, built.secretPaths);

@@ -96,7 +96,7 @@ describe('the bundled action, run the way GitHub runs it', () => {
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
     const printed = apply.stdout.split('\n');
     expect(printed.filter((l) => l === `ConfigMap/${ns}/b deleted`)).toHaveLength(1);
-    expect(printed.some((l) => /^Applied deploy: 0 created, 0 configured, 1 unchanged, 2 deleted in /.test(l))).toBe(
+    expect(printed.some((l) => /^Applied Kustomization \S+ \(deploy\): 0 created, 0 configured, 1 unchanged, 2 deleted in /.test(l))).toBe(
       true,
     );
     expect(apply.summary).toContain('### 🔄 kustomize-reconcile: apply');

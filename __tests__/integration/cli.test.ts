@@ -64,7 +64,9 @@ describe('the bundled CLI', () => {
     const diff = await cli(root, 'diff', ...flags);
     expect(diff.code, diff.stdout + diff.stderr).toBe(1);
     expect(times(diff.stdout, `ConfigMap/${ns}/b deleted (dry run)`)).toBe(1);
-    expect(lines(diff.stdout).at(-1)).toMatch(/^Preview of app: 0 created, 0 configured, 1 unchanged, 2 deleted in /);
+    expect(lines(diff.stdout).at(-1)).toMatch(
+      /^Preview of Kustomization \S+ \(app\): 0 created, 0 configured, 1 unchanged, 2 deleted in /,
+    );
     const json = await cli(root, 'diff', ...flags, '--output', 'json');
     expect(json.code, json.stderr).toBe(1);
     expect((JSON.parse(json.stdout) as { counts: unknown }).counts).toEqual({
@@ -79,12 +81,16 @@ describe('the bundled CLI', () => {
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
     expect(times(apply.stdout, `ConfigMap/${ns}/b deleted`)).toBe(1);
     expect(times(apply.stdout, `ConfigMap/${ns}/c deleted`)).toBe(1);
-    expect(lines(apply.stdout).at(-1)).toMatch(/^Applied app: 0 created, 0 configured, 1 unchanged, 2 deleted in /);
+    expect(lines(apply.stdout).at(-1)).toMatch(
+      /^Applied Kustomization \S+ \(app\): 0 created, 0 configured, 1 unchanged, 2 deleted in /,
+    );
     await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/b`)).rejects.toSatisfy(isNotFound);
 
     const after = await cli(root, 'diff', ...flags);
     expect(after.code, after.stdout + after.stderr).toBe(0);
-    expect(lines(after.stdout).at(-1)).toMatch(/^Preview of app: 0 created, 0 configured, 1 unchanged, 0 deleted in /);
+    expect(lines(after.stdout).at(-1)).toMatch(
+      /^Preview of Kustomization \S+ \(app\): 0 created, 0 configured, 1 unchanged, 0 deleted in /,
+    );
   });
 
   it('applies a CRD and its custom resource in one run (definitions stage first)', async () => {
@@ -186,5 +192,20 @@ spec:
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toContain('name: a');
     expect(res.stdout).toContain('name: b');
+  });
+
+  it('build names the Kustomization, its file and the field of a spec.path that does not exist', async () => {
+    const root = await writeTree({
+      'clusters/ks.yaml': kustomizationYaml({ name: 'apps', path: './nowhere' }),
+    });
+    const res = await runNode(
+      'dist/cli.js',
+      ['build', '--kustomizations', 'clusters/ks.yaml', '--kustomize-path', KUSTOMIZE],
+      { cwd: root },
+    );
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(
+      /Kustomization flux-system\/apps: spec\.path "(?:\.\/)?nowhere" \(clusters\/ks\.yaml, document 1\) does not exist under the source root /,
+    );
   });
 });

@@ -157,6 +157,9 @@ describe('inventory and prune', () => {
     const record = (await new InventoryStore(client, ns, KS).read()).record;
     expect(record?.pending).toEqual([]);
     expect(record?.status).toMatchObject({ result: 'Failed' });
+    // The whole message, its details included, not just its first line.
+    expect(record?.status.message).toBe(report.error);
+    expect(record?.status.message).toContain('\n');
     await client.request('DELETE', `/api/v1/namespaces/${extra}`);
   });
 

@@ -96,6 +96,29 @@ describe('combine', () => {
     expect(report.failure).toEqual({ stage: 'prune', reason: 'PruneFailed', message: report.error });
     expect(report.error).toContain('prune refused: too many');
   });
+
+  it('puts the root cause first: a Kustomization skipped for its dependency comes after it', () => {
+    const skipped = skippedReport(
+      settings,
+      { ...spec, name: 'apps' },
+      "skipped: dependency 'flux-system/infra' is not ready",
+      'dependency',
+    );
+    const failed = skippedReport(
+      settings,
+      { ...spec, name: 'infra' },
+      'kustomize build failed: no such file',
+      'render',
+    );
+    const report = combine(settings, [skipped, failed], Date.now(), 'https://k');
+    expect(report.error?.split('\n')).toEqual([
+      'Kustomization flux-system/infra: kustomize build failed: no such file',
+      "Kustomization flux-system/apps: skipped: dependency 'flux-system/infra' is not ready",
+    ]);
+    expect(report.failure?.stage).toBe('render');
+    // The per-Kustomization list keeps the order they were given in.
+    expect(report.kustomizations?.map((k) => k.kustomization)).toEqual(['flux-system/apps', 'flux-system/infra']);
+  });
 });
 
 describe('SecretRegistry', () => {

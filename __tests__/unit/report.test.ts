@@ -62,12 +62,12 @@ describe('renderLines', () => {
     expect(renderLines(report([entry('Namespace/a', 'created'), entry('ConfigMap/a/b', 'unchanged')]))).toEqual([
       'Namespace/a created',
       'ConfigMap/a/b unchanged',
-      'Applied deploy: 1 created, 0 configured, 1 unchanged, 0 deleted in 1.2s',
+      'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 1 unchanged, 0 deleted in 1.2s',
     ]);
   });
   it('says what failed', () => {
     expect(renderLines(report([], { ok: false, error: 'ConfigMap/x dry-run failed: boom' })).at(-1)).toBe(
-      'Failed on deploy after 0 created, 0 configured, 0 unchanged, 0 deleted in 1.2s: ConfigMap/x dry-run failed: boom',
+      'Failed on Kustomization flux-system/deploy (deploy) after 0 created, 0 configured, 0 unchanged, 0 deleted in 1.2s: ConfigMap/x dry-run failed: boom',
     );
   });
 });
@@ -84,8 +84,8 @@ describe('deletions in the totals', () => {
   ];
   const changeset = [entry('Namespace/a', 'created'), entry('ConfigMap/a/b', 'unchanged')];
   it.each([
-    ['apply', 'Applied deploy: 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s'],
-    ['preview', 'Preview of deploy: 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s'],
+    ['apply', 'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s'],
+    ['preview', 'Preview of Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s'],
   ] as const)('%s: the final line counts the objects prune deleted', (mode, line) => {
     const r = report(changeset, { mode, pruned });
     expect(r.counts).toEqual({ created: 1, configured: 0, unchanged: 1, skipped: 0, deleted: 2 });
@@ -93,7 +93,7 @@ describe('deletions in the totals', () => {
   });
   it('the closing lines leave out the per-object lines the run already logged', () => {
     const r = report(changeset, { pruned });
-    expect(closingLines(r)).toEqual(['Applied deploy: 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s']);
+    expect(closingLines(r)).toEqual(['Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s']);
     // The whole transcript still has each object once.
     expect(renderLines(r).filter((l) => l.startsWith('ConfigMap/a/old'))).toEqual(['ConfigMap/a/old deleted']);
   });

@@ -559,6 +559,8 @@ describe('parseKustomizations: invalid fields', () => {
     [{ foo: 1 }, 'unknown field spec.foo'],
     [{ targetnamespace: 'apps' }, 'unknown field spec.targetnamespace (did you mean targetNamespace?)'],
     [{ intervall: '1m' }, 'unknown field spec.intervall (did you mean interval?)'],
+    // The closest field, not the first one near enough: path is two edits away, patches one.
+    [{ patchs: [] }, 'unknown field spec.patchs (did you mean patches?)'],
     [
       { patchesStrategicMerge: [] },
       'spec.patchesStrategicMerge: was removed in kustomize.toolkit.fluxcd.io/v1; put each patch in spec.patches',

@@ -104,9 +104,17 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
+/** The known field closest to `key` (a case slip first, then the fewest edits, at most 2), as a hint. */
 function suggestion(key: string, known: readonly string[]): string {
   const lower = key.toLowerCase();
-  const close = known.find((k) => k.toLowerCase() === lower) ?? known.find((k) => editDistance(k, key) <= 2);
+  let close = known.find((k) => k.toLowerCase() === lower);
+  if (close === undefined) {
+    let best = 3;
+    for (const k of known) {
+      const d = editDistance(k, key);
+      if (d < best) [best, close] = [d, k];
+    }
+  }
   return close === undefined ? '' : ` (did you mean ${close}?)`;
 }
 

@@ -21,6 +21,7 @@ import { fluxConflict, fluxConflictNote, fluxImport } from '../inventory/flux.js
 import { readFluxKustomization, type FluxLookup } from '../inventory/flux-object.js';
 import { setIdentity } from '../inventory/removal.js';
 import { recordSecretPaths, type SecretPaths } from '../substitute/provenance.js';
+import { truncate } from '../util/truncate.js';
 import { systemClock, type Clock } from './context.js';
 
 /** Takes the lock of the inventory in `store` as this run (waiting as the settings allow). */
@@ -331,7 +332,8 @@ export class InventoryRun {
         : {}),
       origin: originOf(this.spec),
       result,
-      ...(message ? { message: message.split('\n')[0]! } : {}),
+      // The whole message (bounded), details included, as Flux's Ready condition keeps it.
+      ...(message ? { message: truncate(message) } : {}),
       ...(run.revision ? { lastAttemptedRevision: run.revision } : {}),
       ...(applied ? { lastAppliedRevision: applied } : {}),
       ...(result === 'Succeeded' && run.originRevision ? { lastAppliedOriginRevision: run.originRevision } : {}),

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterClient } from '../cluster/client.js';
-import { build, type BuildResult } from '../kustomize/build.js';
+import { build, type BuildOptions, type BuildResult } from '../kustomize/build.js';
 import { applyCommonMetadata } from '../kustomize/metadata.js';
 import { objectKey, subjectOf, type KubeObject } from '../objects/kube.js';
 import type { Settings } from '../settings.js';
@@ -48,7 +48,7 @@ export async function renderSpec(
     },
   };
   const decryption = decrypt ? await decryptOptions(settings, spec, client, hooks) : undefined;
-  const built = await build({
+  const built = await buildNamed(spec, {
     root: settings.root,
     path: spec.path,
     ...(settings.run.artifact ? { artifact: true } : {}),
@@ -222,4 +222,20 @@ export function forkHint(settings: Pick<Settings, 'fork'>, err: unknown): string
     '(no SOPS key inputs, no cluster credentials to read a decryption Secret with). Its encrypted files are ' +
     'previewed once the change is on a branch of this repository, or from a workflow_run workflow that has them.'
   );
+}
+
+/**
+ * build(), with a spec.path that cannot be built named as the field it is, with the file (and
+ * document) of the Kustomization that sets it, or as the `path` input.
+ */
+async function buildNamed(spec: KustomizationSpec, opts: BuildOptions): Promise<BuildResult> {
+  try {
+    return await build(opts);
+  } catch (err) {
+    const message = (err as Error).message;
+    if (!message.startsWith('path "')) throw err;
+    const where = spec.origin.kind === 'file' ? `spec.path` : 'the path input';
+    const file = spec.origin.kind === 'file' ? ` (${spec.origin.file}, document ${spec.origin.document})` : '';
+    throw new Error(message.replace(/^path ("(?:[^"\\]|\\.)*")/, `${where} $1${file}`), { cause: err });
+  }
 }

@@ -44,7 +44,11 @@ export function combine(settings: Settings, reports: Report[], started: number, 
   const problems = reports.flatMap((r) => r.problems ?? []);
   const health = reports.flatMap((r) => r.health ?? []);
   const pruned = reports.flatMap((r) => r.pruned ?? []);
-  const failed = reports.filter((r) => !r.ok);
+  // The root causes first: a Kustomization skipped because a dependency failed comes after that failure.
+  const failed = [
+    ...reports.filter((r) => !r.ok && r.failure?.stage !== 'dependency'),
+    ...reports.filter((r) => !r.ok && r.failure?.stage === 'dependency'),
+  ];
   const error = failed.length > 0 ? combinedError(failed) : undefined;
   const first = failed[0]?.failure;
   return {

@@ -24,12 +24,24 @@ export function closingLines(report: Report): string[] {
   );
   const { created, configured, unchanged, skipped, deleted } = report.counts;
   const totals = `${created} created, ${configured} configured, ${unchanged} unchanged, ${deleted} deleted${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
+  const what = subjectOf(report);
   lines.push(
     report.ok
-      ? `${VERB[report.mode]} ${report.path}: ${totals}`
-      : `Failed on ${report.path} after ${totals}: ${report.error ?? 'unknown error'}`,
+      ? `${VERB[report.mode]} ${what}: ${totals}`
+      : `Failed on ${what} after ${totals}: ${report.error ?? 'unknown error'}`,
   );
   return lines;
+}
+
+/**
+ * What a run was about, in words: `Kustomization flux-system/apps (./apps/production)`, or `3
+ * Kustomizations`; a folder alone when there is no name (never mistaken for a tool's name).
+ */
+export function subjectOf(report: Pick<Report, 'kustomization' | 'path' | 'kustomizations'>): string {
+  const n = report.kustomizations?.length ?? 0;
+  if (n > 0) return `${n} Kustomization${n === 1 ? '' : 's'}`;
+  if (report.kustomization === '') return `folder ${report.path}`;
+  return `Kustomization ${report.kustomization}${report.path ? ` (${report.path})` : ''}`;
 }
 
 /** The job summary: a headline, the totals, and a table of what changed (unchanged objects folded away). */
@@ -37,7 +49,11 @@ export function renderSummary(report: Report): string {
   const { created, configured, unchanged, skipped, deleted } = report.counts;
   const icon = !report.ok ? '❌' : hasChanges(report) ? '🔄' : '✅';
   const out: string[] = [];
-  out.push(`### ${icon} kustomize-reconcile: ${report.mode} \`${escapeCode(report.path)}\``);
+  const n = report.kustomizations?.length ?? 0;
+  const what =
+    n > 0 ? `${n} Kustomization${n === 1 ? '' : 's'}` : `\`${escapeCode(report.kustomization || report.path)}\``;
+  out.push(`### ${icon} kustomize-reconcile: ${report.mode} ${what}`);
+  if (n === 0 && report.kustomization && report.path) out.push('', `Path \`${escapeCode(report.path)}\``);
   out.push('');
   if (!report.ok) {
     out.push('**Failed:** ' + escapeText(report.error ?? 'unknown error'));

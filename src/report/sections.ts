@@ -39,10 +39,12 @@ export function heading(out: Out, v: View, revision: string | undefined): void {
     r.counts.created + r.counts.configured + v.deletes > 0 || v.removed.some((x) => x.r.action === 'deleted');
   const icon = !r.ok ? '❌' : changes ? '🔄' : '✅';
   const n = r.kustomizations?.length ?? 0;
-  const what = v.multi ? `${n} Kustomization${n === 1 ? '' : 's'}` : `\`${escapeCode(cutChars(r.path, 200).text)}\``;
+  // A Kustomization is named by its name, as Flux names it; its folder comes after.
+  const named = r.kustomization || r.path;
+  const what = v.multi ? `${n} Kustomization${n === 1 ? '' : 's'}` : `\`${escapeCode(cutChars(named, 200).text)}\``;
   out.push(`### ${icon} kustomize-reconcile ${v.words.title}: ${what}`);
   const meta: string[] = [];
-  if (!v.multi && r.kustomization) meta.push(`Kustomization \`${escapeCode(cutChars(r.kustomization, 200).text)}\``);
+  if (!v.multi && r.kustomization && r.path) meta.push(`path \`${escapeCode(cutChars(r.path, 200).text)}\``);
   if (revision) meta.push(`revision \`${escapeCode(cutChars(revision, 80).text)}\``);
   if (meta.length > 0) {
     const line = meta.join(' · ');
