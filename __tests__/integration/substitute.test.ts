@@ -126,7 +126,8 @@ describe('postBuild substitution on the cluster', () => {
       ...app(ns),
     }));
     expect(report.error).toBe(
-      `ConfigMap/${ns}/settings: postBuild substitution failed: variable not set (strict mode): "cluster_env"`,
+      `ConfigMap/${ns}/settings (app/config.yaml): postBuild substitution failed: variable not set (strict mode): "cluster_env"; ` +
+        'set it in spec.postBuild.substitute or in a ConfigMap or Secret of spec.postBuild.substituteFrom, or give it a default: ${cluster_env:=value}',
     );
     expect(report.changeset).toEqual([]);
   });

@@ -21,7 +21,7 @@ import { substituteObjects } from '../substitute/objects.js';
 import { readSubstituteFrom } from '../substitute/sources.js';
 import { mergeVariables, secretNames, type VariableLayer } from '../substitute/variables.js';
 import { collectSecretPaths, type SecretPaths } from '../substitute/provenance.js';
-import { subjectOfError } from '../objects/errors.js';
+import { ObjectError, subjectOfError } from '../objects/errors.js';
 import type { Hooks } from './context.js';
 import { StageError } from './errors.js';
 
@@ -100,7 +100,14 @@ export async function renderSpec(
     const subject = subjectOfError(err);
     const found = subject === undefined ? undefined : built.objects.find((o) => subjectOf(o) === subject);
     const file = found && origin(found);
-    throw file === undefined ? err : StageError.of('render', err, { file });
+    if (file === undefined) throw err;
+    // Say where the object comes from in the message too, not only in the annotation.
+    const message = (err as Error).message;
+    if (subject !== undefined && message.startsWith(`${subject}: `)) {
+      const placed = `${subject} (${file}): ${message.slice(subject.length + 2)}`;
+      throw StageError.of('render', new ObjectError(subject, placed, { cause: err }), { file });
+    }
+    throw StageError.of('render', err, { file });
   }
 }
 

@@ -2,6 +2,7 @@ import { isAlias, isMap as isYamlMap, isPair, isScalar, isSeq, parseDocument, st
 import { parseYamlValue } from '../objects/yaml.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { envsubst } from './envsubst.js';
+import { EnvsubstError } from './envsubst/errors.js';
 import { escapePointer, isMap } from '../ssa/json.js';
 import { ObjectError } from '../objects/errors.js';
 import { FLUX_GROUP } from '../objects/flux.js';
@@ -72,7 +73,12 @@ function substituteObject(
       },
     });
   } catch (err) {
-    throw new ObjectError(subject, `${subject}: postBuild substitution failed: ${(err as Error).message}`, {
+    const unset = err instanceof EnvsubstError ? err.variable : undefined;
+    const fix =
+      unset === undefined
+        ? ''
+        : `; set it in spec.postBuild.substitute or in a ConfigMap or Secret of spec.postBuild.substituteFrom, or give it a default: \${${unset}:=value}`;
+    throw new ObjectError(subject, `${subject}: postBuild substitution failed: ${(err as Error).message}${fix}`, {
       cause: err,
     });
   }
