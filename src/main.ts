@@ -87,7 +87,13 @@ async function readEvent(): Promise<unknown> {
 async function publishReport(report: Report, settings: Settings, ctx: GitHubContext | undefined): Promise<Published> {
   const { token, comment, checkRun } = settings.github;
   if (!ctx || (!comment && !checkRun)) return { warnings: [] };
-  if (!token) return { warnings: ['No github-token: no PR comment or check run was posted'] };
+  if (!token) {
+    // A ::warning:: in the log too, not only a line of the job summary: the reader of the log sees it.
+    const warning =
+      'No github-token: no PR comment or check run was posted (set github-token, e.g. ${{ github.token }})';
+    core.warning(warning);
+    return { warnings: [warning] };
+  }
   const key = settings.kustomizations.length > 0 ? settings.kustomizations.join(',') : settings.path;
   try {
     // Octokit is loaded only by a run that posts to GitHub.

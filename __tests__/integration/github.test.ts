@@ -86,6 +86,21 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
     ).toBeGreaterThanOrEqual(1);
   });
 
+  it('a preview without a token warns in the log (::warning::), posts nothing, and still writes the summary', async () => {
+    const ns = await freshNamespace(client);
+    const workspace = await writeTree({ 'deploy/cm.yaml': cm(ns, 'settings', 'one') });
+    const before = fake.requests.length;
+    const res = await runAction(
+      workspace,
+      { kubeconfig: kubeconfigPath(), path: 'deploy', mode: 'preview', 'github-token': '' },
+      { env: REPO_ENV(fake), event: prEvent() },
+    );
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^::warning::No github-token: no PR comment or check run was posted/m);
+    expect(fake.requests.slice(before)).toEqual([]);
+    expect(res.summary).toContain(`ConfigMap/${ns}/settings`);
+  });
+
   it('a push applies and reports a successful check run on GITHUB_SHA, without a comment', async () => {
     const ns = await freshNamespace(client);
     const workspace = await writeTree({ 'deploy/cm.yaml': cm(ns, 'settings', 'one') });

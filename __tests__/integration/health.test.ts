@@ -5,6 +5,9 @@ import { adminClient, eventually, freshNamespace, kubeconfigPath, writeTree } fr
 import { startFaultProxy } from '../helpers/fault-proxy.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';
+import { installFluxKustomizationCrd } from '../helpers/flux-crd.js';
+import { Discovery } from '../../src/cluster/discovery.js';
+import { waitForHealth } from '../../src/kstatus/wait.js';
 
 const deployment = (ns: string, name: string, extra = '') => `apiVersion: apps/v1
 kind: Deployment
@@ -295,5 +298,66 @@ spec:
       `health check failed: 1 object(s) Failed:\n  Queue/${ns}/q status: 'Failed': healthCheckExprs: failed is true`,
     );
     await client.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/queues.${group}`);
+  });
+
+  it('ends the wait early when no controller has picked up an object of a Flux kind, naming the controller', async () => {
+    const ns = await freshNamespace(client);
+    // Flux's own OCIRepository CRD: it defaults status.observedGeneration to -1, which kstatus
+    // reads as a generation not yet observed, so without its controller the wait would last its timeout.
+    await installFluxKustomizationCrd(client);
+    const path = `/apis/source.toolkit.fluxcd.io/v1/namespaces/${ns}/ocirepositories`;
+    const create = (name: string) =>
+      client.request('POST', path, {
+        body: {
+          apiVersion: 'source.toolkit.fluxcd.io/v1',
+          kind: 'OCIRepository',
+          metadata: { name, namespace: ns },
+          spec: { interval: '5m', url: 'oci://registry.example.com/charts/podinfo' },
+        },
+      });
+    await create('orphan');
+    await create('served');
+    // One of them gets a status from a (slow) controller: it is not judged unclaimed.
+    await client.request('PATCH', `${path}/served/status`, {
+      body: {
+        status: {
+          observedGeneration: 0,
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'Unknown',
+              reason: 'Progressing',
+              message: 'fetching',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+            },
+          ],
+        },
+      },
+      contentType: 'application/merge-patch+json',
+    });
+    const target = (name: string) => ({
+      subject: `OCIRepository/${ns}/${name}`,
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'OCIRepository',
+      name,
+      namespace: ns,
+    });
+    const started = Date.now();
+    const outcome = await waitForHealth(client, new Discovery(client), [target('orphan'), target('served')], {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      unclaimedMs: 1_000,
+      concurrency: 2,
+    });
+    expect(outcome.timedOut).toBe(false);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(outcome.results.find((r) => r.subject === `OCIRepository/${ns}/orphan`)).toEqual({
+      subject: `OCIRepository/${ns}/orphan`,
+      status: 'Failed',
+      message:
+        'no controller has picked it up: it has no status 1s after the apply; is source-controller running in this cluster? ' +
+        '(without it, leave the object out of the wait: spec.wait: false, or spec.healthChecks without it)',
+    });
+    expect(outcome.results.find((r) => r.subject === `OCIRepository/${ns}/served`)?.status).toBe('InProgress');
   });
 });

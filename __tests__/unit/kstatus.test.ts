@@ -1,3 +1,4 @@
+import { controllerOf, untouched } from '../../src/kstatus/wait.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { computeStatus, type Status } from '../../src/kstatus/status.js';
@@ -510,5 +511,30 @@ describe('computeStatus', () => {
 
   it('undefined → NotFound', () => {
     expect(computeStatus(undefined)).toEqual({ status: 'NotFound', message: 'Resource not found' });
+  });
+});
+
+describe('objects no controller has picked up', () => {
+  it.each<[string, unknown, boolean]>([
+    ['no status', undefined, true],
+    ["only Flux's CRD default", { observedGeneration: -1 }, true],
+    ['an empty status', {}, true],
+    ['an observed generation', { observedGeneration: 1 }, false],
+    ['a condition', { observedGeneration: -1, conditions: [{ type: 'Ready', status: 'Unknown' }] }, false],
+    ['a generation 0 observed', { observedGeneration: 0 }, false],
+  ])('untouched: %s', (_, status, want) => {
+    expect(untouched(status)).toBe(want);
+  });
+
+  it.each<[string, string | undefined]>([
+    ['helm.toolkit.fluxcd.io/v2', 'helm-controller'],
+    ['source.toolkit.fluxcd.io/v1', 'source-controller'],
+    ['source.extensions.fluxcd.io/v1beta1', 'source-watcher'],
+    ['infra.contrib.fluxcd.io/v1alpha2', 'the controller of infra.contrib.fluxcd.io'],
+    ['apps/v1', undefined],
+    ['v1', undefined],
+    ['example.com/v1', undefined],
+  ])('controllerOf(%s) = %s', (apiVersion, want) => {
+    expect(controllerOf(apiVersion)).toBe(want);
   });
 });

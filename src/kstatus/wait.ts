@@ -35,6 +35,11 @@ export interface WaitOptions {
   log?: (line: string) => void;
   /** A status rule consulted before kstatus (spec.healthCheckExprs); undefined falls through to kstatus. */
   custom?: (live: Record<string, unknown>) => StatusResult | undefined;
+  /**
+   * How long an object of a Flux kind may stay without any status before the wait ends: its
+   * controller has not picked it up (default 30s, at most the timeout).
+   */
+  unclaimedMs?: number;
   /** Called before each poll; a rejection ends the wait with it (a lost lock). */
   checkpoint?: () => Promise<void>;
   clock?: Clock;
@@ -60,10 +65,18 @@ export async function waitForHealth(
   const clock = opts.clock ?? systemClock;
   const last = new Map<string, HealthResult>();
   let all: HealthResult[] = [];
+  const started = clock.now();
+  const graceMs = Math.min(opts.unclaimedMs ?? UNCLAIMED_MS, opts.timeoutMs);
   const look = async (): Promise<WaitOutcome | undefined> => {
     await opts.checkpoint?.();
     const pending = targets.filter((t) => last.get(t.subject)?.status !== 'Current');
-    const results = await readStatuses(client, discovery, pending, opts);
+    const read = await readStatuses(client, discovery, pending, opts);
+    const waited = clock.now() - started;
+    const results = read.map(({ result, unclaimed }) =>
+      unclaimed && waited >= graceMs && result.status !== 'Current'
+        ? unclaimedResult(result, graceMs)
+        : { subject: result.subject, status: result.status, message: result.message },
+    );
     for (const r of results) {
       const before = last.get(r.subject);
       if (!before || before.status !== r.status || before.message !== r.message) {
@@ -84,6 +97,50 @@ export async function waitForHealth(
   });
 }
 
+/** How long an object of a Flux kind may go without a status before no controller is assumed. */
+export const UNCLAIMED_MS = 30_000;
+
+/** The controller that gives each Flux API group's objects a status. */
+const CONTROLLERS: Record<string, string> = {
+  'helm.toolkit.fluxcd.io': 'helm-controller',
+  'source.toolkit.fluxcd.io': 'source-controller',
+  'kustomize.toolkit.fluxcd.io': 'kustomize-controller',
+  'notification.toolkit.fluxcd.io': 'notification-controller',
+  'image.toolkit.fluxcd.io': 'image-reflector-controller or image-automation-controller',
+  'source.extensions.fluxcd.io': 'source-watcher',
+};
+
+/** The controller expected to write `apiVersion`'s status: a Flux group's, else undefined (not judged). */
+export function controllerOf(apiVersion: string): string | undefined {
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  if (CONTROLLERS[group] !== undefined) return CONTROLLERS[group];
+  return group.endsWith('.fluxcd.io') ? `the controller of ${group}` : undefined;
+}
+
+/**
+ * Whether a status is one no controller has written: none, or only what the CRD defaults (Flux's
+ * CRDs default status.observedGeneration to -1), without any condition.
+ */
+export function untouched(status: unknown): boolean {
+  if (status === undefined || status === null) return true;
+  if (typeof status !== 'object') return false;
+  const s = status as Record<string, unknown>;
+  const conditions = Array.isArray(s['conditions']) ? s['conditions'] : [];
+  const observed = s['observedGeneration'];
+  return conditions.length === 0 && (observed === undefined || (typeof observed === 'number' && observed < 0));
+}
+
+/** An object no controller has given a status to: Failed at once, naming the controller to look for. */
+function unclaimedResult(r: HealthResult & { controller?: string }, graceMs: number): HealthResult {
+  return {
+    subject: r.subject,
+    status: 'Failed',
+    message:
+      `no controller has picked it up: it has no status ${formatDuration(graceMs)} after the apply; ` +
+      `is ${r.controller ?? 'its controller'} running in this cluster? (without it, leave the object out of the wait: spec.wait: false, or spec.healthChecks without it)`,
+  };
+}
+
 /**
  * One poll: the status of each target. Targets that share a resource, namespace and owner
  * selector with another are read from one list (a target missing from it is read by GET: it
@@ -94,7 +151,7 @@ async function readStatuses(
   discovery: Discovery,
   targets: readonly HealthTarget[],
   opts: Pick<WaitOptions, 'concurrency' | 'custom'>,
-): Promise<HealthResult[]> {
+): Promise<{ result: HealthResult & { controller?: string }; unclaimed: boolean }[]> {
   const reader = new LiveObjects(client);
   const mapped = await Promise.all(
     targets.map(async (t) => {
@@ -114,18 +171,23 @@ async function readStatuses(
     const group = groupOf(t, mapping);
     sizes.set(group, (sizes.get(group) ?? 0) + 1);
   }
-  return mapLimit(mapped, opts.concurrency, async ({ t, mapping, error }): Promise<HealthResult> => {
-    if (!mapping) return { subject: t.subject, status: 'Unknown', message: error.message };
+  const controllerFor = (t: HealthTarget) => controllerOf(t.apiVersion);
+  return mapLimit(mapped, opts.concurrency, async ({ t, mapping, error }) => {
+    const plain = (result: HealthResult) => ({ result, unclaimed: false });
+    if (!mapping) return plain({ subject: t.subject, status: 'Unknown', message: error.message });
     try {
       // A lone target is read by GET (no selector): its answer is smaller than a list's.
       const selector = (sizes.get(groupOf(t, mapping)) ?? 0) >= 2 ? t.selector : undefined;
       const live = await reader.find(mapping, t, selector);
-      if (live === undefined) return { subject: t.subject, ...computeStatus(undefined) };
-      return { subject: t.subject, ...(opts.custom?.(live) ?? computeStatus(live)) };
+      if (live === undefined) return plain({ subject: t.subject, ...computeStatus(undefined) });
+      const result = { subject: t.subject, ...(opts.custom?.(live) ?? computeStatus(live)) };
+      const controller = controllerFor(t);
+      const unclaimed = controller !== undefined && untouched(live['status']);
+      return { result: { ...result, ...(unclaimed ? { controller } : {}) }, unclaimed };
     } catch (err) {
       // A cluster that cannot be reached ends the wait at once: polling on would only wait out the timeout.
       if (isUnreachable(err)) throw err;
-      return { subject: t.subject, status: 'Unknown', message: (err as Error).message };
+      return plain({ subject: t.subject, status: 'Unknown', message: (err as Error).message });
     }
   });
 }
