@@ -96,11 +96,13 @@ describe('the bundled action, run the way GitHub runs it', () => {
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
     const printed = apply.stdout.split('\n');
     expect(printed.filter((l) => l === `ConfigMap/${ns}/b deleted`)).toHaveLength(1);
-    expect(printed.some((l) => /^Applied Kustomization \S+ \(deploy\): 0 created, 0 configured, 1 unchanged, 2 deleted in /.test(l))).toBe(
-      true,
-    );
+    expect(
+      printed.some((l) =>
+        /^Applied Kustomization \S+ \(deploy\): 0 created, 0 configured, 2 deleted, 1 unchanged in /.test(l),
+      ),
+    ).toBe(true);
     expect(apply.summary).toContain('### 🔄 kustomize-reconcile: apply');
-    expect(apply.summary).toContain('**0** created · **0** configured · **1** unchanged · **2** deleted');
+    expect(apply.summary).toContain('**0** created · **0** configured · ⚠️ **2** deleted · **1** unchanged');
     expect(apply.outputs['deleted']).toBe('2');
     expect(apply.outputs['changed']).toBe('true');
     expect(JSON.parse(apply.outputs['report']!)).toMatchObject({ counts: { deleted: 2 } });

@@ -241,13 +241,13 @@ describe('renderComment golden files', () => {
       tier: 'full',
       has: [
         '### 🔄 kustomize-reconcile preview',
-        '~ /spec/replicas: 2 → 3',
-        '~ /data/password: *** (before) → *** (after)',
+        '- /spec/replicas: 2\n+ /spec/replicas: 3',
+        '- /data/password: *** (before)\n+ /data/password: *** (after)',
       ],
     },
     { name: 'failed', r: failedReport, tier: 'full', has: ['### ❌', '```text', "'''snippet'''"] },
     { name: 'multi', r: multiReport, tier: 'full', has: ['3 Kustomizations', '| `flux-system/legacy` (removed) |'] },
-    { name: 'tier-full', r: large(50, 12), tier: 'full', has: ['(12 fields)'] },
+    { name: 'tier-full', r: large(30, 12), tier: 'full', has: ['(12 fields)'] },
     { name: 'tier-truncated', r: large(300, 40), tier: 'truncated', has: ['more lines cut', 'diffs are cut short'] },
     { name: 'tier-list', r: large(1_000, 40), tier: 'list', has: ['— 40 fields', 'field diffs of 1,000 objects'] },
     { name: 'tier-summary', r: large(40_000, 40), tier: 'summary', has: ['**42,800 more objects**'] },
@@ -396,7 +396,12 @@ describe('checkConclusion', () => {
 
 describe('renderCheckOutput', () => {
   it.each<{ why: string; r: Report; title: string; text: string[] }>([
-    { why: 'changes', r: smallPreview, title: '1 to create, 2 to configure', text: ['~ /spec/replicas: 2 → 3'] },
+    {
+      why: 'changes',
+      r: smallPreview,
+      title: '1 to create, 2 to configure',
+      text: ['- /spec/replicas: 2\n+ /spec/replicas: 3'],
+    },
     {
       why: 'failure',
       r: failedReport,
@@ -422,7 +427,12 @@ describe('renderCheckOutput', () => {
       title: '1 created, 2 configured',
       text: ['**Configured (2)**'],
     },
-    { why: 'deletions', r: large(60, 2), title: '3 to create, 60 to configure, 2 to delete', text: ['**Prune (2)**'] },
+    {
+      why: 'deletions',
+      r: large(60, 2),
+      title: '3 to create, 60 to configure, 2 to delete',
+      text: ['**⚠️ Would prune (2)**'],
+    },
     {
       why: 'many objects',
       r: large(40_000, 40),
@@ -444,5 +454,24 @@ describe('renderCheckOutput', () => {
     expect(out.summary.length).toBeLessThanOrEqual(30_000);
     expect(out.text.length).toBeLessThanOrEqual(30_000);
     expect(out.title.length).toBeLessThanOrEqual(120);
+  });
+});
+
+describe('renderComment: deletions first and loud', () => {
+  it('lists what a preview would prune before what it would create, flagging a Namespace with what goes with it', () => {
+    const r = report([entry('ConfigMap', 'apps', 'new', 'created'), entry('ConfigMap', 'apps', 'same', 'unchanged')], {
+      pruned: [
+        { subject: 'Namespace/ingress-nginx', action: 'deleted' },
+        { subject: 'Deployment/ingress-nginx/controller', action: 'deleted' },
+      ],
+    });
+    const { body } = renderComment(r, { marker: MARKER });
+    const prune = body.indexOf('**⚠️ Would prune (2)**');
+    expect(prune).toBeGreaterThan(0);
+    expect(prune).toBeLessThan(body.indexOf('**Would create (1)**'));
+    expect(body).toContain(
+      '- ⚠️ `Namespace/ingress-nginx` — would delete — **a Namespace: everything in it is deleted with it, whoever manages it (1 of the objects listed here are in it)**',
+    );
+    expect(body).toContain('- `Deployment/ingress-nginx/controller` — would delete\n');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countReport, exitCode, type PrunedObject, type Report } from '../../src/report/model.js';
 import { closingLines, renderLines, renderSummary } from '../../src/report/render.js';
+import { takesWithIt } from '../../src/report/deletions.js';
 import { sourceText } from '../../src/report/source.js';
 import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 
@@ -62,12 +63,12 @@ describe('renderLines', () => {
     expect(renderLines(report([entry('Namespace/a', 'created'), entry('ConfigMap/a/b', 'unchanged')]))).toEqual([
       'Namespace/a created',
       'ConfigMap/a/b unchanged',
-      'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 1 unchanged, 0 deleted in 1.2s',
+      'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 0 deleted, 1 unchanged in 1.2s',
     ]);
   });
   it('says what failed', () => {
     expect(renderLines(report([], { ok: false, error: 'ConfigMap/x dry-run failed: boom' })).at(-1)).toBe(
-      'Failed on Kustomization flux-system/deploy (deploy) after 0 created, 0 configured, 0 unchanged, 0 deleted in 1.2s: ConfigMap/x dry-run failed: boom',
+      'Failed on Kustomization flux-system/deploy (deploy) after 0 created, 0 configured, 0 deleted, 0 unchanged in 1.2s: ConfigMap/x dry-run failed: boom',
     );
   });
 });
@@ -84,8 +85,14 @@ describe('deletions in the totals', () => {
   ];
   const changeset = [entry('Namespace/a', 'created'), entry('ConfigMap/a/b', 'unchanged')];
   it.each([
-    ['apply', 'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s'],
-    ['preview', 'Preview of Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s'],
+    [
+      'apply',
+      'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 2 deleted, 1 unchanged in 1.2s',
+    ],
+    [
+      'preview',
+      'Preview of Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 2 deleted, 1 unchanged in 1.2s',
+    ],
   ] as const)('%s: the final line counts the objects prune deleted', (mode, line) => {
     const r = report(changeset, { mode, pruned });
     expect(r.counts).toEqual({ created: 1, configured: 0, unchanged: 1, skipped: 0, deleted: 2 });
@@ -93,7 +100,9 @@ describe('deletions in the totals', () => {
   });
   it('the closing lines leave out the per-object lines the run already logged', () => {
     const r = report(changeset, { pruned });
-    expect(closingLines(r)).toEqual(['Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 1 unchanged, 2 deleted in 1.2s']);
+    expect(closingLines(r)).toEqual([
+      'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 2 deleted, 1 unchanged in 1.2s',
+    ]);
     // The whole transcript still has each object once.
     expect(renderLines(r).filter((l) => l.startsWith('ConfigMap/a/old'))).toEqual(['ConfigMap/a/old deleted']);
   });
@@ -101,7 +110,7 @@ describe('deletions in the totals', () => {
     const one = report([entry('ConfigMap/a/b', 'unchanged')], { pruned, kustomization: 'flux-system/infra' });
     const md = renderSummary(report(one.changeset, { pruned, kustomizations: [one] }));
     expect(md).toContain('### 🔄 kustomize-reconcile: apply');
-    expect(md).toContain('**0** created · **0** configured · **1** unchanged · **2** deleted · 1.2s');
+    expect(md).toContain('**0** created · **0** configured · ⚠️ **2** deleted · **1** unchanged · 1.2s');
     expect(md).toContain('| Kustomization | Result | Created | Configured | Deleted | Unchanged |');
     expect(md).toContain('| `flux-system/infra` | ok | 0 | 0 | 2 | 1 |');
   });
@@ -220,5 +229,42 @@ describe('the source each Kustomization was built from', () => {
     const single = renderSummary(child);
     if (want === undefined) expect(single).not.toContain('Built from');
     else expect(single).toContain(`Built from ${want}\n`);
+  });
+});
+
+describe('deletions stand out', () => {
+  const pruned: PrunedObject[] = [
+    { subject: 'Namespace/ingress-nginx', action: 'deleted' },
+    { subject: 'Deployment/ingress-nginx/controller', action: 'deleted' },
+    { subject: 'Service/ingress-nginx/controller', action: 'deleted' },
+    { subject: 'CustomResourceDefinition/widgets.example.com', action: 'deleted' },
+    { subject: 'ConfigMap/apps/keep', action: 'skipped', reason: 'kustomize.toolkit.fluxcd.io/prune: disabled' },
+  ];
+
+  it.each<[string, string | undefined]>([
+    [
+      'Namespace/ingress-nginx',
+      'a Namespace: everything in it is deleted with it, whoever manages it (2 of the objects listed here are in it)',
+    ],
+    [
+      'CustomResourceDefinition/widgets.example.com',
+      'a CustomResourceDefinition: every object of its kind, in every namespace, is deleted with it',
+    ],
+    ['Deployment/ingress-nginx/controller', undefined],
+    ['Namespace/empty', 'a Namespace: everything in it is deleted with it, whoever manages it'],
+  ])('takesWithIt(%s)', (subject, want) => {
+    expect(takesWithIt(subject, pruned)).toBe(want);
+  });
+
+  it('a preview summary says what it would delete before what it would create, with the heavy ones flagged', () => {
+    const r = report([entry('ConfigMap/a/new', 'created')], { mode: 'preview', pruned });
+    const md = renderSummary(r);
+    expect(md).toContain('⚠️ **4** to delete');
+    const prune = md.indexOf('| ⚠️ Would prune | Result | Reason |');
+    expect(prune).toBeGreaterThan(0);
+    expect(prune).toBeLessThan(md.indexOf('| `ConfigMap/a/new` | created |'));
+    expect(md).toContain('| ⚠️ `Namespace/ingress-nginx` | deleted | a Namespace: everything in it is deleted with it');
+    expect(md).toContain('| `Deployment/ingress-nginx/controller` | deleted |  |');
+    expect(md).toContain('| `ConfigMap/apps/keep` | skipped | kustomize.toolkit.fluxcd.io/prune: disabled |');
   });
 });

@@ -1,6 +1,7 @@
 import type { Report } from './model.js';
 import { hasChanges } from './model.js';
-import { renderDiff } from '../ssa/diff.js';
+import { diffBlockLines, maskSecretData } from '../ssa/diff.js';
+import { takesWithIt } from './deletions.js';
 import { sourceText } from './source.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
@@ -23,7 +24,7 @@ export function closingLines(report: Report): string[] {
     (r) => `Kustomization ${r.kustomization} (removed from the repository) ${r.action}: ${r.reason}`,
   );
   const { created, configured, unchanged, skipped, deleted } = report.counts;
-  const totals = `${created} created, ${configured} configured, ${unchanged} unchanged, ${deleted} deleted${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
+  const totals = `${created} created, ${configured} configured, ${deleted} deleted, ${unchanged} unchanged${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
   const what = subjectOf(report);
   lines.push(
     report.ok
@@ -61,8 +62,11 @@ export function renderSummary(report: Report): string {
   }
   const source = report.kustomizations?.length ? undefined : sourceText(report);
   if (source !== undefined) out.push(`Built from ${escapeText(source)}`, '');
+  // Deletions stand out: a preview that would delete anything says so with a warning sign.
+  const deletes =
+    deleted > 0 ? `⚠️ **${deleted}** ${report.mode === 'apply' ? 'deleted' : 'to delete'}` : '**0** deleted';
   out.push(
-    `**${created}** created · **${configured}** configured · **${unchanged}** unchanged · **${deleted}** deleted${skipped ? ` · **${skipped}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
+    `**${created}** created · **${configured}** configured · ${deletes} · **${unchanged}** unchanged${skipped ? ` · **${skipped}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
   );
   if (report.kustomizations?.length) {
     out.push(
@@ -78,26 +82,34 @@ export function renderSummary(report: Report): string {
       );
     }
   }
+  if (report.pruned?.length) {
+    // First, before what is created or changed: deletions are what a reviewer must not miss.
+    const title = report.mode === 'apply' ? 'Pruned' : '⚠️ Would prune';
+    out.push('', `| ${title} | Result | Reason |`, '| --- | --- | --- |');
+    for (const p of report.pruned) {
+      const heavy = p.action === 'deleted' ? takesWithIt(p.subject, report.pruned) : undefined;
+      const reason = [p.reason, heavy].filter((x) => x !== undefined && x !== '').join('; ');
+      out.push(`| ${heavy ? '⚠️ ' : ''}\`${escapeCode(p.subject)}\` | ${p.action} | ${escapeText(reason)} |`);
+    }
+  }
   const changed = report.changeset.filter((e) => e.action !== 'unchanged');
   if (changed.length > 0) {
     out.push('', '| Object | Action |', '| --- | --- |');
     for (const e of changed) out.push(`| \`${escapeCode(e.subject)}\` | ${e.action} |`);
     for (const e of changed.filter((c) => c.diff?.length)) {
+      // Secret data shown as changed, never as values (masked again here, whatever the caller did).
+      const changes = maskSecretData(e, e.diff!);
       out.push(
         '',
-        `<details><summary>${escapeText(e.subject)}: ${e.diff!.length} field change(s)</summary>`,
+        `<details${changes.length <= 10 ? ' open' : ''}><summary>${escapeText(e.subject)}: ${changes.length} field change(s)</summary>`,
         '',
         '```diff',
       );
-      out.push(renderDiff(e.diff!, 50).replaceAll('```', "'''"));
+      const lines = changes.slice(0, 50).flatMap(diffBlockLines);
+      if (changes.length > 50) lines.push(`… and ${changes.length - 50} more changes`);
+      out.push(lines.join('\n').replaceAll('```', "'''"));
       out.push('```', '', '</details>');
     }
-  }
-  if (report.pruned?.length) {
-    const title = report.mode === 'apply' ? 'Pruned' : 'Would prune';
-    out.push('', `| ${title} | Result | Reason |`, '| --- | --- | --- |');
-    for (const p of report.pruned)
-      out.push(`| \`${escapeCode(p.subject)}\` | ${p.action} | ${escapeText(p.reason ?? '')} |`);
   }
   if (report.removed?.length) {
     out.push(

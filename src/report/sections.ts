@@ -3,9 +3,10 @@
  * per Kustomization with their collapsible diffs; compose puts them together within a budget.
  */
 import type { ChangeSetEntry } from '../ssa/changeset.js';
-import { maskSecretData, renderDiff, type FieldChange } from '../ssa/diff.js';
+import { diffBlockLines, maskSecretData, type FieldChange } from '../ssa/diff.js';
 import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.js';
 import type { PrunedObject } from './model.js';
+import { takesWithIt } from './deletions.js';
 import { escapeCode, escapeText } from './render.js';
 import { cutChars, fence, fields, fmt, oneLine, subject } from './text.js';
 import type { View, Words } from './view.js';
@@ -90,6 +91,12 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
       g.created.length + g.configured.length + g.skipped.length + g.pruned.length + g.unhealthy.length === 0;
     if (empty) continue;
     if (g.title !== undefined) out.push(`#### \`${escapeCode(cutChars(g.title, 200).text)}\``, '');
+    // Deletions first: they are what a reviewer must not miss.
+    if (g.pruned.length > 0) {
+      section(w.pruneHead, g.pruned.length);
+      for (const p of g.pruned) out.push(`- ${prunedLine(p, w, '', g.pruned)}`);
+      out.push('');
+    }
     if (g.created.length > 0) {
       section(w.createHead, g.created.length);
       for (const e of g.created) out.push(`- ${subject(e.subject)}`);
@@ -113,11 +120,6 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
       for (const e of g.skipped) out.push(`- ${subject(e.subject)}`);
       out.push('');
     }
-    if (g.pruned.length > 0) {
-      section(w.pruneHead, g.pruned.length);
-      for (const p of g.pruned) out.push(`- ${prunedLine(p, w, '')}`);
-      out.push('');
-    }
     if (g.unhealthy.length > 0) {
       section('Not healthy', g.unhealthy.length);
       for (const h of g.unhealthy)
@@ -133,7 +135,7 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
       out.push(
         `- ${subject(r.kustomization)} — ${what} (deletionPolicy ${r.deletionPolicy}, ${fmt(r.objects)} object${r.objects === 1 ? '' : 's'}, inventory ${subject(r.inventory)})${r.reason ? `: ${escapeText(oneLine(r.reason))}` : ''}`,
       );
-      for (const p of pruned) out.push(`  - ${prunedLine(p, w, `${r.kustomization} removed`)}`);
+      for (const p of pruned) out.push(`  - ${prunedLine(p, w, `${r.kustomization} removed`, pruned)}`);
     }
     out.push('');
   }
@@ -145,11 +147,15 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
   return cut;
 }
 
+/** Diffs of at most this many fields are shown open. */
+const OPEN_DIFF_FIELDS = 10;
+
 /** One configured object's collapsible diff, at most `cap` characters of it; true when cut. */
 function diffBlock(out: Out, e: ChangeSetEntry, cap: number): boolean {
   const changes = visibleChanges(e);
   out.push(
-    `<details><summary>${escapeText(e.subject)} — configured (${fields(changes.length)})</summary>`,
+    // Open unless long: a reviewer should not have to click to see a two-line change.
+    `<details${changes.length <= OPEN_DIFF_FIELDS ? ' open' : ''}><summary>${escapeText(e.subject)} — configured (${fields(changes.length)})</summary>`,
     '',
     '```diff',
   );
@@ -179,14 +185,18 @@ function visibleChanges(e: ChangeSetEntry): readonly FieldChange[] {
   return maskSecretData(e, e.diff ?? []);
 }
 
-/** One change as renderDiff prints it, on one line, unable to close a code fence. */
+/** One change as coloured diff lines (old `-`, new `+`), each on one line, unable to close a code fence. */
 function changeLine(c: FieldChange): string {
-  return fence(renderDiff([c], 1).replace(/\r\n|[\r\n\u2028\u2029]/g, ' '));
+  return diffBlockLines(c)
+    .map((l) => fence(l.replace(/\r\n|[\r\n\u2028\u2029]/g, ' ')))
+    .join('\n');
 }
 
-function prunedLine(p: PrunedObject, w: Words, tag: string): string {
+function prunedLine(p: PrunedObject, w: Words, tag: string, all: readonly PrunedObject[]): string {
   let reason = p.reason ?? '';
   if (tag && reason.startsWith(tag)) reason = reason.slice(tag.length).replace(/^; /, '');
   const action = p.action === 'deleted' ? w.deleted : p.action;
-  return `${subject(p.subject)} — ${action}${reason ? `: ${escapeText(oneLine(reason))}` : ''}`;
+  const heavy = p.action === 'deleted' ? takesWithIt(p.subject, all) : undefined;
+  const line = `${subject(p.subject)} — ${action}${reason ? `: ${escapeText(oneLine(reason))}` : ''}`;
+  return heavy === undefined ? line : `⚠️ ${line} — **${heavy}**`;
 }

@@ -28,7 +28,7 @@ const PLANNED: Words = {
   delete: 'to delete',
   createHead: 'Would create',
   configureHead: 'Would configure',
-  pruneHead: 'Prune',
+  pruneHead: '⚠️ Would prune',
   deleted: 'would delete',
   changed: 'would change',
 };
@@ -40,7 +40,7 @@ const DONE: Words = {
   delete: 'deleted',
   createHead: 'Created',
   configureHead: 'Configured',
-  pruneHead: 'Prune',
+  pruneHead: 'Pruned',
   deleted: 'deleted',
   changed: 'changed',
 };

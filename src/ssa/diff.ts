@@ -85,6 +85,21 @@ export function renderDiff(changes: readonly FieldChange[], maxLines = 50): stri
   return lines.join('\n');
 }
 
+/**
+ * One change as the lines of a GitHub ```diff block: a changed field as its old value (`-`, red) and
+ * its new one (`+`, green), so that both are coloured; `~` lines get no colour there.
+ */
+export function diffBlockLines(c: FieldChange): string[] {
+  switch (c.kind) {
+    case 'added':
+      return [`+ ${c.path}: ${renderValue(c.after)}`];
+    case 'removed':
+      return [`- ${c.path}: ${renderValue(c.before)}`];
+    case 'changed':
+      return [`- ${c.path}: ${renderValue(c.before)}`, `+ ${c.path}: ${renderValue(c.after)}`];
+  }
+}
+
 function walk(before: unknown, after: unknown, path: string[], out: FieldChange[]): void {
   if (deepEqual(before, after)) return;
   if (isMap(before) && isMap(after)) {
