@@ -179,4 +179,30 @@ spec:
       `ConfigMap/${ns}/tolerant`,
     ]);
   });
+
+  it('previews an object in a namespace an earlier Kustomization would create as created, saying how it was checked', async () => {
+    const ns = await freshNamespace(client);
+    const team = `${ns}-team`;
+    const root = await writeTree({
+      'clusters/ks.yaml': [ks(ns, 'apps', ['namespaces']), ks(ns, 'namespaces')].join('---\n'),
+      'namespaces/ns.yaml': `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${team}}\n`,
+      'apps/cm.yaml': configMap(team, 'app-settings'),
+    });
+    const log: string[] = [];
+    const report = await reconcileTree(root, { kustomizations: ['clusters/ks.yaml'], mode: 'preview' }, log);
+    expect(report.ok, report.error).toBe(true);
+    const apps = report.kustomizations?.find((k) => k.kustomization === `${ns}/apps`);
+    expect(apps?.changeset).toEqual([
+      expect.objectContaining({
+        subject: `ConfigMap/${team}/app-settings`,
+        action: 'created',
+        note: `not dry-run: its Namespace ${team} does not exist yet and would be created first`,
+      }),
+    ]);
+    expect(log).toContain(
+      `[${ns}/apps] ConfigMap/${team}/app-settings created (not dry-run: its Namespace ${team} does not exist yet and would be created first)`,
+    );
+    // A preview writes nothing.
+    await expect(client.request('GET', `/api/v1/namespaces/${team}`)).rejects.toSatisfy(isNotFound);
+  });
 });

@@ -268,3 +268,12 @@ describe('deletions stand out', () => {
     expect(md).toContain('| `ConfigMap/apps/keep` | skipped | kustomize.toolkit.fluxcd.io/prune: disabled |');
   });
 });
+
+describe('an object planned without a dry-run says so', () => {
+  it('in the summary, the CLI lines and the comment', () => {
+    const note = 'not dry-run: its Namespace team does not exist yet and would be created first';
+    const r = report([{ ...entry('ConfigMap/team/x', 'created'), note }], { mode: 'preview' });
+    expect(renderSummary(r)).toContain(`| \`ConfigMap/team/x\` | created (${note}) |`);
+    expect(renderLines(r)[0]).toBe(`ConfigMap/team/x created (${note})`);
+  });
+});

@@ -7,6 +7,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery } from '../cluster/discovery.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { Settings } from '../settings.js';
+import type { Created } from '../ssa/apply.js';
 
 /** What a caller gives a run: where its lines go, and every credential as soon as it is known. */
 export interface Hooks {
@@ -63,6 +64,11 @@ export interface RunContext {
   log: Logger;
   secrets: SecretRegistry;
   clock: Clock;
+  /**
+   * In a preview: what the run's Kustomizations would create so far, by cluster (API server URL),
+   * so that a later one's objects in a namespace an earlier one would create are planned, not failed.
+   */
+  wouldCreate: Map<string, Created>;
 }
 
 /** A logger over `hooks`: lines to hooks.log, sections to hooks.group (or unmarked). */
@@ -100,6 +106,7 @@ export function runContext(
     log: loggerOf(hooks),
     secrets: new SecretRegistry(hooks.secret),
     clock,
+    wouldCreate: new Map(),
   };
 }
 

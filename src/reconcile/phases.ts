@@ -9,7 +9,7 @@ import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { Settings } from '../settings.js';
 import { impersonatedUser } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
-import { applyAll } from '../ssa/apply.js';
+import { applyAll, type Created } from '../ssa/apply.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
 import { namespacePruneRefusal } from '../ssa/contents.js';
 import { deleteStale, type PruneResult } from '../ssa/delete.js';
@@ -102,7 +102,19 @@ export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeS
     },
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     secretPaths: (o) => planned.secretPaths.get(secretPathsId(o)) ?? [],
+    ...(settings.mode !== 'apply' ? { created: wouldCreateOn(ctx) } : {}),
   });
+}
+
+/** The run's record of what its preview would create on this Kustomization's cluster. */
+function wouldCreateOn(ctx: KustomizationContext): Created {
+  const server = ctx.client.server;
+  let created = ctx.wouldCreate.get(server);
+  if (created === undefined) {
+    created = { namespaces: new Set(), kinds: new Set() };
+    ctx.wouldCreate.set(server, created);
+  }
+  return created;
 }
 
 /**

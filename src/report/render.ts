@@ -8,7 +8,7 @@ const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Previ
 
 /** One line per object, like Flux's "server-side apply" log, then the closing lines. */
 export function renderLines(report: Report): string[] {
-  const lines = report.changeset.map((e) => `${e.subject} ${e.action}`);
+  const lines = report.changeset.map((e) => `${e.subject} ${e.action}${e.note ? ` (${e.note})` : ''}`);
   const dry = report.mode === 'apply' ? '' : ' (dry run)';
   for (const p of report.pruned ?? [])
     lines.push(`${p.subject} ${p.action}${p.action === 'deleted' ? dry : ''}${p.reason ? `: ${p.reason}` : ''}`);
@@ -95,7 +95,9 @@ export function renderSummary(report: Report): string {
   const changed = report.changeset.filter((e) => e.action !== 'unchanged');
   if (changed.length > 0) {
     out.push('', '| Object | Action |', '| --- | --- |');
-    for (const e of changed) out.push(`| \`${escapeCode(e.subject)}\` | ${e.action} |`);
+    for (const e of changed) {
+      out.push(`| \`${escapeCode(e.subject)}\` | ${e.action}${e.note ? ` (${escapeText(e.note)})` : ''} |`);
+    }
     for (const e of changed.filter((c) => c.diff?.length)) {
       // Secret data shown as changed, never as values (masked again here, whatever the caller did).
       const changes = maskSecretData(e, e.diff!);

@@ -99,7 +99,8 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     }
     if (g.created.length > 0) {
       section(w.createHead, g.created.length);
-      for (const e of g.created) out.push(`- ${subject(e.subject)}`);
+      for (const e of g.created)
+        out.push(`- ${subject(e.subject)}${e.note ? ` — ${escapeText(oneLine(e.note))}` : ''}`);
       out.push('');
     }
     if (g.configured.length > 0) {

@@ -43,6 +43,13 @@ export interface ApplyOptions {
   checkpoint?: () => Promise<void>;
   /** The object's fields written from a secret source, this run or earlier: masked in its diff whatever its kind. */
   secretPaths?: (obj: KubeObject) => readonly string[];
+  /**
+   * A preview's record of what the run would create, shared by the Kustomizations of one run on one
+   * cluster: an object in a namespace that an earlier Kustomization would create is planned
+   * "created" (it cannot be dry-run: the namespace does not exist yet), as under Flux, where that
+   * Kustomization would have created it first. Only with dryRunOnly.
+   */
+  created?: Created;
 }
 
 /** A failure during apply, with what was already done so that the report can show it. */
@@ -84,7 +91,7 @@ export async function applyAll(
   const changeset: ChangeSetEntry[] = [];
   // What this run creates: nothing can exist yet in a new namespace or of a new CRD's kind, so such
   // objects are not read (and, in a preview, objects of a new namespace cannot be dry-run).
-  const created: Created = { namespaces: new Set(), kinds: new Set() };
+  const created: Created = opts.dryRunOnly && opts.created ? opts.created : { namespaces: new Set(), kinds: new Set() };
   for (const stage of STAGES) {
     const inStage = sortForApply(objects.filter((o) => stageOf(o) === stage));
     if (inStage.length === 0) continue;
@@ -152,7 +159,7 @@ async function checkpoint(opts: ApplyOptions, changeset: ChangeSetEntry[]): Prom
   }
 }
 
-interface Created {
+export interface Created {
   namespaces: Set<string>;
   /** `group/kind` of the CRDs created. */
   kinds: Set<string>;
@@ -250,7 +257,8 @@ async function planAgainst(
   const ignored = opts.ignoredPaths?.(desired) ?? [];
   const obj = live && ignored.length > 0 && opts.adopt ? opts.adopt(desired, live, ignored) : desired;
   if (!live && opts.dryRunOnly && mapping.namespaced && newNamespaces.has(obj.metadata.namespace ?? '')) {
-    return { planned: { obj, mapping, entry: { ...entry, action: 'created' }, apply: true } };
+    const note = `not dry-run: its Namespace ${obj.metadata.namespace ?? ''} does not exist yet and would be created first`;
+    return { planned: { obj, mapping, entry: { ...entry, action: 'created', note }, apply: true } };
   }
   const cleanup = live && !policy.merge ? cleanupPatch(live, opts.fieldManager) : undefined;
   if (live && !cleanup && !opts.alwaysDryRun && ignored.length === 0) {

@@ -13,6 +13,8 @@ export interface ChangeSetEntry {
   name: string;
   /** For `configured`: the field changes between the live object and the dry-run (Secret values masked). */
   diff?: FieldChange[];
+  /** How the action was found when not by a dry-run (a preview of an object in a namespace yet to be created). */
+  note?: string;
 }
 
 export function countActions(changeset: readonly ChangeSetEntry[]): Record<Action, number> {

@@ -69,7 +69,11 @@ export async function writeStage(planned: readonly Planned[], opts: StageWriteOp
   let logged = 0;
   const logLine = (i: number) => {
     const p = planned[i]!;
-    const why = p.recreate ? ` (recreated: immutable ${fieldList(p.recreate)} changed)` : '';
+    const why = p.recreate
+      ? ` (recreated: immutable ${fieldList(p.recreate)} changed)`
+      : p.entry.note
+        ? ` (${p.entry.note})`
+        : '';
     opts.log?.(`${p.entry.subject} ${p.entry.action}${why}`);
   };
   const one = async (i: number): Promise<void> => {
