@@ -112,7 +112,9 @@ async function publishReport(report: Report, settings: Settings, ctx: GitHubCont
 
 function setOutputs(report: Report, settings: Settings, published: Published): void {
   const deleted = (report.pruned ?? []).filter((p) => p.action === 'deleted');
-  core.setOutput('changeset', JSON.stringify(report.changeset));
+  // The outputs stay compact: the YAML diffs are for the comment and the summary.
+  const compact = (entries: Report['changeset']) => entries.map(({ yamlDiff: _yamlDiff, ...rest }) => rest);
+  core.setOutput('changeset', JSON.stringify(compact(report.changeset)));
   core.setOutput('created', report.counts.created);
   core.setOutput('configured', report.counts.configured);
   core.setOutput('unchanged', report.counts.unchanged);
@@ -127,7 +129,16 @@ function setOutputs(report: Report, settings: Settings, published: Published): v
   core.setOutput('revision', settings.run.revision ?? '');
   core.setOutput('comment-url', published.commentUrl ?? '');
   core.setOutput('check-run-url', published.checkRunUrl ?? '');
-  core.setOutput('report', JSON.stringify(report));
+  core.setOutput(
+    'report',
+    JSON.stringify({
+      ...report,
+      changeset: compact(report.changeset),
+      ...(report.kustomizations
+        ? { kustomizations: report.kustomizations.map((k) => ({ ...k, changeset: compact(k.changeset) })) }
+        : {}),
+    }),
+  );
 }
 
 async function writeSummary(report: Report, published: Published): Promise<void> {

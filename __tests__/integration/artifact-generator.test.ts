@@ -175,6 +175,12 @@ describe('the flux2-kustomize-helm-example layout: ExternalArtifacts of an Artif
     expect(apps.changeset.filter((c) => c.action !== 'unchanged').map((c) => `${c.subject} ${c.action}`)).toEqual([
       'HelmRelease/podinfo/podinfo configured',
     ]);
+    // The change as YAML, with its context, in the summary and the comment.
+    const summary = renderSummary(report);
+    expect(summary).toMatch(/^-\s+- podinfo\.staging$/m);
+    expect(summary).toMatch(/^\+\s+- podinfo\.staging\.example\.com$/m);
+    expect(summary).toMatch(/^ {2,}hostnames:$/m);
+    expect(renderComment(report, { marker: '<!-- t -->' }).body).toMatch(/^\+\s+- podinfo\.staging\.example\.com$/m);
     expect(reports.get('flux-system/infra-configs')!.source?.revision).toBe(infrastructureRevision);
     expect(reports.get('flux-system/infra-configs')!.changeset.every((c) => c.action === 'unchanged')).toBe(true);
     expect((await helmRelease('podinfo', 'podinfo')).spec.values.httpRoute.hostnames).toEqual(['podinfo.staging']);

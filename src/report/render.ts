@@ -107,8 +107,10 @@ export function renderSummary(report: Report): string {
         '',
         '```diff',
       );
-      const lines = changes.slice(0, 50).flatMap(diffBlockLines);
-      if (changes.length > 50) lines.push(`… and ${changes.length - 50} more changes`);
+      // The object's YAML, diffed (secret values masked); else the changed fields one by one.
+      const lines = e.yamlDiff ? e.yamlDiff.slice(0, 200) : changes.slice(0, 50).flatMap(diffBlockLines);
+      const more = e.yamlDiff ? e.yamlDiff.length - 200 : changes.length - 50;
+      if (more > 0) lines.push(`… and ${more} more ${e.yamlDiff ? 'lines' : 'changes'}`);
       out.push(lines.join('\n').replaceAll('```', "'''"));
       out.push('```', '', '</details>');
     }

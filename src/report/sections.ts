@@ -162,14 +162,15 @@ function diffBlock(out: Out, e: ChangeSetEntry, cap: number): boolean {
   );
   const lines: string[] = [];
   let used = 0;
-  for (const c of changes) {
-    const line = changeLine(c);
+  // The object's YAML, diffed (secret values masked); else the changed fields one by one.
+  const shown = e.yamlDiff?.map((l) => fence(l)) ?? changes.map(changeLine);
+  for (const line of shown) {
     if (used + line.length + 1 > cap) break;
     lines.push(line);
     used += line.length + 1;
   }
   const trailer = (n: number): string => `… ${fmt(n)} more line${n === 1 ? '' : 's'} cut`;
-  let rest = changes.length - lines.length;
+  let rest = shown.length - lines.length;
   if (rest > 0) {
     while (lines.length > 0 && used + trailer(rest).length + 1 > cap) {
       used -= lines.pop()!.length + 1;

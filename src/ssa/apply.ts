@@ -8,7 +8,8 @@ import { FORCE_MARKER } from '../objects/flux.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { ChangeSetEntry } from './changeset.js';
 import { cleanupPatch } from './cleanup.js';
-import { diffObjects } from './diff.js';
+import { diffObjects, normalizeForDiff } from './diff.js';
+import { yamlDiff } from './yaml-diff.js';
 import { hasDrifted } from './drift.js';
 import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead } from './live.js';
 import { provenUnchanged } from './noop.js';
@@ -294,8 +295,13 @@ async function planAgainst(
   const apply = drifted || cleanup !== undefined;
   entry.action = !apply ? 'unchanged' : live ? 'configured' : 'created';
   if (entry.action === 'configured' && live) {
-    const changes = diffObjects(strip(live), strip(dryRun), opts.secretPaths?.(desired));
-    if (changes.length > 0) entry.diff = changes;
+    const secret = opts.secretPaths?.(desired);
+    const changes = diffObjects(strip(live), strip(dryRun), secret);
+    if (changes.length > 0) {
+      entry.diff = changes;
+      const lines = yamlDiff(normalizeForDiff(strip(live)), normalizeForDiff(strip(dryRun)), secret);
+      if (lines !== undefined) entry.yamlDiff = lines;
+    }
   }
   return {
     planned: { obj, mapping, entry, apply, ...(cleanup ? { cleanup } : {}), ...(live ? { live } : {}) },

@@ -13,6 +13,11 @@ export interface ChangeSetEntry {
   name: string;
   /** For `configured`: the field changes between the live object and the dry-run (Secret values masked). */
   diff?: FieldChange[];
+  /**
+   * For `configured`: the change as unified diff lines of the object's YAML (live → dry-run, secret
+   * values masked), for reviewers; `diff` stays the field list (check-run annotations, JSON).
+   */
+  yamlDiff?: string[];
   /** How the action was found when not by a dry-run (a preview of an object in a namespace yet to be created). */
   note?: string;
 }
