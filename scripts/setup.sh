@@ -20,10 +20,12 @@ bash test/registry/build.sh
 # moto, a local AWS KMS/STS emulator (PyPI), for the KMS key service's emulator tests.
 bash test/kms/setup.sh
 
-# The SOPS tests encrypt fixtures with gpg and make SSH keys with ssh-keygen (Debian packages).
+# The SOPS tests encrypt fixtures with gpg and make SSH keys with ssh-keygen; the report tests open the
+# rendered PR comment and job summary in headless Chromium (Debian packages).
 missing=()
 command -v gpg >/dev/null || missing+=(gnupg)
 command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
