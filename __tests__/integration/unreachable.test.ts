@@ -286,6 +286,31 @@ describe('a connection that breaks on every apply, through a fault proxy', () =>
     expect(proxy.requests.filter((r) => r.method === 'PATCH' && r.status === 'reset')).toHaveLength(5);
   });
 
+  it('says once that the cluster went away, not once per object of the stage', async () => {
+    const ns = await freshNamespace(client, 'many');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 5; i++) {
+      files[`${ns}/cm-${i}.yaml`] =
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${i}\n  namespace: ${ns}\ndata:\n  a: "1"\n`;
+    }
+    const root = await writeTree(files);
+    // Every dry-run of the namespace's objects breaks: the connection is gone for all of them alike.
+    proxy.setRules([
+      {
+        match: on('PATCH', new RegExp(`^/api/v1/namespaces/${ns}/configmaps/`), { dryRun: true }),
+        fault: { reset: true },
+      },
+    ]);
+    const report = await reconcileTree(root, { kubeconfig: { kind: 'path', path: proxy.kubeconfig }, path: ns });
+    expect(report.ok).toBe(false);
+    // One error for the run (the first request that found the server gone), not one per object.
+    expect(report.error).toMatch(
+      new RegExp(`^PATCH /api/v1/namespaces/${ns}/configmaps/cm-\\d to ${proxy.url}: .*\\(5 attempts\\)`),
+    );
+    expect(report.error?.split(proxy.url)).toHaveLength(2);
+    expect(report.error?.match(/configmaps\/cm-\d/g)).toHaveLength(1);
+  });
+
   it('ends the health wait when the cluster goes away during it, instead of polling until the timeout', async () => {
     const ns = await freshNamespace(client, 'gone');
     // A Deployment no node can run: never ready, so only the lost cluster can end the 10-minute wait.
