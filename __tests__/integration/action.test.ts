@@ -98,7 +98,7 @@ describe('the bundled action, run the way GitHub runs it', () => {
     expect(printed.filter((l) => l === `ConfigMap/${ns}/b deleted`)).toHaveLength(1);
     expect(
       printed.some((l) =>
-        /^Applied Kustomization \S+ \(deploy\): 0 created, 0 configured, 2 deleted, 1 unchanged in /.test(l),
+        /^Applied Kustomization \S+ \(\.\/deploy\): 0 created, 0 configured, 2 deleted, 1 unchanged in /.test(l),
       ),
     ).toBe(true);
     expect(apply.summary).toContain('### 🔄 kustomize-reconcile: apply');

@@ -114,7 +114,7 @@ describe('the source of a Kustomization', () => {
     const byName = new Map((report.kustomizations ?? []).map((r) => [r.kustomization, r]));
     expect(byName.get('flux-system/infra')?.ok).toBe(true);
     expect(byName.get('flux-system/tenant')?.error).toMatch(
-      /fetching GitRepository flux-system\/dev-team \(clusters\/dev\/tenant\.yaml\): http:\/\/127\.0\.0\.1:9\/acme\/dev-team\.git at branch main failed: .*\(no token for 127\.0\.0\.1:9 in the git-credentials input\)$/,
+      /fetching GitRepository flux-system\/dev-team \(clusters\/dev\/tenant\.yaml\): http:\/\/127\.0\.0\.1:9\/acme\/dev-team\.git at branch main failed: .*\(no token for 127\.0\.0\.1:9 in the git-credentials input \(--git-credential on the CLI\)\)$/,
     );
     expect(byName.get('flux-system/apps')?.error).toMatch(/^skipped: dependency 'flux-system\/tenant' is not ready/);
     expect(await applied(ns, 'infra')).toBe(true);
@@ -153,7 +153,7 @@ describe('the source of a Kustomization', () => {
     );
     const byName = new Map((report.kustomizations ?? []).map((r) => [r.kustomization, r]));
     // flux-system is defined over SSH: not this checkout, and not fetched.
-    expect(byName.get('flux-system/infra')?.error).toContain('input source names flux-system/dev-team');
+    expect(byName.get('flux-system/infra')?.error).toContain('names flux-system/dev-team');
     expect(byName.get('flux-system/infra')?.error).toContain('building this repository instead is never done');
     expect(byName.get('flux-system/tenant')?.ok).toBe(true);
     expect(await applied(ns, 'infra')).toBe(false);

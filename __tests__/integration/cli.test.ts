@@ -65,7 +65,7 @@ describe('the bundled CLI', () => {
     expect(diff.code, diff.stdout + diff.stderr).toBe(1);
     expect(times(diff.stdout, `ConfigMap/${ns}/b deleted (dry run)`)).toBe(1);
     expect(lines(diff.stdout).at(-1)).toMatch(
-      /^Preview of Kustomization \S+ \(app\): 0 created, 0 configured, 2 deleted, 1 unchanged in /,
+      /^Preview of Kustomization \S+ \(\.\/app\): 0 created, 0 configured, 2 deleted, 1 unchanged in /,
     );
     const json = await cli(root, 'diff', ...flags, '--output', 'json');
     expect(json.code, json.stderr).toBe(1);
@@ -82,14 +82,14 @@ describe('the bundled CLI', () => {
     expect(times(apply.stdout, `ConfigMap/${ns}/b deleted`)).toBe(1);
     expect(times(apply.stdout, `ConfigMap/${ns}/c deleted`)).toBe(1);
     expect(lines(apply.stdout).at(-1)).toMatch(
-      /^Applied Kustomization \S+ \(app\): 0 created, 0 configured, 2 deleted, 1 unchanged in /,
+      /^Applied Kustomization \S+ \(\.\/app\): 0 created, 0 configured, 2 deleted, 1 unchanged in /,
     );
     await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/b`)).rejects.toSatisfy(isNotFound);
 
     const after = await cli(root, 'diff', ...flags);
     expect(after.code, after.stdout + after.stderr).toBe(0);
     expect(lines(after.stdout).at(-1)).toMatch(
-      /^Preview of Kustomization \S+ \(app\): 0 created, 0 configured, 0 deleted, 1 unchanged in /,
+      /^Preview of Kustomization \S+ \(\.\/app\): 0 created, 0 configured, 0 deleted, 1 unchanged in /,
     );
   });
 

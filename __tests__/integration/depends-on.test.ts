@@ -59,7 +59,7 @@ describe('dependsOn', () => {
     ]);
     // infra was applied before apps started.
     const infraDone = log.findIndex((l) => l === `[${ns}/infra] ConfigMap/${ns}/infra-settings created`);
-    const appsStart = log.findIndex((l) => l === `[${ns}/apps] reconciling apps`);
+    const appsStart = log.findIndex((l) => l === `[${ns}/apps] reconciling ./apps`);
     expect(infraDone).toBeGreaterThanOrEqual(0);
     expect(appsStart).toBeGreaterThan(infraDone);
     await expect(client.request('GET', `/api/v1/namespaces/${ns}/configmaps/never`)).rejects.toSatisfy(isNotFound);
@@ -123,7 +123,7 @@ spec:
       expect(i, `${line} in ${JSON.stringify(log)}`).toBeGreaterThanOrEqual(0);
       return i;
     };
-    const start = (k: string) => at(`[${ns}/${k}] reconciling ${k}`);
+    const start = (k: string) => at(`[${ns}/${k}] reconciling ./${k}`);
     const done = (k: string) => at(`[${ns}/${k}] ConfigMap/${ns}/${k} created`);
     // D started with A, before A was done; B after A; C after B; D finished last.
     expect(start('d')).toBeLessThan(done('a'));
@@ -196,11 +196,11 @@ spec:
       expect.objectContaining({
         subject: `ConfigMap/${team}/app-settings`,
         action: 'created',
-        note: `not dry-run: its Namespace ${team} does not exist yet and would be created first`,
+        note: `checked without a server dry-run: its Namespace ${team} does not exist yet and would be created first`,
       }),
     ]);
     expect(log).toContain(
-      `[${ns}/apps] ConfigMap/${team}/app-settings created (not dry-run: its Namespace ${team} does not exist yet and would be created first)`,
+      `[${ns}/apps] ConfigMap/${team}/app-settings created (checked without a server dry-run: its Namespace ${team} does not exist yet and would be created first)`,
     );
     // A preview writes nothing.
     await expect(client.request('GET', `/api/v1/namespaces/${team}`)).rejects.toSatisfy(isNotFound);

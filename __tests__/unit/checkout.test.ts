@@ -82,7 +82,7 @@ describe('sourceVerdict', () => {
       spec({ name: 'flux-system' }),
       { source: 'acme/fleet', explicit: 'flux-system/mirror', definitions: [] },
       'other',
-      /is not this checkout \(input source names flux-system\/mirror\) and is not defined in the repository, so it cannot be fetched/,
+      /is not this checkout \(the source input, --source on the CLI, names flux-system\/mirror\) and is not defined in the repository, so it cannot be fetched/,
     ],
     [
       'not the one the source input names, defined in the repository',
@@ -126,6 +126,13 @@ describe('sourceVerdict', () => {
       { source: 'acme/fleet', definitions: [def('flux-system', FLEET, 'flux-system', { branch: 'main' })] },
       'checkout',
       /\(branch main\) taken to be this checkout: the branch checked out is not known/,
+    ],
+    [
+      "no remote to compare with, and not Flux's own GitRepository: another repository",
+      spec({ name: 'dev-team', namespace: 'apps' }),
+      { source: 'local:/work/fleet', definitions: [def('dev-team', 'https://github.com/acme/dev-team', 'apps')] },
+      'fetch',
+      /^https:\/\/github\.com\/acme\/dev-team$/,
     ],
     [
       'no remote to compare with',

@@ -63,12 +63,12 @@ describe('renderLines', () => {
     expect(renderLines(report([entry('Namespace/a', 'created'), entry('ConfigMap/a/b', 'unchanged')]))).toEqual([
       'Namespace/a created',
       'ConfigMap/a/b unchanged',
-      'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 0 deleted, 1 unchanged in 1.2s',
+      'Applied Kustomization flux-system/deploy (./deploy): 1 created, 0 configured, 0 deleted, 1 unchanged in 1.2s',
     ]);
   });
   it('says what failed', () => {
     expect(renderLines(report([], { ok: false, error: 'ConfigMap/x dry-run failed: boom' })).at(-1)).toBe(
-      'Failed on Kustomization flux-system/deploy (deploy) after 0 created, 0 configured, 0 deleted, 0 unchanged in 1.2s: ConfigMap/x dry-run failed: boom',
+      'Failed on Kustomization flux-system/deploy (./deploy) after 0 created, 0 configured, 0 deleted, 0 unchanged in 1.2s: ConfigMap/x dry-run failed: boom',
     );
   });
 });
@@ -87,11 +87,11 @@ describe('deletions in the totals', () => {
   it.each([
     [
       'apply',
-      'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 2 deleted, 1 unchanged in 1.2s',
+      'Applied Kustomization flux-system/deploy (./deploy): 1 created, 0 configured, 2 deleted, 1 unchanged in 1.2s',
     ],
     [
       'preview',
-      'Preview of Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 2 deleted, 1 unchanged in 1.2s',
+      'Preview of Kustomization flux-system/deploy (./deploy): 1 created, 0 configured, 2 deleted, 1 unchanged in 1.2s',
     ],
   ] as const)('%s: the final line counts the objects prune deleted', (mode, line) => {
     const r = report(changeset, { mode, pruned });
@@ -101,7 +101,7 @@ describe('deletions in the totals', () => {
   it('the closing lines leave out the per-object lines the run already logged', () => {
     const r = report(changeset, { pruned });
     expect(closingLines(r)).toEqual([
-      'Applied Kustomization flux-system/deploy (deploy): 1 created, 0 configured, 2 deleted, 1 unchanged in 1.2s',
+      'Applied Kustomization flux-system/deploy (./deploy): 1 created, 0 configured, 2 deleted, 1 unchanged in 1.2s',
     ]);
     // The whole transcript still has each object once.
     expect(renderLines(r).filter((l) => l.startsWith('ConfigMap/a/old'))).toEqual(['ConfigMap/a/old deleted']);
@@ -271,7 +271,7 @@ describe('deletions stand out', () => {
 
 describe('an object planned without a dry-run says so', () => {
   it('in the summary, the CLI lines and the comment', () => {
-    const note = 'not dry-run: its Namespace team does not exist yet and would be created first';
+    const note = 'checked without a server dry-run: its Namespace team does not exist yet and would be created first';
     const r = report([{ ...entry('ConfigMap/team/x', 'created'), note }], { mode: 'preview' });
     expect(renderSummary(r)).toContain(`| \`ConfigMap/team/x\` | created (${note}) |`);
     expect(renderLines(r)[0]).toBe(`ConfigMap/team/x created (${note})`);

@@ -172,7 +172,9 @@ describe('fetchGitRepository, from a local repository', () => {
 
   it('names the missing credential when a host refuses', async () => {
     const got = fetchGitRepository(def('http://127.0.0.1:9/acme/app.git', { branch: 'main' }), opts);
-    await expect(got).rejects.toThrow(/\(no token for 127\.0\.0\.1:9 in the git-credentials input\)$/);
+    await expect(got).rejects.toThrow(
+      /\(no token for 127\.0\.0\.1:9 in the git-credentials input \(--git-credential on the CLI\)\)$/,
+    );
   });
 });
 
@@ -204,7 +206,11 @@ describe('fetchGitRepository, over HTTP with credentials', () => {
       // Another host's token is not sent.
       await expect(
         fetchGitRepository(def(url), { credentials: { 'github.com': 's3cret-token' }, secret: () => {} }),
-      ).rejects.toThrow(new RegExp(`\\(no token for ${host.replace(/\./g, '\\.')} in the git-credentials input\\)$`));
+      ).rejects.toThrow(
+        new RegExp(
+          `\\(no token for ${host.replace(/\./g, '\\.')} in the git-credentials input \\(--git-credential on the CLI\\)\\)$`,
+        ),
+      );
       expect(server.seen.filter((h) => h !== undefined && h !== basicAuth('x-access-token', 's3cret-token'))).toEqual(
         [],
       );

@@ -313,12 +313,13 @@ function gitBase(
   };
   if (facts.explicit !== undefined) {
     if (facts.explicit === key) return checkout();
-    if (one) return fetched(one, `is not this checkout (input source names ${facts.explicit})`);
+    if (one)
+      return fetched(one, `is not this checkout (the source input, --source on the CLI, names ${facts.explicit})`);
     return {
       verdict: {
         kind: 'other',
         problem:
-          `${named} is not this checkout (input source names ${facts.explicit}) and ` +
+          `${named} is not this checkout (the source input, --source on the CLI, names ${facts.explicit}) and ` +
           `${defs.length === 0 ? 'is not defined in the repository' : 'is defined more than once'}, so it cannot be fetched; ` +
           'building this repository instead is never done',
       },
@@ -326,12 +327,20 @@ function gitBase(
   }
   if (defs.length === 0) {
     return checkout(
-      `${named} is not defined in the repository: taken to be this checkout (set input source to ${key} to say so)`,
+      `${named} is not defined in the repository: taken to be this checkout (set the source input, --source on the CLI, to ${key} to say so)`,
     );
   }
   if (facts.source.startsWith('local:')) {
-    return checkout(
-      `${named} (${defs[0]!.url}) taken to be this checkout: the checkout has no git remote to compare with`,
+    // Nothing to compare the URL with: only Flux's own GitRepository (flux bootstrap's
+    // flux-system/flux-system) is taken to be the checkout; any other is another repository.
+    if (key === 'flux-system/flux-system' || defs.length > 1) {
+      return checkout(
+        `${named} (${defs[0]!.url}) taken to be this checkout: the checkout has no git remote to compare with`,
+      );
+    }
+    return fetched(
+      defs[0]!,
+      'is not flux-system/flux-system and the checkout has no git remote to compare its URL with, so it is taken to be another repository (set the source input, --source on the CLI, if it is this checkout)',
     );
   }
   if (defs.length > 1) {

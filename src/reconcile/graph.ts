@@ -15,6 +15,7 @@ import { secretReader } from '../source/secret.js';
 import { prefixed, type RunContext } from './context.js';
 import { reconcileTarget } from './one.js';
 import { combine, outcomeOf, skippedReport } from './report.js';
+import { dotted } from '../report/render.js';
 
 const KUSTOMIZATION_CONCURRENCY = 4;
 
@@ -95,7 +96,7 @@ async function reconcileEach(
     }
     if (client.unreachable)
       return skippedReport(settings, spec, 'skipped: the cluster could not be reached', 'dependency');
-    ctx.log.info(`[${key}] reconciling ${spec.path}`);
+    ctx.log.info(`[${key}] ${settings.mode === 'apply' ? 'reconciling' : 'planning'} ${dotted(spec.path)}`);
     return run({ ...ctx, log: prefixed(ctx.log, `[${key}]`) }, spec);
   });
   return combine(

@@ -38,11 +38,18 @@ export function closingLines(report: Report): string[] {
  * What a run was about, in words: `Kustomization flux-system/apps (./apps/production)`, or `3
  * Kustomizations`; a folder alone when there is no name (never mistaken for a tool's name).
  */
-export function subjectOf(report: Pick<Report, 'kustomization' | 'path' | 'kustomizations'>): string {
+export function subjectOf(report: Pick<Report, 'kustomization' | 'path' | 'kustomizations' | 'ok'>): string {
   const n = report.kustomizations?.length ?? 0;
+  const failed = (report.kustomizations ?? []).filter((k) => !k.ok).length;
+  if (n > 0 && failed > 0 && failed < n) return `${failed} of ${n} Kustomizations`;
   if (n > 0) return `${n} Kustomization${n === 1 ? '' : 's'}`;
   if (report.kustomization === '') return `folder ${report.path}`;
-  return `Kustomization ${report.kustomization}${report.path ? ` (${report.path})` : ''}`;
+  return `Kustomization ${report.kustomization}${report.path ? ` (${dotted(report.path)})` : ''}`;
+}
+
+/** A relative path as Flux writes spec.path (`./apps`), never to be read as a bare name. */
+export function dotted(path: string): string {
+  return path.startsWith('.') || path.startsWith('/') ? path : `./${path}`;
 }
 
 /** The job summary: a headline, the totals, and a table of what changed (unchanged objects folded away). */

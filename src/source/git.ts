@@ -150,7 +150,7 @@ async function authorizationFor(
     opts.secret(authorization.slice('Basic '.length));
     return { authorization };
   }
-  const noToken = `no token for ${host} in the git-credentials input`;
+  const noToken = `no token for ${host} in the git-credentials input (--git-credential on the CLI)`;
   if (repo.secretRef === undefined) return { missing: noToken };
   let data: Record<string, string>;
   try {

@@ -110,7 +110,7 @@ export async function applyAll(
     if (failures.length > 0) {
       const head =
         failures.length > 1
-          ? `${failures.length} objects of the ${stage} stage failed the dry-run; nothing of the stage was applied:\n`
+          ? `${failures.length} objects of the ${stage} stage failed the dry-run; ${opts.dryRunOnly ? 'the stage could not be applied as it is' : 'nothing of the stage was applied'}:\n`
           : '';
       throw new ApplyError(
         head + failures.join('\n') + appliedSoFar(changeset),
@@ -258,7 +258,7 @@ async function planAgainst(
   const ignored = opts.ignoredPaths?.(desired) ?? [];
   const obj = live && ignored.length > 0 && opts.adopt ? opts.adopt(desired, live, ignored) : desired;
   if (!live && opts.dryRunOnly && mapping.namespaced && newNamespaces.has(obj.metadata.namespace ?? '')) {
-    const note = `not dry-run: its Namespace ${obj.metadata.namespace ?? ''} does not exist yet and would be created first`;
+    const note = `checked without a server dry-run: its Namespace ${obj.metadata.namespace ?? ''} does not exist yet and would be created first`;
     return { planned: { obj, mapping, entry: { ...entry, action: 'created', note }, apply: true } };
   }
   const cleanup = live && !policy.merge ? cleanupPatch(live, opts.fieldManager) : undefined;
