@@ -14,6 +14,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commentMarker, renderComment } from '../../src/report/comment.js';
+import type { Report } from '../../src/report/model.js';
+import { renderSummary } from '../../src/report/render.js';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { adminClient, kubeconfigPath, runNode, type RunResult } from '../helpers/cluster.js';
 import { installFluxKustomizationCrd } from '../helpers/flux-crd.js';
@@ -172,6 +175,33 @@ describe('the CLI on the public Flux layouts (golden files)', () => {
       expect(out.code, out.stdout + out.stderr).toBe(1);
       golden(`${layout.name}.diff.txt`, normalise(out.stdout));
       golden(`${layout.name}.diff.stderr.txt`, normalise(out.stderr));
+    });
+  }
+
+  // The same preview as a reviewer reads it on a pull request: the PR comment and the job summary,
+  // rendered from the report `diff --output json` prints.
+  for (const layout of LAYOUTS.filter((l) => l.diff)) {
+    it(`comment and summary: ${layout.name}`, async () => {
+      const root = await checkout(layout.fixture);
+      const out = await cli(
+        root,
+        'diff',
+        '--kustomizations',
+        layout.kustomizations,
+        '--kubeconfig',
+        kubeconfigPath(),
+        '--output',
+        'json',
+      );
+      expect(out.code, out.stderr).toBe(1);
+      const report = { ...(JSON.parse(out.stdout) as Report), durationMs: 1000 };
+      for (const k of report.kustomizations ?? []) k.durationMs = 1000;
+      const comment = renderComment(report, {
+        marker: commentMarker(layout.kustomizations),
+        revision: '3f2c1a9e8b7d6c5f4e3d2c1b0a9f8e7d6c5b4a39',
+      });
+      golden(`${layout.name}.comment.md`, normalise(comment.body));
+      golden(`${layout.name}.summary.md`, normalise(renderSummary(report)));
     });
   }
 
