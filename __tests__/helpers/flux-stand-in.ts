@@ -110,3 +110,56 @@ export function playControllers(client: ClusterClient, kinds: readonly StandInKi
     await loop;
   };
 }
+
+/** Stand-ins for kinds Flux users' repositories apply most: one definition each, so tests share them. */
+export const STAND_IN = {
+  HelmRelease: {
+    group: 'helm.toolkit.fluxcd.io',
+    version: 'v2',
+    kind: 'HelmRelease',
+    plural: 'helmreleases',
+    scope: 'Namespaced',
+  },
+  HelmRepository: {
+    group: 'source.toolkit.fluxcd.io',
+    version: 'v1',
+    kind: 'HelmRepository',
+    plural: 'helmrepositories',
+    scope: 'Namespaced',
+  },
+  ClusterIssuer: {
+    group: 'cert-manager.io',
+    version: 'v1',
+    kind: 'ClusterIssuer',
+    plural: 'clusterissuers',
+    scope: 'Cluster',
+  },
+  GatewayClass: {
+    group: 'gateway.networking.k8s.io',
+    version: 'v1',
+    kind: 'GatewayClass',
+    plural: 'gatewayclasses',
+    scope: 'Cluster',
+  },
+  Gateway: {
+    group: 'gateway.networking.k8s.io',
+    version: 'v1',
+    kind: 'Gateway',
+    plural: 'gateways',
+    scope: 'Namespaced',
+  },
+  ClusterPolicy: {
+    group: 'kyverno.io',
+    version: 'v1',
+    kind: 'ClusterPolicy',
+    plural: 'clusterpolicies',
+    scope: 'Cluster',
+  },
+  PodMonitor: {
+    group: 'monitoring.coreos.com',
+    version: 'v1',
+    kind: 'PodMonitor',
+    plural: 'podmonitors',
+    scope: 'Namespaced',
+  },
+} as const satisfies Record<string, StandInKind>;

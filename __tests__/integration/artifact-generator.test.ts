@@ -11,29 +11,17 @@ import { renderComment } from '../../src/report/comment.js';
 import type { Report } from '../../src/report/model.js';
 import { renderSummary } from '../../src/report/render.js';
 import { installFluxKustomizationCrd } from '../helpers/flux-crd.js';
-import { installStandInCrds, playControllers, type StandInKind } from '../helpers/flux-stand-in.js';
+import { installStandInCrds, playControllers, STAND_IN, type StandInKind } from '../helpers/flux-stand-in.js';
 import { adminClient, exists, freshNamespace, runNode } from '../helpers/cluster.js';
 import { KUSTOMIZE, REPO } from '../helpers/paths.js';
 import { reconcileTree } from '../helpers/reconcile.js';
 
 const STAND_INS: StandInKind[] = [
-  { group: 'helm.toolkit.fluxcd.io', version: 'v2', kind: 'HelmRelease', plural: 'helmreleases', scope: 'Namespaced' },
-  {
-    group: 'source.toolkit.fluxcd.io',
-    version: 'v1',
-    kind: 'HelmRepository',
-    plural: 'helmrepositories',
-    scope: 'Namespaced',
-  },
-  { group: 'cert-manager.io', version: 'v1', kind: 'ClusterIssuer', plural: 'clusterissuers', scope: 'Cluster' },
-  {
-    group: 'gateway.networking.k8s.io',
-    version: 'v1',
-    kind: 'GatewayClass',
-    plural: 'gatewayclasses',
-    scope: 'Cluster',
-  },
-  { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway', plural: 'gateways', scope: 'Namespaced' },
+  STAND_IN.HelmRelease,
+  STAND_IN.HelmRepository,
+  STAND_IN.ClusterIssuer,
+  STAND_IN.GatewayClass,
+  STAND_IN.Gateway,
 ];
 /** The kinds a controller must mark Ready before `wait: true` passes (the OCIRepository CRD is Flux's own). */
 const PLAYED: StandInKind[] = [

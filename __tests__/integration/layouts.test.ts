@@ -8,7 +8,6 @@
 // podinfo (`default`), flux2-multi-tenancy (`flux-system`, `apps`) and flux2-monitoring-example
 // (`monitoring`). flux2-kustomize-helm-example's namespaces (podinfo, cert-manager, ...) are applied by
 // artifact-generator.test.ts on the same cluster, so its diff would depend on which test ran first.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cp, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -20,38 +19,23 @@ import { renderSummary } from '../../src/report/render.js';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { adminClient, kubeconfigPath, runNode, type RunResult } from '../helpers/cluster.js';
 import { installFluxKustomizationCrd } from '../helpers/flux-crd.js';
-import { installStandInCrds, type StandInKind } from '../helpers/flux-stand-in.js';
+import { installStandInCrds, STAND_IN, type StandInKind } from '../helpers/flux-stand-in.js';
+import { golden as goldenFile } from '../helpers/golden.js';
 import { bareRepository } from '../helpers/git-repos.js';
 import { KUSTOMIZE, REPO } from '../helpers/paths.js';
 
-const GOLDEN = fileURLToPath(new URL('../golden/cli/', import.meta.url));
-const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
 const FIXTURES = join(REPO, '__fixtures__');
 
-/** Compares `text` with __tests__/golden/cli/<name>; with UPDATE_GOLDEN=1 writes it instead. */
-function golden(name: string, text: string): void {
-  const file = join(GOLDEN, name);
-  if (UPDATE) {
-    mkdirSync(GOLDEN, { recursive: true });
-    writeFileSync(file, text);
-    return;
-  }
-  expect(text, `${name} differs from its golden file (UPDATE_GOLDEN=1 rewrites it)`).toBe(readFileSync(file, 'utf8'));
-}
+const golden = (name: string, text: string): void => {
+  goldenFile(`cli/${name}`, text);
+};
 
 /** Kinds the layouts apply that the test cluster does not serve (Flux's own CRDs come from installFluxKustomizationCrd). */
 const STAND_INS: StandInKind[] = [
-  // As artifact-generator.test.ts installs them: the same definitions, so either test may come first.
-  { group: 'helm.toolkit.fluxcd.io', version: 'v2', kind: 'HelmRelease', plural: 'helmreleases', scope: 'Namespaced' },
-  {
-    group: 'source.toolkit.fluxcd.io',
-    version: 'v1',
-    kind: 'HelmRepository',
-    plural: 'helmrepositories',
-    scope: 'Namespaced',
-  },
-  { group: 'kyverno.io', version: 'v1', kind: 'ClusterPolicy', plural: 'clusterpolicies', scope: 'Cluster' },
-  { group: 'monitoring.coreos.com', version: 'v1', kind: 'PodMonitor', plural: 'podmonitors', scope: 'Namespaced' },
+  STAND_IN.HelmRelease,
+  STAND_IN.HelmRepository,
+  STAND_IN.ClusterPolicy,
+  STAND_IN.PodMonitor,
 ];
 
 /**

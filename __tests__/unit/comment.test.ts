@@ -1,6 +1,3 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   CHECK_TEXT_LIMIT,
@@ -14,23 +11,11 @@ import {
 import { countReport, type PrunedObject, type RemovedKustomization, type Report } from '../../src/report/model.js';
 import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 import { diffObjects, type FieldChange } from '../../src/ssa/diff.js';
+import { golden } from '../helpers/golden.js';
 
-const GOLDEN = fileURLToPath(new URL('../golden/', import.meta.url));
-const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
 const RUN_URL = 'https://github.com/acme/fleet/actions/runs/1234567890';
 const REVISION = '3f2c1a9e8b7d6c5f4e3d2c1b0a9f8e7d6c5b4a39';
 const MARKER = commentMarker('clusters/production/*.yaml');
-
-/** Compares `text` with __tests__/golden/<name>; with UPDATE_GOLDEN=1 writes it instead. */
-function golden(name: string, text: string): void {
-  const file = join(GOLDEN, name);
-  if (UPDATE) {
-    mkdirSync(GOLDEN, { recursive: true });
-    writeFileSync(file, text);
-    return;
-  }
-  expect(text).toBe(readFileSync(file, 'utf8'));
-}
 
 // Secret values: none of these may reach a comment or a check run.
 const OLD_PASSWORD = 'hunter2-old-password';
