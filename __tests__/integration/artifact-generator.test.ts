@@ -7,13 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { renderComment } from '../../src/report/comment.js';
+import { commentMarker, renderComment } from '../../src/report/comment.js';
 import type { Report } from '../../src/report/model.js';
 import { renderSummary } from '../../src/report/render.js';
 import { installFluxKustomizationCrd } from '../helpers/flux-crd.js';
 import { installStandInCrds, playControllers, STAND_IN, type StandInKind } from '../helpers/flux-stand-in.js';
-import { adminClient, exists, freshNamespace, runNode } from '../helpers/cluster.js';
+import { adminClient, eventually, exists, freshNamespace, runNode } from '../helpers/cluster.js';
 import { KUSTOMIZE, REPO } from '../helpers/paths.js';
+import { golden } from '../helpers/golden.js';
 import { reconcileTree } from '../helpers/reconcile.js';
 
 const STAND_INS: StandInKind[] = [
@@ -47,10 +48,16 @@ describe('the flux2-kustomize-helm-example layout: ExternalArtifacts of an Artif
     await installFluxKustomizationCrd(client);
     await installStandInCrds(client, STAND_INS);
     stop = playControllers(client, PLAYED);
+    // The layout's namespaces have fixed names: a run just before this one may still be deleting them.
+    for (const n of NAMESPACES) {
+      await eventually(`namespace ${n} to be gone`, 120_000, async () =>
+        (await exists(client, `/api/v1/namespaces/${n}`)) ? undefined : true,
+      );
+    }
     root = await mkdtemp(join(tmpdir(), 'kr-helm-example-'));
     await cp(join(REPO, '__fixtures__', 'flux-helm-example'), root, { recursive: true });
     ns = await freshNamespace(client);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stop();
     for (const n of NAMESPACES) await client.request('DELETE', `/api/v1/namespaces/${n}`).catch(() => undefined);
@@ -169,6 +176,17 @@ describe('the flux2-kustomize-helm-example layout: ExternalArtifacts of an Artif
     expect(summary).toMatch(/^\+\s+- podinfo\.staging\.example\.com$/m);
     expect(summary).toMatch(/^ {2,}hostnames:$/m);
     expect(renderComment(report, { marker: '<!-- t -->' }).body).toMatch(/^\+\s+- podinfo\.staging\.example\.com$/m);
+    // The comment and the summary as golden files, beside the other public layouts' (durations fixed).
+    const fixed = {
+      ...report,
+      durationMs: 1000,
+      kustomizations: report.kustomizations?.map((k) => ({ ...k, durationMs: 1000 })),
+    };
+    golden(
+      'cli/flux-helm-example.comment.md',
+      renderComment(fixed, { marker: commentMarker('clusters/staging/*.yaml') }).body,
+    );
+    golden('cli/flux-helm-example.summary.md', renderSummary(fixed));
     expect(reports.get('flux-system/infra-configs')!.source?.revision).toBe(infrastructureRevision);
     expect(reports.get('flux-system/infra-configs')!.changeset.every((c) => c.action === 'unchanged')).toBe(true);
     expect((await helmRelease('podinfo', 'podinfo')).spec.values.httpRoute.hostnames).toEqual(['podinfo.staging']);
