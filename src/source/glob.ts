@@ -49,24 +49,41 @@ function charClass(pattern: string, i: number, negations: string): { re: string;
   return { re: negate ? `[^/${body}]` : `[${body}]`, end: j };
 }
 
-/** Go's path.Match as a regular expression (`*` never crosses `/`). */
-export function goPatternRegex(pattern: string): RegExp {
+/**
+ * A glob as the body of a regular expression: `*` and `?` within one path segment, `[...]` classes
+ * (negated by any of `negations`), `\\` escapes; with `braces`, doublestar's `{a,b}` alternatives.
+ */
+function globBody(pattern: string, negations: string, braces: boolean): string {
   let re = '';
+  let depth = 0;
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
     if (c === '*') re += '[^/]*';
     else if (c === '?') re += '[^/]';
     else if (c === '[') {
-      const cls = charClass(pattern, i + 1, '^');
+      const cls = charClass(pattern, i + 1, negations);
       re += cls.re;
       i = cls.end;
-    } else if (c === '\\') {
+    } else if (braces && c === '{') {
+      depth++;
+      re += '(?:';
+    } else if (braces && c === '}' && depth > 0) {
+      depth--;
+      re += ')';
+    } else if (braces && c === ',' && depth > 0) re += '|';
+    else if (c === '\\') {
       i++;
       if (i >= pattern.length) throw new BadPattern(`trailing \\ in ${JSON.stringify(pattern)}`);
       re += escapeRe(pattern[i]!);
     } else re += escapeRe(c);
   }
-  return new RegExp(`^${re}$`, 's');
+  if (depth > 0) throw new BadPattern(`unterminated { in ${JSON.stringify(pattern)}`);
+  return re;
+}
+
+/** Go's path.Match as a regular expression (`*` never crosses `/`). */
+export function goPatternRegex(pattern: string): RegExp {
+  return new RegExp(`^${globBody(pattern, '^', false)}$`, 's');
 }
 
 /** Go's path.Match(pattern, name). */
@@ -77,33 +94,9 @@ export function goMatch(pattern: string, name: string): boolean {
 /** Whether a pattern holds glob metacharacters (source-watcher's test: any of `*?[]`). */
 export const hasGlob = (p: string): boolean => /[*?[\]]/.test(p);
 
-/** One segment of a doublestar pattern as a regex (`*`, `?`, classes, `{a,b}`). */
+/** One segment of a doublestar pattern as a regex (`*`, `?`, classes with `!` or `^`, `{a,b}`). */
 function doublestarSegment(seg: string): string {
-  let re = '';
-  let depth = 0;
-  for (let i = 0; i < seg.length; i++) {
-    const c = seg[i]!;
-    if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else if (c === '[') {
-      const cls = charClass(seg, i + 1, '!^');
-      re += cls.re;
-      i = cls.end;
-    } else if (c === '{') {
-      depth++;
-      re += '(?:';
-    } else if (c === '}' && depth > 0) {
-      depth--;
-      re += ')';
-    } else if (c === ',' && depth > 0) re += '|';
-    else if (c === '\\') {
-      i++;
-      if (i >= seg.length) throw new BadPattern(`trailing \\ in ${JSON.stringify(seg)}`);
-      re += escapeRe(seg[i]!);
-    } else re += escapeRe(c);
-  }
-  if (depth > 0) throw new BadPattern(`unterminated { in ${JSON.stringify(seg)}`);
-  return re;
+  return globBody(seg, '!^', true);
 }
 
 /** A doublestar pattern as a regular expression: a `**` segment spans zero or more directories. */
