@@ -263,8 +263,10 @@ describe('deletions stand out', () => {
     const prune = md.indexOf('| ⚠️ Would prune | Result | Reason |');
     expect(prune).toBeGreaterThan(0);
     expect(prune).toBeLessThan(md.indexOf('| `ConfigMap/a/new` | created |'));
-    expect(md).toContain('| ⚠️ `Namespace/ingress-nginx` | deleted | a Namespace: everything in it is deleted with it');
-    expect(md).toContain('| `Deployment/ingress-nginx/controller` | deleted |  |');
+    expect(md).toContain(
+      '| ⚠️ `Namespace/ingress-nginx` | would delete | a Namespace: everything in it is deleted with it',
+    );
+    expect(md).toContain('| `Deployment/ingress-nginx/controller` | would delete |  |');
     expect(md).toContain('| `ConfigMap/apps/keep` | skipped | kustomize.toolkit.fluxcd.io/prune: disabled |');
   });
 });

@@ -96,7 +96,9 @@ export function renderSummary(report: Report): string {
     for (const p of report.pruned) {
       const heavy = p.action === 'deleted' ? takesWithIt(p.subject, report.pruned) : undefined;
       const reason = [p.reason, heavy].filter((x) => x !== undefined && x !== '').join('; ');
-      out.push(`| ${heavy ? '⚠️ ' : ''}\`${escapeCode(p.subject)}\` | ${p.action} | ${escapeText(reason)} |`);
+      // A preview deletes nothing: it says what prune would do.
+      const result = report.mode !== 'apply' && p.action === 'deleted' ? 'would delete' : p.action;
+      out.push(`| ${heavy ? '⚠️ ' : ''}\`${escapeCode(p.subject)}\` | ${result} | ${escapeText(reason)} |`);
     }
   }
   const changed = report.changeset.filter((e) => e.action !== 'unchanged');
