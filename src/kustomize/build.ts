@@ -4,8 +4,7 @@
  * (keeping every read inside the copy), invoke.ts (running kustomize and reading its output) and
  * paths.ts (paths inside the source root).
  */
-import { mkdtemp, realpath, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { realpath, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { KubeObject } from '../objects/kube.js';
 import { checkReferences, localiseReferences } from './confine.js';
@@ -15,6 +14,7 @@ import { resolveInsideRoot } from './paths.js';
 import { buildPlain, kustomizeFound, specIsPlain } from './plain.js';
 import { DEFAULT_LIMITS, type ProcessLimits } from './run.js';
 import { copySource } from './source.js';
+import { scratchDir } from '../util/scratch.js';
 
 export { kustomizeEnv } from './invoke.js';
 export { kustomizationFromText } from './kustomization.js';
@@ -74,9 +74,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const plain = await buildPlain(realRoot, relPath, opts.artifact === true);
     if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
   }
-  // A private directory (mkdtemp: mode 0700), removed below; on a runner in RUNNER_TEMP, which the
-  // runner empties after the job, so that decrypted files do not outlive a cancelled run.
-  const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-build-'));
+  // A private scratch directory, removed below, so that decrypted files do not outlive a cancelled run.
+  const { dir: work, remove } = await scratchDir('kr-build-');
   const copyRoot = join(work, 'src');
   try {
     await copySource(realRoot, work, copyRoot, opts.artifact === true);
@@ -102,6 +101,6 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     );
     return { ...readOutput(text, relPath, renamed, addedOrigin), generated, missingComponents };
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await remove();
   }
 }

@@ -18,8 +18,7 @@
  * same revision, but not Flux's bytes.
  */
 import { createHash } from 'node:crypto';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, copyFile, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { ArtifactGeneratorDef, CopyOperation } from '../flux/source-defs.js';
@@ -27,6 +26,7 @@ import { listTree } from '../kustomize/copy.js';
 import { DEFAULT_PATTERNS, isIgnored, readPatterns, VCS_PATTERNS } from '../kustomize/sourceignore.js';
 import type { Fetched } from './git.js';
 import { BadPattern, doublestarMatch, doublestarRegex, goGlob, hasGlob, type Listed } from './glob.js';
+import { scratchDir } from '../util/scratch.js';
 import { extractTarGz } from './tar.js';
 
 /** A source's artifact, by alias: its tree and revision. */
@@ -303,8 +303,7 @@ export async function generateArtifact(
   const spec = gen.artifacts.find((a) => a.name === name);
   const where = `ExternalArtifact ${gen.namespace}/${name} (ArtifactGenerator ${gen.namespace}/${gen.name}, ${gen.file})`;
   if (spec === undefined) throw new Error(`${where}: the generator has no such artifact`);
-  const root = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-artifact-'));
-  const cleanup = () => rm(root, { recursive: true, force: true });
+  const { dir: root, remove: cleanup } = await scratchDir('kr-artifact-');
   try {
     for (const op of spec.copy) {
       try {

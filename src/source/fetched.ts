@@ -3,13 +3,13 @@
  * ExternalArtifact, made) once however many Kustomizations name it, and removed at the end; and the
  * settings a Kustomization is built with from such a tree.
  */
-import { cp, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FetchedPlan, IncludePlan, SourcePlan } from '../flux/checkout.js';
 import type { BucketDef, GitRepositoryDef, OCIRepositoryDef } from '../flux/source-defs.js';
 import { copySource } from '../kustomize/source.js';
 import type { Settings } from '../settings.js';
+import { scratchDir } from '../util/scratch.js';
 import { generateArtifact, type ArtifactInput } from './artifact.js';
 import { fetchBucket } from './bucket.js';
 import { fetchGitRepository, redactUrl, type Fetched } from './git.js';
@@ -33,8 +33,8 @@ export interface Fetchers {
 export type SourceTree = Fetched & { originRevision?: string; artifact?: boolean };
 
 /** `GitRepository flux-system/podinfo`, for messages and reports. */
-export function describePlan(plan: SourcePlan, checkoutName = 'this checkout'): string {
-  if (plan.kind === 'checkout') return checkoutName;
+export function describePlan(plan: SourcePlan): string {
+  if (plan.kind === 'checkout') return 'this checkout';
   if (plan.kind === 'ExternalArtifact') return `ExternalArtifact ${plan.namespace}/${plan.name}`;
   if (plan.kind === 'GitRepository' && plan.checkout) {
     return `GitRepository ${plan.def.namespace}/${plan.def.name} (this checkout, with its spec.include)`;
@@ -95,15 +95,8 @@ export class FetchedSources {
     let tree: Fetched;
     if (plan.checkout) {
       this.opts.log(`Copying this checkout (${name}) to add what its spec.include names`);
-      const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-include-'));
-      const cleanup = () => rm(work, { recursive: true, force: true });
-      try {
-        await copySource(this.opts.checkout.root, work, join(work, 'src'), true);
-      } catch (err) {
-        await cleanup();
-        throw err;
-      }
-      tree = { root: join(work, 'src'), revision: this.opts.checkout.revision ?? 'unknown', cleanup };
+      const copy = await copied(this.opts.checkout.root, 'kr-include-', true);
+      tree = { ...copy, revision: this.opts.checkout.revision ?? 'unknown' };
     } else {
       this.opts.log(`Fetching ${name} (${redactUrl(def.url)})`);
       tree = await this.opts.fetchers.GitRepository(def);
@@ -164,15 +157,7 @@ export class FetchedSources {
             : await this.get(plan);
         if (from.artifact === true)
           return { root: from.root, revision: from.revision, cleanup: () => Promise.resolve() };
-        const work = await mkdtemp(join(process.env['RUNNER_TEMP'] || tmpdir(), 'kr-artifact-src-'));
-        const cleanup = () => rm(work, { recursive: true, force: true });
-        try {
-          await copySource(from.root, work, join(work, 'src'));
-        } catch (err) {
-          await cleanup();
-          throw err;
-        }
-        return { root: join(work, 'src'), revision: from.revision, cleanup };
+        return { ...(await copied(from.root, 'kr-artifact-src-', false)), revision: from.revision };
       })();
       this.artifacts.set(key, artifact);
     }
@@ -184,6 +169,26 @@ export class FetchedSources {
       await tree.then((t) => t.cleanup()).catch(() => undefined);
     }
   }
+}
+
+/**
+ * A copy of the tree at `root` in a new scratch directory: as source-controller archives a Git tree
+ * (without what its `.sourceignore` files and Flux's default exclusions leave out), or, for an
+ * `artifact`, everything but `.git`.
+ */
+async function copied(
+  root: string,
+  prefix: string,
+  artifact: boolean,
+): Promise<{ root: string; cleanup: () => Promise<void> }> {
+  const { dir, remove } = await scratchDir(prefix);
+  try {
+    await copySource(root, dir, join(dir, 'src'), artifact);
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return { root: join(dir, 'src'), cleanup: remove };
 }
 
 /**
