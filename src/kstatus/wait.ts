@@ -72,10 +72,10 @@ export async function waitForHealth(
     const pending = targets.filter((t) => last.get(t.subject)?.status !== 'Current');
     const read = await readStatuses(client, discovery, pending, opts);
     const waited = clock.now() - started;
-    const results = read.map(({ result, unclaimed }) =>
-      unclaimed && waited >= graceMs && result.status !== 'Current'
-        ? unclaimedResult(result, graceMs)
-        : { subject: result.subject, status: result.status, message: result.message },
+    const results = read.map(({ result, unclaimedBy }) =>
+      unclaimedBy !== undefined && waited >= graceMs && result.status !== 'Current'
+        ? unclaimedResult(result.subject, unclaimedBy, graceMs)
+        : result,
     );
     for (const r of results) {
       const before = last.get(r.subject);
@@ -131,13 +131,13 @@ export function untouched(status: unknown): boolean {
 }
 
 /** An object no controller has given a status to: Failed at once, naming the controller to look for. */
-function unclaimedResult(r: HealthResult & { controller?: string }, graceMs: number): HealthResult {
+function unclaimedResult(subject: string, controller: string, graceMs: number): HealthResult {
   return {
-    subject: r.subject,
+    subject,
     status: 'Failed',
     message:
       `no controller has picked it up: it has no status ${formatDuration(graceMs)} after the apply; ` +
-      `is ${r.controller ?? 'its controller'} running in this cluster? (without it, leave the object out of the wait: spec.wait: false, or spec.healthChecks without it)`,
+      `is ${controller} running in this cluster? (without it, leave the object out of the wait: spec.wait: false, or spec.healthChecks without it)`,
   };
 }
 
@@ -151,7 +151,7 @@ async function readStatuses(
   discovery: Discovery,
   targets: readonly HealthTarget[],
   opts: Pick<WaitOptions, 'concurrency' | 'custom'>,
-): Promise<{ result: HealthResult & { controller?: string }; unclaimed: boolean }[]> {
+): Promise<{ result: HealthResult; unclaimedBy?: string }[]> {
   const reader = new LiveObjects(client);
   const mapped = await Promise.all(
     targets.map(async (t) => {
@@ -171,23 +171,21 @@ async function readStatuses(
     const group = groupOf(t, mapping);
     sizes.set(group, (sizes.get(group) ?? 0) + 1);
   }
-  const controllerFor = (t: HealthTarget) => controllerOf(t.apiVersion);
+  /** Each result, with the controller that should have written the object's status when none has. */
   return mapLimit(mapped, opts.concurrency, async ({ t, mapping, error }) => {
-    const plain = (result: HealthResult) => ({ result, unclaimed: false });
-    if (!mapping) return plain({ subject: t.subject, status: 'Unknown', message: error.message });
+    if (!mapping) return { result: { subject: t.subject, status: 'Unknown', message: error.message } };
     try {
       // A lone target is read by GET (no selector): its answer is smaller than a list's.
       const selector = (sizes.get(groupOf(t, mapping)) ?? 0) >= 2 ? t.selector : undefined;
       const live = await reader.find(mapping, t, selector);
-      if (live === undefined) return plain({ subject: t.subject, ...computeStatus(undefined) });
+      if (live === undefined) return { result: { subject: t.subject, ...computeStatus(undefined) } };
       const result = { subject: t.subject, ...(opts.custom?.(live) ?? computeStatus(live)) };
-      const controller = controllerFor(t);
-      const unclaimed = controller !== undefined && untouched(live['status']);
-      return { result: { ...result, ...(unclaimed ? { controller } : {}) }, unclaimed };
+      const controller = controllerOf(t.apiVersion);
+      return controller !== undefined && untouched(live['status']) ? { result, unclaimedBy: controller } : { result };
     } catch (err) {
       // A cluster that cannot be reached ends the wait at once: polling on would only wait out the timeout.
       if (isUnreachable(err)) throw err;
-      return plain({ subject: t.subject, status: 'Unknown', message: (err as Error).message });
+      return { result: { subject: t.subject, status: 'Unknown', message: (err as Error).message } };
     }
   });
 }
