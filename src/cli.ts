@@ -3,7 +3,8 @@
  * stderr, exit code out. Importable: src/bin/cli.ts runs main() (dist/cli.js).
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { KubeObject } from './objects/kube.js';
@@ -19,9 +20,13 @@ import { Scrubber, scrubReport } from './report/scrub.js';
 import { maskSecretFields } from './substitute/provenance.js';
 import { buildOutput } from './build-output.js';
 import { parseFlags, rawFromFlags, type FlagValues } from './options/flags.js';
+import { splitPatterns } from './flux/load.js';
 import { COMMANDS, usage } from './options/usage.js';
 import { knownSecrets, normalize, runInfo, type Settings } from './settings.js';
 import { renderDiff } from './ssa/diff.js';
+import { planRun } from './plan/run.js';
+import { planJson, planText } from './plan/render.js';
+import { reportFileText } from './report/file.js';
 import { applyOrder } from './objects/order.js';
 import { timingsFromEnv } from './util/timings.js';
 
@@ -57,6 +62,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const json = output === 'json';
+  if (mode === 'report') return reportCommand(values, json);
   // Secret values (key files, --secret-var, and those the run meets) become *** in every line and in
   // the report, as in the action.
   const scrubber = new Scrubber();
@@ -71,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
     for (const secret of knownSecrets({ secretVars: raw.secretVars ?? {}, masked: raw.masked })) scrubber.add(secret);
     settings = normalize({
       ...raw,
-      mode: mode === 'build' ? 'preview' : mode,
+      mode: mode === 'build' || mode === 'plan' ? 'preview' : mode,
       kubeconfig: raw.kubeconfig ?? { kind: 'default' },
       root,
       env: process.env,
@@ -79,6 +85,19 @@ export async function main(argv: string[]): Promise<number> {
     });
   } catch (err) {
     return fail(err);
+  }
+
+  if (mode === 'plan') {
+    try {
+      if (settings.kustomizations.length === 0)
+        throw new Error('plan needs --kustomizations: the Flux Kustomization files to fan out over');
+      const { base, head = 'HEAD' } = settings;
+      const plan = await planRun(settings, base ? { base, head } : undefined, (l) => process.stderr.write(`${l}\n`));
+      process.stdout.write(json ? planJson(plan) : planText(plan));
+      return 0;
+    } catch (err) {
+      return fail(err);
+    }
   }
 
   if (mode === 'build') {
@@ -104,6 +123,16 @@ export async function main(argv: string[]): Promise<number> {
     scrubber.known,
   );
   timings?.mark('reconciled');
+  const reportFile = settings.reportFile;
+  if (reportFile !== undefined) {
+    try {
+      const path = resolve(settings.root, reportFile);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, reportFileText(report, settings.run.commit ? { revision: settings.run.commit } : {}));
+    } catch (err) {
+      return fail(new Error(`--report-file ${reportFile}: ${(err as Error).message}`));
+    }
+  }
   if (json) {
     process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   } else {
@@ -201,11 +230,11 @@ function indent(text: string): string {
 }
 
 /**
- * The URL of the checkout's `origin` remote (the repository a CLI run records in inventories) and
- * the branch checked out; each left out when the root is not a git checkout, has no origin, is
+ * The URL of the checkout's `origin` remote (the repository a CLI run records in inventories), the
+ * branch checked out and the commit (HEAD); each left out when the root is not a git checkout, has no origin, is
  * detached, or git is not installed.
  */
-async function gitCheckout(root: string): Promise<{ remote?: string; branch?: string }> {
+async function gitCheckout(root: string): Promise<{ remote?: string; branch?: string; commit?: string }> {
   const git = async (...args: string[]) => {
     try {
       const { stdout } = await promisify(execFile)('git', ['-C', root, ...args], { timeout: 5_000 });
@@ -214,15 +243,32 @@ async function gitCheckout(root: string): Promise<{ remote?: string; branch?: st
       return undefined;
     }
   };
-  const [remote, branch] = await Promise.all([
+  const [remote, branch, commit] = await Promise.all([
     git('remote', 'get-url', 'origin'),
     git('symbolic-ref', '--short', '-q', 'HEAD'),
+    git('rev-parse', '-q', '--verify', 'HEAD'),
   ]);
-  return { ...(remote ? { remote } : {}), ...(branch ? { branch } : {}) };
+  return { ...(remote ? { remote } : {}), ...(branch ? { branch } : {}), ...(commit ? { commit } : {}) };
 }
 
 /** A flag's text value, when given. */
 function text(values: FlagValues, name: string): string | undefined {
   const v = values[name];
   return typeof v === 'string' ? v : undefined;
+}
+
+/** `report`: the --report-file files of several runs (--reports) as one report; exit code as the runs'. */
+async function reportCommand(values: FlagValues, json: boolean): Promise<number> {
+  try {
+    const patterns = ((values['reports'] as string[] | undefined) ?? []).flatMap(splitPatterns);
+    if (patterns.length === 0) throw new Error('report needs --reports: the report files (globs) to merge');
+    const { readReportFiles } = await import('./report/merge-files.js');
+    const { mergeReports } = await import('./report/merge.js');
+    const report = mergeReports(await readReportFiles(patterns, text(values, 'root') ?? process.cwd()));
+    process.stdout.write(json ? JSON.stringify(report, null, 2) + '\n' : closingLines(report).join('\n') + '\n');
+    return exitCode(report, report.mode !== 'apply');
+  } catch (err) {
+    process.stderr.write(`kustomize-reconcile: ${(err as Error).message}\n`);
+    return 2;
+  }
 }

@@ -1,16 +1,31 @@
 import * as core from '@actions/core';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { reportFileText } from './report/file.js';
 import { githubContext, type GitHubContext } from './github/context.js';
-import type { Published } from './github/publish.js';
 import { reconcile } from './reconcile/index.js';
-import { exitCode, hasChanges, type Report } from './report/model.js';
-import { closingLines, renderSummary } from './report/render.js';
+import { exitCode, type Report } from './report/model.js';
+import { closingLines } from './report/render.js';
 import { Scrubber, scrubReport } from './report/scrub.js';
 import { readActionSettings } from './action/inputs.js';
+import { failFor, publishReport, reportKey, setOutputs, writeSummary } from './action/outputs.js';
 import { knownSecrets, type Settings } from './settings.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
+  // The fan-out's two modes without a cluster: plan (before the matrix) and report (after it).
+  const mode = core.getInput('mode').trim();
+  if (mode === 'plan' || mode === 'report') {
+    try {
+      const event = await readEvent();
+      const edge = mode === 'plan' ? await import('./action/plan-mode.js') : await import('./action/report-mode.js');
+      process.exitCode = await edge.run(event);
+    } catch (err) {
+      core.setFailed(err instanceof Error ? err.message : String(err));
+      process.exitCode = 2;
+    }
+    return;
+  }
   try {
     const ctx = githubContext(process.env, await readEvent());
     const settings = { ...readActionSettings(), fork: ctx?.fork === true };
@@ -33,15 +48,15 @@ export async function run(): Promise<void> {
     const report = scrubReport(raw, scrubber.known);
     // Each applied and pruned object had its line in the phases' groups above.
     for (const line of closingLines(report)) core.info(line);
-    const published = await publishReport(report, settings, ctx);
-    setOutputs(report, settings, published);
+    if (settings.reportFile !== undefined) await writeReportFile(report, settings, ctx);
+    // A fan-out job's own comment never replaces the merged one (mode: report) of the same files.
+    const part = [settings.cluster ?? '', ...settings.select].filter((x) => x !== '').join(' ');
+    const key = reportKey(settings.kustomizations, settings.path) + (part ? ` (${part})` : '');
+    const published = await publishReport(report, ctx, settings.github, key);
+    setOutputs(report, settings.run.revision, published);
     await writeSummary(report, published);
     const code = exitCode(report, settings.mode === 'drift');
-    if (code === 2) core.setFailed(report.error ?? 'failed');
-    if (code === 1)
-      core.setFailed(
-        `drift found: ${report.counts.created} to create, ${report.counts.configured} to configure, ${report.counts.deleted} to delete`,
-      );
+    failFor(report, code);
     process.exitCode = code;
   } catch (err) {
     core.setFailed(err instanceof Error ? err.message : String(err));
@@ -72,6 +87,19 @@ function logGroups(clean: (title: string) => string): <T>(title: string, fn: () 
   };
 }
 
+/** The report as a file for mode: report to merge (input report-file); a failure to write fails the run. */
+async function writeReportFile(report: Report, settings: Settings, ctx: GitHubContext | undefined): Promise<void> {
+  const path = resolve(settings.root, settings.reportFile!);
+  await mkdir(dirname(path), { recursive: true });
+  const meta = {
+    ...(settings.run.commit ? { revision: settings.run.commit } : {}),
+    ...(ctx?.runUrl ? { runUrl: ctx.runUrl } : {}),
+    ...(process.env['GITHUB_JOB'] ? { job: process.env['GITHUB_JOB'] } : {}),
+  };
+  await writeFile(path, reportFileText(report, meta));
+  core.info(`Report written to ${settings.reportFile}`);
+}
+
 async function readEvent(): Promise<unknown> {
   const path = process.env['GITHUB_EVENT_PATH'];
   if (!path) return undefined;
@@ -81,72 +109,4 @@ async function readEvent(): Promise<unknown> {
     core.warning(`Could not read the event payload ${path}: ${(err as Error).message}`);
     return undefined;
   }
-}
-
-/** Comment and check run; never fails the run (an apply that succeeded stays a success). */
-async function publishReport(report: Report, settings: Settings, ctx: GitHubContext | undefined): Promise<Published> {
-  const { token, comment, checkRun } = settings.github;
-  if (!ctx || (!comment && !checkRun)) return { warnings: [] };
-  if (!token) {
-    // A ::warning:: in the log too, not only a line of the job summary: the reader of the log sees it.
-    const warning =
-      'No github-token: no PR comment or check run was posted (set github-token, e.g. ${{ github.token }})';
-    core.warning(warning);
-    return { warnings: [warning] };
-  }
-  const key = settings.kustomizations.length > 0 ? settings.kustomizations.join(',') : settings.path;
-  try {
-    // Octokit is loaded only by a run that posts to GitHub.
-    const { publish } = await import('./github/publish.js');
-    const published = await publish(report, ctx, { token, comment, checkRun, key });
-    for (const w of published.warnings) core.warning(w);
-    if (published.commentUrl) core.info(`Preview comment: ${published.commentUrl}`);
-    if (published.checkRunUrl) core.info(`Check run: ${published.checkRunUrl}`);
-    return published;
-  } catch (err) {
-    const warning = `Reporting to GitHub failed: ${(err as Error).message}`;
-    core.warning(warning);
-    return { warnings: [warning] };
-  }
-}
-
-function setOutputs(report: Report, settings: Settings, published: Published): void {
-  const deleted = (report.pruned ?? []).filter((p) => p.action === 'deleted');
-  // The outputs stay compact: the YAML diffs are for the comment and the summary.
-  const compact = (entries: Report['changeset']) => entries.map(({ yamlDiff: _yamlDiff, ...rest }) => rest);
-  core.setOutput('changeset', JSON.stringify(compact(report.changeset)));
-  core.setOutput('created', report.counts.created);
-  core.setOutput('configured', report.counts.configured);
-  core.setOutput('unchanged', report.counts.unchanged);
-  core.setOutput('skipped', report.counts.skipped);
-  core.setOutput('deleted', deleted.length);
-  core.setOutput('changed', hasChanges(report));
-  core.setOutput(
-    'pruned',
-    JSON.stringify(report.mode === 'apply' || report.drift?.corrected ? deleted.map((p) => p.subject) : []),
-  );
-  core.setOutput('drift-detected', report.drift?.detected ?? false);
-  core.setOutput('revision', settings.run.revision ?? '');
-  core.setOutput('comment-url', published.commentUrl ?? '');
-  core.setOutput('check-run-url', published.checkRunUrl ?? '');
-  core.setOutput(
-    'report',
-    JSON.stringify({
-      ...report,
-      changeset: compact(report.changeset),
-      ...(report.kustomizations
-        ? { kustomizations: report.kustomizations.map((k) => ({ ...k, changeset: compact(k.changeset) })) }
-        : {}),
-    }),
-  );
-}
-
-async function writeSummary(report: Report, published: Published): Promise<void> {
-  if (!process.env['GITHUB_STEP_SUMMARY']) {
-    core.info('No job summary written: GITHUB_STEP_SUMMARY is not set (not running on GitHub Actions?)');
-    return;
-  }
-  let md = renderSummary(report);
-  if (published.warnings.length > 0) md += `\n> [!WARNING]\n${published.warnings.map((w) => `> ${w}`).join('\n>\n')}\n`;
-  await core.summary.addRaw(md).write();
 }

@@ -13,6 +13,8 @@ export { kubeconfigSource, parseBool, runInfo, type RunInfo };
 export type Mode = 'apply' | 'preview' | 'drift';
 export type RemovedPolicy = 'report' | 'delete';
 export const MODES: readonly Mode[] = ['apply', 'preview', 'drift'];
+/** The fan-out's modes without a cluster (src/action/plan-mode.ts, report-mode.ts): they run no Settings' mode. */
+export const FAN_OUT_MODES = ['plan', 'report'] as const;
 
 /** Everything a run needs to know, from action inputs or CLI flags. Nothing else reads inputs or env. */
 export interface Settings {
@@ -38,6 +40,24 @@ export interface Settings {
   registryCredentials?: Record<string, { username: string; password: string }>;
   /** Flux Kustomization files or globs, relative to `root`; when set, they replace `path`. */
   kustomizations: string[];
+  /** Only the Kustomization files under `clusters/<cluster>/` (a repository driving several clusters). */
+  cluster?: string;
+  /**
+   * Only these Kustomizations (`namespace/name`) of the files, one fan-out job's share; dependencies
+   * outside it are reconciled by other jobs and awaited in the cluster. Empty: all of them.
+   */
+  select: string[];
+  /** Dependencies no job of this run reconciles: ready by their last recorded run, whatever its commit. */
+  unchangedDependencies: string[];
+  /** How long a selected Kustomization waits for a dependency another job reconciles. */
+  dependencyTimeoutMs: number;
+  /** Where to write the run's report as JSON (relative to `root`), for mode: report to merge. */
+  reportFile?: string;
+  /** mode: plan: the commits a change is between (inputs base and head; defaults from the event). */
+  base?: string;
+  head?: string;
+  /** mode: report: the report files to merge (globs relative to `root`). */
+  reports: string[];
   /** spec.targetNamespace for the single-Kustomization case. */
   targetNamespace?: string;
   /** spec.wait and spec.timeout for the single-Kustomization case (a Flux duration, e.g. 5m). */
@@ -119,6 +139,7 @@ export const DEFAULTS = {
   concurrency: 8,
   pruneMaxShare: 0.5,
   lockTimeoutMs: 10 * 60_000,
+  dependencyTimeoutMs: 30 * 60_000,
   lockLeaseMs: 30_000,
 };
 
@@ -142,6 +163,14 @@ export interface RawSettings {
   gitCredentials?: Record<string, string>;
   registryCredentials?: Record<string, string>;
   kustomizations?: string[];
+  cluster?: string;
+  select?: string[];
+  unchangedDependencies?: string[];
+  dependencyTimeout?: string;
+  reportFile?: string;
+  base?: string;
+  head?: string;
+  reports?: string[];
   targetNamespace?: string;
   wait?: string | boolean;
   timeout?: string;
@@ -281,6 +310,9 @@ export function normalize(raw: RawSettings): Settings {
   if (driftCorrection && mode !== 'drift') {
     throw new Error(`drift-correction applies to mode: drift; this run's mode is ${mode}`);
   }
+  const { cluster, select } = fanOut(raw, kustomizations.length > 0);
+  const unchangedDependencies = namespacedNames(raw.unchangedDependencies ?? [], 'unchanged-dependencies');
+  const reportFile = raw.reportFile?.trim();
   const timeout = raw.timeout?.trim();
   if (kustomizations.length > 0 && (wait || timeout)) {
     throw new Error(
@@ -302,6 +334,14 @@ export function normalize(raw: RawSettings): Settings {
     ...(Object.keys(gitCredentials).length > 0 ? { gitCredentials } : {}),
     ...(Object.keys(registryCredentials).length > 0 ? { registryCredentials } : {}),
     kustomizations,
+    ...(cluster ? { cluster } : {}),
+    select,
+    unchangedDependencies,
+    dependencyTimeoutMs: parseDurationInput(raw.dependencyTimeout, 'dependency-timeout', DEFAULTS.dependencyTimeoutMs),
+    ...(reportFile ? { reportFile } : {}),
+    ...(raw.base?.trim() ? { base: raw.base.trim() } : {}),
+    ...(raw.head?.trim() ? { head: raw.head.trim() } : {}),
+    reports: raw.reports ?? [],
     ...(targetNamespace ? { targetNamespace } : {}),
     wait,
     ...(timeout ? { timeout } : {}),
@@ -346,4 +386,32 @@ export function normalize(raw: RawSettings): Settings {
  */
 export function knownSecrets(settings: Pick<Settings, 'secretVars' | 'masked'>): string[] {
   return [...Object.values(settings.secretVars), ...settings.masked];
+}
+
+/** cluster and select, checked: names as Kubernetes spells them, and only with kustomizations. */
+function fanOut(raw: RawSettings, files: boolean): { cluster?: string; select: string[] } {
+  const cluster = raw.cluster?.trim();
+  if (cluster && !/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(cluster)) {
+    throw new Error(
+      `cluster must be the name of a directory under clusters/ (letters, digits, - _ .); got "${cluster}"`,
+    );
+  }
+  const select = namespacedNames(raw.select ?? [], 'select');
+  if (!files && (cluster || select.length > 0)) {
+    throw new Error(`${cluster ? 'cluster' : 'select'} needs kustomizations: it picks among the Kustomization files`);
+  }
+  return { ...(cluster ? { cluster } : {}), select };
+}
+
+/** A list of Kustomizations as NAMESPACE/NAME, checked, each once; errors name the input. */
+function namespacedNames(list: readonly string[], input: string): string[] {
+  const names = list.map((s) => s.trim()).filter((s) => s !== '');
+  const name = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+  for (const s of names) {
+    const [ns, n, extra] = s.split('/');
+    if (extra !== undefined || n === undefined || !name.test(ns!) || !name.test(n)) {
+      throw new Error(`${input}: "${s}" is not NAMESPACE/NAME of a Kustomization (e.g. flux-system/apps)`);
+    }
+  }
+  return [...new Set(names)];
 }

@@ -38,3 +38,21 @@ export async function bareRepository(
   await rm(work, { recursive: true, force: true });
   return { url: `file://${bare}`, commits };
 }
+
+/** git in `root` with a test identity; its output trimmed. */
+export function gitIn(root: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', env: { ...process.env, ...ENV } }).trim();
+}
+
+/** Makes `root` a git repository (branch main) with everything in it committed; returns the commit. */
+export function commitAll(root: string, message = 'commit'): string {
+  gitIn(root, 'add', '-A');
+  gitIn(root, 'commit', '-q', '--allow-empty', '-m', message);
+  return gitIn(root, 'rev-parse', 'HEAD');
+}
+
+/** A new git repository (branch main) at `root`, with everything in it committed; returns the commit. */
+export function initRepository(root: string): string {
+  execFileSync('git', ['init', '-q', '-b', 'main', root]);
+  return commitAll(root, 'first');
+}

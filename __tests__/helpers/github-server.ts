@@ -919,3 +919,26 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
     },
   };
 }
+
+/** The environment of a run of repository org/repo whose API is the fake (run 99, a merge commit). */
+export const repoEnv = (fake: { url: string }): NodeJS.ProcessEnv => ({
+  GITHUB_REPOSITORY: 'org/repo',
+  GITHUB_API_URL: fake.url,
+  GITHUB_SERVER_URL: 'https://github.example',
+  GITHUB_RUN_ID: '99',
+  GITHUB_SHA: 'merge0000000000000000000000000000000000aa',
+});
+
+/** A pull_request event for PR 7 of org/repo, its head in `headRepo` (a fork when not org/repo). */
+export const prEvent = (headRepo = 'org/repo') => ({
+  name: 'pull_request',
+  payload: {
+    action: 'synchronize',
+    number: 7,
+    pull_request: {
+      number: 7,
+      head: { sha: 'head000000000000000000000000000000000bb', repo: { full_name: headRepo } },
+    },
+    repository: { full_name: 'org/repo' },
+  },
+});

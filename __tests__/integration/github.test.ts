@@ -7,31 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
+import { prEvent, repoEnv, startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
 
 const cm = (ns: string, name: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  key: ${value}\n`;
-
-const REPO_ENV = (fake: FakeGitHub) => ({
-  GITHUB_REPOSITORY: 'org/repo',
-  GITHUB_API_URL: fake.url,
-  GITHUB_SERVER_URL: 'https://github.example',
-  GITHUB_RUN_ID: '99',
-  GITHUB_SHA: 'merge0000000000000000000000000000000000aa',
-});
-
-const prEvent = (headRepo = 'org/repo') => ({
-  name: 'pull_request',
-  payload: {
-    action: 'synchronize',
-    number: 7,
-    pull_request: {
-      number: 7,
-      head: { sha: 'head000000000000000000000000000000000bb', repo: { full_name: headRepo } },
-    },
-    repository: { full_name: 'org/repo' },
-  },
-});
 
 describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
   let client: ClusterClient;
@@ -55,7 +34,7 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
     const workspace = await writeTree({ 'deploy/cm.yaml': cm(ns, 'settings', 'one') });
     const inputs = { kubeconfig: kubeconfigPath(), path: 'deploy', mode: 'preview', 'github-token': 'tok-rw' };
     const before = fake.comments.length;
-    const first = await runAction(workspace, inputs, { env: REPO_ENV(fake), event: prEvent() });
+    const first = await runAction(workspace, inputs, { env: repoEnv(fake), event: prEvent() });
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     const mine = fake.comments.slice(before);
@@ -75,7 +54,7 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
 
     // The PR changes: the same comment is updated in place, no second one appears.
     await writeFile(join(workspace, 'deploy/cm.yaml'), cm(ns, 'renamed', 'two'));
-    const second = await runAction(workspace, inputs, { env: REPO_ENV(fake), event: prEvent() });
+    const second = await runAction(workspace, inputs, { env: repoEnv(fake), event: prEvent() });
     expect(second.code).toBe(0);
     expect(fake.comments.slice(before)).toHaveLength(1);
     expect(fake.comments.slice(before)[0]!.body).toContain(`ConfigMap/${ns}/renamed`);
@@ -93,7 +72,7 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
     const res = await runAction(
       workspace,
       { kubeconfig: kubeconfigPath(), path: 'deploy', mode: 'preview', 'github-token': '' },
-      { env: REPO_ENV(fake), event: prEvent() },
+      { env: repoEnv(fake), event: prEvent() },
     );
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^::warning::No github-token: no PR comment or check run was posted/m);
@@ -108,7 +87,7 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
     const res = await runAction(
       workspace,
       { kubeconfig: kubeconfigPath(), path: 'deploy', 'github-token': 'tok-rw' },
-      { env: REPO_ENV(fake), event: { name: 'push', payload: { ref: 'refs/heads/main' } } },
+      { env: repoEnv(fake), event: { name: 'push', payload: { ref: 'refs/heads/main' } } },
     );
     expect(res.code).toBe(0);
     expect(res.outputs['created']).toBe('1');
@@ -129,7 +108,7 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
     const res = await runAction(
       workspace,
       { kubeconfig: kubeconfigPath(), path: 'deploy', 'github-token': 'tok-rw' },
-      { env: REPO_ENV(fake), event: { name: 'push', payload: {} } },
+      { env: repoEnv(fake), event: { name: 'push', payload: {} } },
     );
     expect(res.code).toBe(2);
     const run = fake.checkRuns.find((c) => c.html_url === res.outputs['check-run-url']);
@@ -156,7 +135,7 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
     const res = await runAction(
       workspace,
       { kubeconfig: kubeconfigPath(), path: 'deploy', 'github-token': 'tok-rw' },
-      { env: REPO_ENV(fake), event: { name: 'push', payload: {} } },
+      { env: repoEnv(fake), event: { name: 'push', payload: {} } },
     );
     expect(res.code).toBe(2);
     const run = fake.checkRuns.find((c) => c.html_url === res.outputs['check-run-url']);
@@ -179,7 +158,7 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
     const res = await runAction(
       workspace,
       { kubeconfig: kubeconfigPath(), path: 'deploy', mode: 'preview', 'github-token': 'tok-checks-only' },
-      { env: REPO_ENV(fake), event: prEvent() },
+      { env: repoEnv(fake), event: prEvent() },
     );
     expect(res.code).toBe(0);
     expect(fake.comments.length).toBe(before);
@@ -197,7 +176,7 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
     const res = await runAction(
       workspace,
       { kubeconfig: kubeconfigPath(), path: 'deploy', mode: 'preview', 'github-token': 'tok-rw' },
-      { env: REPO_ENV(fake), event: prEvent('someone/fork') },
+      { env: repoEnv(fake), event: prEvent('someone/fork') },
     );
     expect(res.code).toBe(0);
     expect(fake.requests.length).toBe(requests);
@@ -208,7 +187,7 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
   it('drift mode detects a kubectl edit, and corrects it when asked', async () => {
     const ns = await freshNamespace(client);
     const workspace = await writeTree({ 'deploy/cm.yaml': cm(ns, 'settings', 'from-git') });
-    const env = REPO_ENV(fake);
+    const env = repoEnv(fake);
     const schedule = { name: 'schedule', payload: { schedule: '0 * * * *' } };
     const base = { kubeconfig: kubeconfigPath(), path: 'deploy', 'github-token': 'tok-rw' };
     expect((await runAction(workspace, base, { env, event: { name: 'push', payload: {} } })).code).toBe(0);

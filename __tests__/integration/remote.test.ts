@@ -1,16 +1,12 @@
 // spec.kubeConfig.secretRef on two real clusters: the shared test cluster is the management cluster
 // holding the kubeconfig Secret; a second apiserver (tier a, started here) is the remote target.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterClient } from '../../src/cluster/client.js';
-import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
+import type { ClusterClient } from '../../src/cluster/client.js';
 import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
-import { TOOLS } from '../helpers/paths.js';
+import { startSecondCluster, type SecondCluster } from '../helpers/second-cluster.js';
 import { reconcileTree } from '../helpers/reconcile.js';
 
 /** The Kustomization edge in `ns` building ./app on the cluster of the kubeconfig Secret `secret`. */
@@ -27,33 +23,17 @@ describe('a remote cluster from spec.kubeConfig.secretRef', () => {
   let management: ClusterClient;
   let remote: ClusterClient;
   let remoteKubeconfig: string;
-  let child: ChildProcess;
+  let second: SecondCluster;
 
   beforeAll(async () => {
     management = await adminClient();
-    const dir = await mkdtemp(join(tmpdir(), 'kr-remote-'));
-    child = spawn(join(TOOLS, 'testcluster'), ['up', '--tier', 'a', '--dir', dir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const path = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        if (line.startsWith('KUBECONFIG=')) resolve(line.slice('KUBECONFIG='.length));
-      });
-      child.on('exit', (code) => {
-        reject(new Error(`the remote test cluster exited with ${code}`));
-      });
-    });
-    remoteKubeconfig = await readFile(path, 'utf8');
-    remote = new ClusterClient(await loadKubeConfig({ kind: 'path', path }));
+    second = await startSecondCluster('remote');
+    remote = second.client;
+    remoteKubeconfig = await readFile(second.kubeconfig, 'utf8');
   }, 120_000);
   afterAll(async () => {
     management.close();
-    remote.close();
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.on('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await second.stop();
   });
 
   async function kubeconfigSecret(ns: string, name: string, key: string, text: string) {

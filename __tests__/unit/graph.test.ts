@@ -234,9 +234,19 @@ describe('runInDependencyOrder', () => {
     ).rejects.toThrow('boom');
   });
 
-  it('rejects instead of hanging when a dependency is not in the list', async () => {
-    await expect(runInDependencyOrder([ks('b', 'a')], 4, () => Promise.resolve(1))).rejects.toThrow(
-      'Kustomizations that can never start (unknown dependency?): flux-system/b',
+  it('starts a Kustomization whose dependency is not in the list (another job reconciles it)', async () => {
+    const seen: string[] = [];
+    const results = await runInDependencyOrder([ks('b', 'a'), ks('c', 'b')], 4, (spec) => {
+      seen.push(spec.name);
+      return Promise.resolve(1);
+    });
+    expect(seen).toEqual(['b', 'c']);
+    expect([...results.keys()]).toEqual(['flux-system/b', 'flux-system/c']);
+  });
+
+  it('rejects instead of hanging when Kustomizations of the list wait for each other', async () => {
+    await expect(runInDependencyOrder([ks('a', 'b'), ks('b', 'a')], 4, () => Promise.resolve(1))).rejects.toThrow(
+      'Kustomizations that can never start (unknown dependency?): flux-system/a, flux-system/b',
     );
   });
 });

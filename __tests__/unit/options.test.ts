@@ -7,7 +7,7 @@ import { main } from '../../src/cli.js';
 import { flagName, flagSpelling } from '../../src/options/spelling.js';
 import { CLI_ONLY, INPUTS, OPTIONS } from '../../src/options/table.js';
 import { COMMANDS, usage } from '../../src/options/usage.js';
-import { MODES } from '../../src/settings.js';
+import { FAN_OUT_MODES, MODES } from '../../src/settings.js';
 import { REPO } from '../helpers/paths.js';
 
 interface ActionInput {
@@ -57,7 +57,7 @@ describe('the option table and action.yml', () => {
   });
 
   it('says the values of its enums as normalize() takes them', () => {
-    expect(INPUTS.find((o) => o.input === 'mode')?.values).toEqual(MODES);
+    expect(INPUTS.find((o) => o.input === 'mode')?.values).toEqual([...MODES, ...FAN_OUT_MODES]);
     for (const o of OPTIONS.filter((x) => x.kind === 'enum')) expect(o.values?.length, flagName(o)).toBeGreaterThan(1);
   });
 
@@ -90,7 +90,7 @@ describe('every input has its CLI flag', () => {
   );
 
   it('has a command for every mode', () => {
-    expect(new Set(COMMANDS.map((c) => c.mode))).toEqual(new Set([...MODES, 'build']));
+    expect(new Set(COMMANDS.map((c) => c.mode))).toEqual(new Set([...MODES, ...FAN_OUT_MODES, 'build']));
   });
 
   it('spells each flag once', () => {

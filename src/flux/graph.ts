@@ -199,6 +199,8 @@ export function runInDependencyOrder<T>(
 ): Promise<Map<string, T>> {
   const results = new Map<string, T>();
   const started = new Set<string>();
+  // A dependency outside `order` (reconciled by another job) does not hold a Kustomization back here.
+  const inOrder = new Set(order.map(keyOf));
   let running = 0;
   let failed = false;
   return new Promise((resolve, reject) => {
@@ -211,7 +213,7 @@ export function runInDependencyOrder<T>(
       for (const spec of order) {
         if (running >= limit) return;
         const key = keyOf(spec);
-        if (started.has(key) || !spec.dependsOn.every((d) => results.has(keyOf(d)))) continue;
+        if (started.has(key) || !spec.dependsOn.every((d) => results.has(keyOf(d)) || !inOrder.has(keyOf(d)))) continue;
         started.add(key);
         running += 1;
         run(spec, results).then(

@@ -77,6 +77,23 @@ async function matchFiles(pattern: string, root: string, realRoot: string): Prom
   return files.sort();
 }
 
+/**
+ * Every file the patterns match (relative to `root`, `/`-separated, sorted, each once), for the
+ * plan's grouping by cluster; patterns that match nothing or leave the root are left to
+ * loadKustomizations to refuse.
+ */
+export async function kustomizationFiles(patterns: readonly string[], root: string): Promise<string[]> {
+  const absoluteRoot = resolve(root);
+  const realRoot = await realpath(absoluteRoot);
+  const files = new Set<string>();
+  for (const pattern of patterns) {
+    const inside = patternInsideRoot(pattern, absoluteRoot);
+    if (inside === undefined) continue;
+    for (const f of await matchFiles(inside, absoluteRoot, realRoot)) files.add(f);
+  }
+  return [...files].sort();
+}
+
 interface Located {
   file: string;
   document: number;
@@ -91,9 +108,14 @@ function where({ file, document }: Located): string {
  * in pattern order and, within a pattern, in sorted file order. Refuses patterns that match no file
  * or leave the root, a file named without a glob that holds no v1 Kustomization, a glob whose files
  * hold none, and two Kustomizations with the same namespace/name. Problems of all files are
- * reported together in one SpecError.
+ * reported together in one SpecError. `keep` picks files (one cluster's, see clusters.ts): a
+ * pattern whose files it all leaves out is not a problem.
  */
-export async function loadKustomizations(patterns: string[], root: string): Promise<KustomizationSpec[]> {
+export async function loadKustomizations(
+  patterns: string[],
+  root: string,
+  keep: (file: string) => boolean = () => true,
+): Promise<KustomizationSpec[]> {
   const absoluteRoot = resolve(root);
   const realRoot = await realpath(absoluteRoot);
   const problems: string[] = [];
@@ -123,7 +145,9 @@ export async function loadKustomizations(patterns: string[], root: string): Prom
       problems.push(`kustomizations pattern ${quoted} must stay inside the root ${absoluteRoot}`);
       continue;
     }
-    const files = await matchFiles(inside, absoluteRoot, realRoot);
+    const matched = await matchFiles(inside, absoluteRoot, realRoot);
+    const files = matched.filter(keep);
+    if (matched.length > 0 && files.length === 0) continue;
     if (files.length === 0) {
       problems.push(`kustomizations pattern ${quoted} matches no file under ${absoluteRoot}`);
       continue;

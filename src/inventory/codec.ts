@@ -25,6 +25,11 @@ export interface InventoryStatus {
   message?: string;
   lastAttemptedRevision?: string;
   lastAppliedRevision?: string;
+  /**
+   * This repository's commit the run was for (whatever source the Kustomization is built from): a
+   * fan-out job waiting for this Kustomization compares it with its own.
+   */
+  commit?: string;
   /** The revision of the source an ExternalArtifact was made from, when the last success had one (Flux's field). */
   lastAppliedOriginRevision?: string;
   /** The source the Kustomization was built from when it is not this repository's checkout (`OCIRepository ns/name`). */

@@ -5,6 +5,11 @@ import { actionSource, repositoryId } from '../inventory/identity.js';
 export interface RunInfo {
   /** The commit being reconciled (GITHUB_SHA), or the revision of the source a Kustomization is built from. */
   revision?: string;
+  /**
+   * This repository's commit the run is for (GITHUB_SHA; for the CLI, the checkout's HEAD), whatever
+   * source a Kustomization is built from: fan-out jobs compare it to know a dependency is done for it.
+   */
+  commit?: string;
   /** The revision of the source an ExternalArtifact was made from (its generator's originRevision). */
   originRevision?: string;
   /** The source a Kustomization is built from when it is not this checkout (`GitRepository ns/name`). */
@@ -37,7 +42,7 @@ export interface RunInfo {
  */
 export function runInfo(
   env: NodeJS.ProcessEnv,
-  local: { root: string; remote?: string; branch?: string } = { root: process.cwd() },
+  local: { root: string; remote?: string; branch?: string; commit?: string } = { root: process.cwd() },
 ): RunInfo {
   const pushed = env['GITHUB_REF']?.startsWith('refs/heads/')
     ? env['GITHUB_REF'].slice('refs/heads/'.length)
@@ -54,8 +59,10 @@ export function runInfo(
   const url = repo && runId ? `${server}/${repo}/actions/runs/${runId}` : undefined;
   const attempt = env['GITHUB_RUN_ATTEMPT'] ? ` attempt ${env['GITHUB_RUN_ATTEMPT']}` : '';
   const job = env['GITHUB_JOB'] ? ` job ${env['GITHUB_JOB']}` : '';
+  const commit = env['GITHUB_SHA'] || (repo ? undefined : local.commit);
   return {
     ...(env['GITHUB_SHA'] ? { revision: env['GITHUB_SHA'] } : {}),
+    ...(commit ? { commit } : {}),
     ...source,
     ...(branch ? { branch } : {}),
     ...(url ? { url } : {}),

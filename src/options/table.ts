@@ -16,11 +16,11 @@ export const INPUTS: readonly Option[] = [
     input: 'mode',
     field: 'mode',
     kind: 'enum',
-    values: ['apply', 'preview', 'drift'],
+    values: ['apply', 'preview', 'drift', 'plan', 'report'],
     default: 'apply',
     description:
-      'apply: change the cluster. preview: server-side dry-run only; report what would change (on a pull request, also as a sticky comment). drift: dry-run and fail when the cluster differs from Git (with drift-correction, apply instead).',
-    noFlag: 'the command sets it: apply, diff (preview) or drift',
+      'apply: change the cluster. preview: server-side dry-run only; report what would change (on a pull request, also as a sticky comment). drift: dry-run and fail when the cluster differs from Git (with drift-correction, apply instead). plan: no cluster; read the Kustomization files and write the outputs matrix, levels and affected for a fan-out over jobs. report: no cluster; merge the report-file of several jobs (reports) into one PR comment and check run.',
+    noFlag: 'the command sets it: apply, diff (preview), drift, plan or report',
   },
   {
     input: 'kubeconfig',
@@ -428,6 +428,81 @@ export const INPUTS: readonly Option[] = [
     description:
       'How much memory one kustomize build (and the processes it starts) may use before it is stopped, such as 512Mi or 2Gi; a few hundred bytes of YAML aliases can otherwise take gigabytes. Linux runners only.',
     flag: { arg: 'M', help: 'stop kustomize when it and what it starts use more than M' },
+  },
+  {
+    input: 'cluster',
+    field: 'cluster',
+    kind: 'string',
+    description:
+      "Reconcile only the Kustomization files of one cluster of a repository that drives several: those under clusters/NAME/ (Flux's layout; a directory named clusters at any depth). mode: plan gives each matrix entry its cluster. Default: every file kustomizations matches.",
+    flag: { arg: 'NAME', help: 'only the Kustomization files under clusters/NAME/' },
+  },
+  {
+    input: 'select',
+    field: 'select',
+    kind: 'list',
+    description:
+      "Reconcile only these Kustomizations (NAMESPACE/NAME, one per line or comma-separated) of the files kustomizations (and cluster) match, as mode: plan's matrix hands them to one job each. A dependency that another job reconciles is waited for until its inventory in the cluster says it succeeded at this commit (or its readyExpr holds against that status), up to dependency-timeout, with a progress line each 30 s; when it failed, this one is skipped with the reason. Removed Kustomizations are handled by the job of the cluster's first Kustomization in dependsOn order.",
+    flag: {
+      arg: 'NS/NAME',
+      multiple: true,
+      help: 'reconcile only these Kustomizations; dependencies reconciled by other jobs are waited for in the cluster',
+    },
+  },
+  {
+    input: 'unchanged-dependencies',
+    field: 'unchangedDependencies',
+    kind: 'list',
+    description:
+      "With select: the dependencies that no job of this run reconciles (in an affected-only plan, the matrix entry's unchanged field), NAMESPACE/NAME: each is ready when its last recorded run succeeded, whatever the commit. Every other dependency reconciled elsewhere is waited for at this commit.",
+    flag: {
+      name: 'unchanged-dependency',
+      arg: 'NS/NAME',
+      multiple: true,
+      help: 'with --select: a dependency no job of this run reconciles: ready when its last run succeeded',
+    },
+  },
+  {
+    input: 'dependency-timeout',
+    field: 'dependencyTimeout',
+    setting: 'dependencyTimeoutMs',
+    kind: 'duration',
+    default: '30m',
+    description:
+      'With select: how long a Kustomization waits for a dependency that another job reconciles, as a Flux duration, before it is skipped.',
+    flag: { arg: 'D', help: 'with --select: how long to wait for dependencies reconciled by other jobs' },
+  },
+  {
+    input: 'report-file',
+    field: 'reportFile',
+    kind: 'string',
+    description:
+      "Also write the run's report as JSON (secrets scrubbed) to this file, relative to the workspace, for actions/upload-artifact; mode: report merges the files of a run's jobs into one PR comment and check run.",
+    flag: { arg: 'FILE', help: 'also write the report as JSON to FILE (the report command merges such files)' },
+  },
+  {
+    input: 'base',
+    field: 'base',
+    kind: 'string',
+    description:
+      "mode: plan: the commit the change starts from; affected lists the Kustomizations whose build reads a file changed between base and head, and their dependents. Default: the pull request's base commit, or the push's before commit. Needs the history (actions/checkout with fetch-depth: 0).",
+    flag: { arg: 'REV', help: 'plan: the commit the change starts from (affected is computed when given)' },
+  },
+  {
+    input: 'head',
+    field: 'head',
+    kind: 'string',
+    description:
+      "mode: plan: the commit the change ends at. Default: the pull request's head commit, or the pushed commit.",
+    flag: { arg: 'REV', help: 'plan: the commit the change ends at', defaultText: 'HEAD' },
+  },
+  {
+    input: 'reports',
+    field: 'reports',
+    kind: 'list',
+    description:
+      "mode: report: the report files of the run's jobs (written with report-file), as globs relative to the workspace, e.g. reports/*.json after actions/download-artifact.",
+    flag: { arg: 'GLOB', multiple: true, help: 'report: the report files to merge' },
   },
 ];
 

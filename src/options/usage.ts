@@ -9,8 +9,8 @@ import type { Option } from './types.js';
 
 export interface Command {
   name: string;
-  /** The run's mode (build plans nothing: it renders). */
-  mode: Mode | 'build';
+  /** The run's mode (build plans nothing: it renders; plan and report need no cluster). */
+  mode: Mode | 'build' | 'plan' | 'report';
   help: string;
 }
 
@@ -41,6 +41,19 @@ export const COMMANDS: readonly Command[] = [
     help:
       'plan against the cluster and fail when it differs from Git (with --drift-correction, apply instead); ' +
       'exit 0 = no drift or corrected, 1 = drift found, 2 = error',
+  },
+  {
+    name: 'plan',
+    mode: 'plan',
+    help:
+      'read the Kustomization files (no cluster needed) and print the fan-out: one job per Kustomization (per cluster ' +
+      'and Kustomization under clusters/NAME/), its dependsOn level, and with --base only those a change affects ' +
+      '(their build reads a changed file) and their dependents; --output json prints the matrix',
+  },
+  {
+    name: 'report',
+    mode: 'report',
+    help: 'merge the --report-file files of several runs (--reports) into one report and print it; exit as the runs: 2 when one failed',
   },
 ];
 

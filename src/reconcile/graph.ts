@@ -13,6 +13,7 @@ import { evalReadyExpr } from '../kstatus/cel.js';
 import { describePlan, runSources, settingsFor, type SourceTree } from '../source/fetched.js';
 import { secretReader } from '../source/secret.js';
 import { prefixed, type RunContext } from './context.js';
+import { awaitDependencies, recordNotApplied } from './await-deps.js';
 import { reconcileTarget } from './one.js';
 import { combine, outcomeOf, skippedReport } from './report.js';
 import { dotted } from '../report/render.js';
@@ -26,6 +27,7 @@ export async function reconcileAll(
   levels: KustomizationSpec[][],
   sources: ReadonlyMap<string, SourceVerdict>,
   started: number,
+  all: readonly KustomizationSpec[] = specs,
 ): Promise<Report> {
   const { settings } = ctx;
   /** The Kustomization's report when its source is not this checkout: failed, nothing built. */
@@ -64,7 +66,7 @@ export async function reconcileAll(
     };
   };
   try {
-    return await reconcileEach(ctx, specs, levels, started, wrongSource, run);
+    return await reconcileEach(ctx, specs, levels, started, wrongSource, run, all);
   } finally {
     await fetched.cleanup();
   }
@@ -77,11 +79,57 @@ async function reconcileEach(
   started: number,
   wrongSource: (spec: KustomizationSpec) => Report | undefined,
   run: (c: RunContext, spec: KustomizationSpec) => Promise<Report>,
+  all: readonly KustomizationSpec[],
 ): Promise<Report> {
   const { settings, management: client } = ctx;
-  if (specs.length === 1) return wrongSource(specs[0]!) ?? (await run(ctx, specs[0]!));
   const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
-  const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) => {
+  const others = new Map(
+    all.filter((s) => !byKey.has(`${s.namespace}/${s.name}`)).map((s) => [`${s.namespace}/${s.name}`, s]),
+  );
+  /** The dependencies of `spec` that other jobs reconcile (input select). */
+  const elsewhere = (spec: KustomizationSpec) =>
+    spec.dependsOn.flatMap((dep) => {
+      const s = others.get(`${dep.namespace}/${dep.name}`);
+      return s ? [{ dep, spec: s }] : [];
+    });
+  /** The dependencies in other jobs of `spec`, and of those, all the way up (for a preview's foresight). */
+  const upstream = (spec: KustomizationSpec) => {
+    const seen = new Map<string, { dep: KustomizationSpec['dependsOn'][number]; spec: KustomizationSpec }>();
+    const visit = (s: KustomizationSpec) => {
+      for (const dep of s.dependsOn) {
+        const key = `${dep.namespace}/${dep.name}`;
+        const next = others.get(key) ?? byKey.get(key);
+        if (!next || seen.has(key)) continue;
+        if (others.has(key)) seen.set(key, { dep, spec: next });
+        visit(next);
+      }
+    };
+    visit(spec);
+    return [...seen.values()];
+  };
+  /** Waits for the dependencies other jobs reconcile; the report of a skip when one is not ready. */
+  const awaited = async (c: RunContext, spec: KustomizationSpec): Promise<Report | undefined> => {
+    const reason = await awaitDependencies(c, spec, elsewhere(spec), upstream(spec));
+    if (reason === undefined) return undefined;
+    c.log.info(`skipped: ${reason}`);
+    return skippedReport(settings, spec, `skipped: ${reason}`, 'dependency');
+  };
+  /**
+   * A fan-out job's failed or skipped Kustomization: its inventory says so for this commit, so
+   * that jobs waiting for it in other processes skip at once (await-deps.ts).
+   */
+  const recorded = async (c: RunContext, spec: KustomizationSpec, report: Report): Promise<Report> => {
+    if (!report.ok && !c.client.unreachable) await recordNotApplied(c, spec, report.error ?? 'failed');
+    return report;
+  };
+  if (specs.length === 1) {
+    const spec = specs[0]!;
+    return recorded(ctx, spec, wrongSource(spec) ?? (await awaited(ctx, spec)) ?? (await run(ctx, spec)));
+  }
+  const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) =>
+    recorded(ctx, spec, await reconcileNext(spec, done)),
+  );
+  async function reconcileNext(spec: KustomizationSpec, done: ReadonlyMap<string, Report>): Promise<Report> {
     const key = `${spec.namespace}/${spec.name}`;
     const refused = wrongSource(spec);
     if (refused) {
@@ -96,9 +144,12 @@ async function reconcileEach(
     }
     if (client.unreachable)
       return skippedReport(settings, spec, 'skipped: the cluster could not be reached', 'dependency');
+    const own = { ...ctx, log: prefixed(ctx.log, `[${key}]`) };
+    const waited = await awaited(own, spec);
+    if (waited) return waited;
     ctx.log.info(`[${key}] ${settings.mode === 'apply' ? 'reconciling' : 'planning'} ${dotted(spec.path)}`);
-    return run({ ...ctx, log: prefixed(ctx.log, `[${key}]`) }, spec);
-  });
+    return run(own, spec);
+  }
   return combine(
     settings,
     specs.map((s) => reports.get(`${s.namespace}/${s.name}`)!),
@@ -129,7 +180,9 @@ function dependencyProblem(
     const key = `${d.namespace}/${d.name}`;
     const report = reports.get(key);
     const depSpec = specs.get(key);
-    if (!report || !depSpec) return `dependency '${key}' was not reconciled in this run`;
+    // Reconciled by another job (input select): awaited in the cluster (await-deps.ts).
+    if (!depSpec) continue;
+    if (!report) return `dependency '${key}' was not reconciled in this run`;
     if (d.readyExpr === undefined) {
       if (!report.ok) return `dependency '${key}' is not ready (it failed or was skipped in this run)`;
       continue;

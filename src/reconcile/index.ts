@@ -10,6 +10,7 @@ import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, type Clock, type Hooks, type RunContext } from './context.js';
 import { failureOf } from './errors.js';
 import { reconcileAll } from './graph.js';
+import { dependencyOrder } from '../flux/graph.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
 import { emptyReport } from './report.js';
 import { resolveRun, specProblems } from './resolve.js';
@@ -25,6 +26,20 @@ export { healthTargets } from './phases.js';
  * found drift; otherwise one pass of the mode.
  */
 export async function reconcile(settings: Settings, hooks: Hooks, clock?: Clock): Promise<Report> {
+  const report = await reconcileDrift(settings, hooks, clock);
+  return settings.cluster === undefined ? report : withCluster(report, settings.cluster);
+}
+
+/** The report of one cluster's run: it and each Kustomization's report name the cluster (a merged report groups by it). */
+function withCluster(report: Report, cluster: string): Report {
+  return {
+    ...report,
+    cluster,
+    ...(report.kustomizations ? { kustomizations: report.kustomizations.map((k) => ({ ...k, cluster })) } : {}),
+  };
+}
+
+async function reconcileDrift(settings: Settings, hooks: Hooks, clock?: Clock): Promise<Report> {
   if (settings.mode !== 'drift') return reconcileMode(settings, hooks, clock);
   const check = await reconcileMode(settings, hooks, clock);
   const detected = check.ok && driftFound(check);
@@ -46,15 +61,26 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock?: Clock): P
       ...(problems.length > 0 ? { problems } : {}),
     };
   }
-  const { specs, levels, sources, client } = resolved;
+  const { specs, levels, sources, client, all, handlesRemoved } = resolved;
   try {
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const ctx = runContext(settings, client, new Discovery(client), hooks, clock);
-    const report = await reconcileAll(ctx, specs, levels, sources, started);
-    return await withRemoved(ctx, report, specs);
+    const report = withLevels(await reconcileAll(ctx, specs, levels, sources, started, all), settings, all);
+    // A fan-out job leaves removed Kustomizations to the job of the cluster's first one.
+    return handlesRemoved ? await withRemoved(ctx, report, all) : report;
   } finally {
     client.close();
   }
+}
+
+/** A fan-out job's report: each Kustomization's dependsOn level among all of the files' (for the merge's order). */
+function withLevels(report: Report, settings: Settings, all: readonly KustomizationSpec[]): Report {
+  if (settings.select.length === 0) return report;
+  const level = new Map<string, number>(
+    dependencyOrder(all).flatMap((l, n) => l.map((s): [string, number] => [`${s.namespace}/${s.name}`, n])),
+  );
+  const one = (r: Report): Report => (level.has(r.kustomization) ? { ...r, level: level.get(r.kustomization)! } : r);
+  return report.kustomizations ? { ...report, kustomizations: report.kustomizations.map(one) } : one(report);
 }
 
 /** The run's report with what became of the Kustomizations removed from the repository. */

@@ -296,6 +296,38 @@ export class InventoryRun {
     }
   }
 
+  /**
+   * A fan-out job's Kustomization that failed before its run recorded an end (a build or plan
+   * error) or was skipped for a dependency: under its lock, its inventory's status says Failed with
+   * the reason for this commit (entries and pending kept as they are), so that jobs waiting for it
+   * skip at once instead of waiting out their timeout, as Flux's Ready condition says False. A
+   * finished run's own record for this commit is left as it is.
+   */
+  async notApplied(message: string, log: (line: string) => void, note: (line: string) => void): Promise<void> {
+    const commit = this.settings.run.commit;
+    const ended = (r: InventoryRecord | undefined) =>
+      r !== undefined && commit !== undefined && r.status.commit === commit && r.status.result !== 'InProgress';
+    if (ended((await this.store.read()).record)) return;
+    await this.lock(log, note);
+    try {
+      await this.explained(async () => {
+        await this.store.update((latest) => {
+          if (ended(latest)) return latest!;
+          this.checkOwner(latest);
+          this.lastApplied = latest?.status.lastAppliedRevision;
+          return {
+            entries: latest?.entries ?? [],
+            pending: latest?.pending ?? [],
+            status: this.status('Failed', message),
+            ...(latest?.secretPaths ? { secretPaths: latest.secretPaths } : {}),
+          };
+        });
+      });
+    } finally {
+      await this.release();
+    }
+  }
+
   /** The checkpoint before each write: rejects (LockLost) once the lock is not this run's any more. */
   readonly checkpoint = async (): Promise<void> => {
     await this.held?.assertHeld();
@@ -336,6 +368,7 @@ export class InventoryRun {
       ...(message ? { message: truncate(message) } : {}),
       ...(run.revision ? { lastAttemptedRevision: run.revision } : {}),
       ...(applied ? { lastAppliedRevision: applied } : {}),
+      ...(run.commit ? { commit: run.commit } : {}),
       ...(result === 'Succeeded' && run.originRevision ? { lastAppliedOriginRevision: run.originRevision } : {}),
       ...(run.sourceRef ? { sourceRef: run.sourceRef } : {}),
       startedAt: new Date(this.started).toISOString(),

@@ -29,7 +29,7 @@ import {
   type HealthTarget,
 } from '../kstatus/wait.js';
 import { mergeSecretPaths, secretPathsId, type SecretPaths } from '../substitute/provenance.js';
-import type { KustomizationContext } from './context.js';
+import type { KustomizationContext, RunContext } from './context.js';
 import { entryOfObject, type InventoryRun } from './inventory-run.js';
 import type { Rendered } from './render.js';
 
@@ -107,7 +107,7 @@ export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeS
 }
 
 /** The run's record of what its preview would create on this Kustomization's cluster. */
-function wouldCreateOn(ctx: KustomizationContext): Created {
+export function wouldCreateOn(ctx: Pick<RunContext, 'client' | 'wouldCreate'>): Created {
   const server = ctx.client.server;
   let created = ctx.wouldCreate.get(server);
   if (created === undefined) {

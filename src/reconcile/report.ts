@@ -1,4 +1,5 @@
 /** The reports of a run that are not one Kustomization's own: failed before it, skipped, combined. */
+import { combinedError, failedFirst } from '../report/combine.js';
 import { countReport, type Report } from '../report/model.js';
 import type { Settings } from '../settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
@@ -45,10 +46,7 @@ export function combine(settings: Settings, reports: Report[], started: number, 
   const health = reports.flatMap((r) => r.health ?? []);
   const pruned = reports.flatMap((r) => r.pruned ?? []);
   // The root causes first: a Kustomization skipped because a dependency failed comes after that failure.
-  const failed = [
-    ...reports.filter((r) => !r.ok && r.failure?.stage !== 'dependency'),
-    ...reports.filter((r) => !r.ok && r.failure?.stage === 'dependency'),
-  ];
+  const failed = failedFirst(reports);
   const error = failed.length > 0 ? combinedError(failed) : undefined;
   const first = failed[0]?.failure;
   return {
@@ -68,18 +66,6 @@ export function combine(settings: Settings, reports: Report[], started: number, 
     ...(error !== undefined && first ? { failure: { ...first, message: error } } : {}),
     kustomizations: reports,
   };
-}
-
-/** The failed Kustomizations' errors, each text once: Kustomizations that failed alike share a line. */
-function combinedError(failed: readonly Report[]): string {
-  const byError = new Map<string, string[]>();
-  for (const r of failed) {
-    const error = r.error ?? 'failed';
-    byError.set(error, [...(byError.get(error) ?? []), r.kustomization]);
-  }
-  return [...byError]
-    .map(([error, names]) => `Kustomization${names.length > 1 ? 's' : ''} ${names.join(', ')}: ${error}`)
-    .join('\n');
 }
 
 /** The Ready condition kustomize-controller would have written for this report. */

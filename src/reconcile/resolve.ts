@@ -11,16 +11,26 @@ import { locateField, type Problem } from '../report/problems.js';
 import type { Settings } from '../settings.js';
 import { SpecError } from '../flux/parse.js';
 import { specFromInputs } from '../flux/from-inputs.js';
-import { loadKustomizations } from '../flux/load.js';
+import { kustomizationFiles, loadKustomizations } from '../flux/load.js';
 import { sourceVerdict, type SourceVerdict } from '../flux/checkout.js';
 import { findSources } from '../flux/source-files.js';
 import { dependencyOrder } from '../flux/graph.js';
+import { clusterOf } from '../flux/clusters.js';
 import { describeSpec, unsupportedFields } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 
 /** The Kustomizations a run works on: the files named by `kustomizations`, or one from the inputs. */
 export async function resolveSpecs(settings: Settings): Promise<KustomizationSpec[]> {
-  if (settings.kustomizations.length > 0) return loadKustomizations(settings.kustomizations, settings.root);
+  if (settings.kustomizations.length > 0) {
+    const cluster = settings.cluster;
+    return loadKustomizations(
+      settings.kustomizations,
+      settings.root,
+      cluster === undefined ? undefined : (file) => clusterOf(file) === cluster,
+    ).catch(async (err: unknown) => {
+      throw cluster === undefined ? await severalClusters(err, settings) : err;
+    });
+  }
   return [
     specFromInputs({
       path: settings.path,
@@ -33,6 +43,24 @@ export async function resolveSpecs(settings: Settings): Promise<KustomizationSpe
       ...(settings.targetNamespace ? { targetNamespace: settings.targetNamespace } : {}),
     }),
   ];
+}
+
+/**
+ * A Kustomization defined twice because the files are of several clusters (`clusters/<name>/`,
+ * each with its flux-system/apps): the error says to take one cluster per run.
+ */
+async function severalClusters(err: unknown, settings: Settings): Promise<unknown> {
+  if (!(err instanceof SpecError) || !err.problems.some((p) => p.includes('is defined twice'))) return err;
+  const clusters = [...new Set((await kustomizationFiles(settings.kustomizations, settings.root)).map(clusterOf))];
+  if (clusters.filter((c) => c !== '').length < 2) return err;
+  const names = clusters.map((c) => c || '(none)').join(', ');
+  return new SpecError(
+    [
+      ...err.problems,
+      `the files are of several clusters (${names}): reconcile one cluster per run with the input cluster (CLI --cluster NAME), or fan out over them with mode: plan`,
+    ],
+    err.locations,
+  );
 }
 
 /**
@@ -89,9 +117,14 @@ export function refuseCrossNamespaceRefs(specs: readonly KustomizationSpec[]): v
 
 /** What a run works on, resolved before anything is built. */
 export interface Resolved {
+  /** The Kustomizations this run reconciles: all of the files', or the selected ones. */
   specs: KustomizationSpec[];
-  /** dependsOn levels: each Kustomization after those it depends on. */
+  /** dependsOn levels of `specs`: each Kustomization after those it depends on. */
   levels: KustomizationSpec[][];
+  /** Every Kustomization of the files (of the cluster), selected or not: others' jobs reconcile the rest. */
+  all: KustomizationSpec[];
+  /** The run handles removed Kustomizations: it is not a fan-out job, or the job of the first Kustomization. */
+  handlesRemoved: boolean;
   /** Each Kustomization's source verdict, keyed `namespace/name`. */
   sources: Map<string, SourceVerdict>;
   client: ClusterClient;
@@ -111,8 +144,31 @@ export async function resolveRun(
   checkSupported(specs, 'apply');
   if (settings.noCrossNamespaceRefs) refuseCrossNamespaceRefs(specs);
   const levels = dependencyOrder(specs);
-  const sources = await checkSources(settings, specs, log);
-  return { specs, levels, sources, client: new ClusterClient(kc, { timeouts: settings.clusterTimeouts }) };
+  const picked = selected(settings.select, specs);
+  const runLevels = levels.map((l) => l.filter((s) => picked.includes(s))).filter((l) => l.length > 0);
+  const sources = await checkSources(settings, picked, log);
+  return {
+    specs: picked,
+    levels: runLevels,
+    all: specs,
+    handlesRemoved: settings.select.length === 0 || picked.includes(levels.flat()[0]!),
+    sources,
+    client: new ClusterClient(kc, { timeouts: settings.clusterTimeouts }),
+  };
+}
+
+/** The selected Kustomizations (input select), in file order; all without a selection. Unknown names are refused. */
+export function selected(select: readonly string[], specs: readonly KustomizationSpec[]): KustomizationSpec[] {
+  if (select.length === 0) return [...specs];
+  const keys = new Set(specs.map((s) => `${s.namespace}/${s.name}`));
+  const unknown = select.filter((k) => !keys.has(k));
+  if (unknown.length > 0) {
+    const list = [...keys].slice(0, 20).join(', ');
+    throw new Error(
+      `select: ${unknown.map((k) => `'${k}'`).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not among the Kustomizations of the files kustomizations matches${keys.size > 0 ? ` (${list}${keys.size > 20 ? ', …' : ''})` : ''}`,
+    );
+  }
+  return specs.filter((s) => select.includes(`${s.namespace}/${s.name}`));
 }
 
 /**

@@ -22,6 +22,16 @@ export interface Report {
   mode: Mode;
   /** The Kustomization reconciled, `namespace/name` (derived from the path for action inputs). */
   kustomization: string;
+  /**
+   * The cluster of a repository that drives several (`clusters/<name>/`, the input cluster), when
+   * the run was for one; a merged report (mode: report) has a section per cluster.
+   */
+  cluster?: string;
+  /**
+   * In a fan-out job's report (input select): the Kustomization's dependsOn level among all of its
+   * files' (0 depends on nothing), so that a merged report lists them in dependsOn order.
+   */
+  level?: number;
   path: string;
   /** API server URL the run talked to (no credentials). */
   server: string;

@@ -3,6 +3,7 @@ import { hasChanges } from './model.js';
 import { diffBlockLines, maskSecretData } from '../ssa/diff.js';
 import { takesWithIt } from './deletions.js';
 import { sourceText } from './source.js';
+import { byCluster, clusterNames, clusterOf, clusterShare, inClusters } from './clusters.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 
@@ -38,11 +39,14 @@ export function closingLines(report: Report): string[] {
  * What a run was about, in words: `Kustomization flux-system/apps (./apps/production)`, or `3
  * Kustomizations`; a folder alone when there is no name (never mistaken for a tool's name).
  */
-export function subjectOf(report: Pick<Report, 'kustomization' | 'path' | 'kustomizations' | 'ok'>): string {
+export function subjectOf(
+  report: Pick<Report, 'kustomization' | 'path' | 'kustomizations' | 'ok' | 'removed'>,
+): string {
   const n = report.kustomizations?.length ?? 0;
   const failed = (report.kustomizations ?? []).filter((k) => !k.ok).length;
-  if (n > 0 && failed > 0 && failed < n) return `${failed} of ${n} Kustomizations`;
-  if (n > 0) return `${n} Kustomization${n === 1 ? '' : 's'}`;
+  const where = inClusters(report);
+  if (n > 0 && failed > 0 && failed < n) return `${failed} of ${n} Kustomizations${where}`;
+  if (n > 0) return `${n} Kustomization${n === 1 ? '' : 's'}${where}`;
   if (report.kustomization === '') return `folder ${report.path}`;
   return `Kustomization ${report.kustomization}${report.path ? ` (${dotted(report.path)})` : ''}`;
 }
@@ -52,14 +56,20 @@ export function dotted(path: string): string {
   return path.startsWith('.') || path.startsWith('/') ? path : `./${path}`;
 }
 
-/** The job summary: a headline, the totals, and a table of what changed (unchanged objects folded away). */
+/**
+ * The job summary: a headline, the totals, and a table of what changed (unchanged objects folded
+ * away); a report with clusters has the tables of its objects in a section per cluster.
+ */
 export function renderSummary(report: Report): string {
   const { created, configured, unchanged, skipped, deleted } = report.counts;
   const icon = !report.ok ? '❌' : hasChanges(report) ? '🔄' : '✅';
   const out: string[] = [];
   const n = report.kustomizations?.length ?? 0;
+  const clusters = clusterNames(report);
   const what =
-    n > 0 ? `${n} Kustomization${n === 1 ? '' : 's'}` : `\`${escapeCode(report.kustomization || report.path)}\``;
+    n > 0
+      ? `${n} Kustomization${n === 1 ? '' : 's'}${escapeText(inClusters(report))}`
+      : `\`${escapeCode(report.kustomization || report.path)}\``;
   out.push(`### ${icon} kustomize-reconcile: ${report.mode} ${what}`);
   if (n === 0 && report.kustomization && report.path) out.push('', `Path \`${escapeCode(report.path)}\``);
   out.push('');
@@ -76,19 +86,36 @@ export function renderSummary(report: Report): string {
     `**${created}** created · **${configured}** configured · ${deletes} · **${unchanged}** unchanged${skipped ? ` · **${skipped}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
   );
   if (report.kustomizations?.length) {
+    const cluster = clusters.length > 0;
     out.push(
       '',
-      '| Kustomization | Result | Created | Configured | Deleted | Unchanged |',
-      '| --- | --- | ---: | ---: | ---: | ---: |',
+      `${cluster ? '| Cluster ' : ''}| Kustomization | Result | Created | Configured | Deleted | Unchanged |`,
+      `${cluster ? '| --- ' : ''}| --- | --- | ---: | ---: | ---: | ---: |`,
     );
-    for (const k of report.kustomizations) {
+    let last: string | undefined;
+    for (const k of byCluster(report.kustomizations, clusters)) {
       const result = k.ok ? 'ok' : `❌ ${escapeText(k.error?.split('\n')[0] ?? 'failed')}`;
       const c = k.counts;
+      // A section per cluster: its name on its first row only.
+      const first = cluster && clusterOf(k) !== last ? `| ${clusterCell(clusterOf(k))} ` : cluster ? '| ' : '';
+      last = clusterOf(k);
       out.push(
-        `| \`${escapeCode(k.kustomization)}\`${sourceCell(k)} | ${result} | ${c.created} | ${c.configured} | ${c.deleted} | ${c.unchanged} |`,
+        `${first}| \`${escapeCode(k.kustomization)}\`${sourceCell(k)} | ${result} | ${c.created} | ${c.configured} | ${c.deleted} | ${c.unchanged} |`,
       );
     }
   }
+  if (clusters.length === 0) objectTables(out, report);
+  for (const c of clusters) {
+    const section: string[] = [];
+    objectTables(section, clusterShare(report, c));
+    const title = c === '' ? 'Without a cluster' : `Cluster ${clusterCell(c)}`;
+    if (section.length > 0) out.push('', `#### ${title}`, ...section);
+  }
+  return out.join('\n') + '\n';
+}
+
+/** The tables of a report's objects: pruned, changed (with their diffs), removed Kustomizations, health, unchanged. */
+function objectTables(out: string[], report: Report): void {
   if (report.pruned?.length) {
     // First, before what is created or changed: deletions are what a reviewer must not miss.
     const title = report.mode === 'apply' ? 'Pruned' : '⚠️ Would prune';
@@ -146,7 +173,6 @@ export function renderSummary(report: Report): string {
     for (const e of same) out.push(`- \`${escapeCode(e.subject)}\``);
     out.push('', '</details>');
   }
-  return out.join('\n') + '\n';
 }
 
 export function escapeCode(s: string): string {
@@ -155,6 +181,11 @@ export function escapeCode(s: string): string {
 
 export function escapeText(s: string): string {
   return s.replace(/[<>&|]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '|': '\\|' })[c] ?? c);
+}
+
+/** A cluster as a table cell or part of a heading: code, cut like a name; a dash for no cluster. */
+export function clusterCell(cluster: string): string {
+  return cluster === '' ? '–' : `\`${escapeCode(cluster.length > 100 ? `${cluster.slice(0, 100)}…` : cluster)}\``;
 }
 
 /** Where a Kustomization was built from (when not this checkout), as a line under its name in a table cell, or ''. */

@@ -7,7 +7,8 @@ import { diffBlockLines, maskSecretData, type FieldChange } from '../ssa/diff.js
 import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.js';
 import type { PrunedObject } from './model.js';
 import { takesWithIt } from './deletions.js';
-import { escapeCode, escapeText } from './render.js';
+import { clusterCell, escapeCode, escapeText } from './render.js';
+import { clusterOf, inClusters } from './clusters.js';
 import { cutChars, fence, fields, fmt, oneLine, subject } from './text.js';
 import type { View, Words } from './view.js';
 
@@ -42,7 +43,9 @@ export function heading(out: Out, v: View, revision: string | undefined): void {
   const n = r.kustomizations?.length ?? 0;
   // A Kustomization is named by its name, as Flux names it; its folder comes after.
   const named = r.kustomization || r.path;
-  const what = v.multi ? `${n} Kustomization${n === 1 ? '' : 's'}` : `\`${escapeCode(cutChars(named, 200).text)}\``;
+  const what = v.multi
+    ? `${n} Kustomization${n === 1 ? '' : 's'}${escapeText(inClusters(r))}`
+    : `\`${escapeCode(cutChars(named, 200).text)}\``;
   out.push(`### ${icon} kustomize-reconcile ${v.words.title}: ${what}`);
   const meta: string[] = [];
   if (!v.multi && r.kustomization && r.path) meta.push(`path \`${escapeCode(cutChars(r.path, 200).text)}\``);
@@ -65,13 +68,16 @@ export function errorBlock(out: Out, error: string | undefined, cap: number): nu
 }
 
 export function table(out: Out, v: View, rowCap: number): void {
+  // With clusters, a first column names each cluster's section (view.ts's rows carry the cell).
+  const cluster = v.clusters.length > 0;
   out.push(
-    '| Kustomization | Result | Create | Configure | Delete (prune) | Unchanged |',
-    '| --- | --- | ---: | ---: | ---: | ---: |',
+    `${cluster ? '| Cluster ' : ''}| Kustomization | Result | Create | Configure | Delete (prune) | Unchanged |`,
+    `${cluster ? '| --- ' : ''}| --- | --- | ---: | ---: | ---: | ---: |`,
     ...v.rows.slice(0, rowCap),
   );
   const rest = v.rows.length - rowCap;
-  if (rest > 0) out.push(`| … ${fmt(rest)} more Kustomization${rest === 1 ? '' : 's'} | | | | | |`);
+  if (rest > 0)
+    out.push(`| … ${fmt(rest)} more Kustomization${rest === 1 ? '' : 's'} | | | | | |${cluster ? ' |' : ''}`);
   out.push('');
 }
 
@@ -90,7 +96,8 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     const empty =
       g.created.length + g.configured.length + g.skipped.length + g.pruned.length + g.unhealthy.length === 0;
     if (empty) continue;
-    if (g.title !== undefined) out.push(`#### \`${escapeCode(cutChars(g.title, 200).text)}\``, '');
+    if (g.title !== undefined)
+      out.push(`#### ${groupCluster(g.cluster)}\`${escapeCode(cutChars(g.title, 200).text)}\``, '');
     // Deletions first: they are what a reviewer must not miss.
     if (g.pruned.length > 0) {
       section(w.pruneHead, g.pruned.length);
@@ -134,7 +141,7 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     for (const { r, pruned } of v.removed) {
       const what = r.action === 'deleted' ? w.deleted : r.action;
       out.push(
-        `- ${subject(r.kustomization)} — ${what} (deletionPolicy ${r.deletionPolicy}, ${fmt(r.objects)} object${r.objects === 1 ? '' : 's'}, inventory ${subject(r.inventory)})${r.reason ? `: ${escapeText(oneLine(r.reason))}` : ''}`,
+        `- ${groupCluster(v.clusters.length > 0 ? clusterOf(r) : undefined)}${subject(r.kustomization)} — ${what} (deletionPolicy ${r.deletionPolicy}, ${fmt(r.objects)} object${r.objects === 1 ? '' : 's'}, inventory ${subject(r.inventory)})${r.reason ? `: ${escapeText(oneLine(r.reason))}` : ''}`,
       );
       for (const p of pruned) out.push(`  - ${prunedLine(p, w, `${r.kustomization} removed`, pruned)}`);
     }
@@ -146,6 +153,11 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     out.push('');
   }
   return cut;
+}
+
+/** `\`production\` · ` before a Kustomization's name in a report with clusters; '' otherwise. */
+function groupCluster(cluster: string | undefined): string {
+  return cluster === undefined || cluster === '' ? '' : `${clusterCell(cluster)} · `;
 }
 
 /** Diffs of at most this many fields are shown open. */

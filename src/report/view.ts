@@ -1,12 +1,15 @@
 /**
  * The view of a report that the PR comment and the check run share, computed once: the words for
  * the mode (planned or done), the objects grouped per Kustomization, the removed Kustomizations with
- * their prune results, and the summary table's rows.
+ * their prune results, and the summary table's rows. A merged report whose Kustomizations carry a
+ * cluster (clusters.ts) gets a section per cluster: a Cluster column that names each cluster on its
+ * first row, and groups that name their cluster.
  */
 import type { HealthResult } from '../kstatus/wait.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
+import { byCluster, clusterNames, clusterOf, ofRemoved, type InCluster } from './clusters.js';
 import type { PrunedObject, RemovedKustomization, Report } from './model.js';
-import { escapeCode, escapeText, sourceCell } from './render.js';
+import { clusterCell, escapeCode, escapeText, sourceCell } from './render.js';
 import { cutChars, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
 
 export interface Words {
@@ -49,6 +52,8 @@ const DONE: Words = {
 export interface Group {
   /** With several Kustomizations: its `namespace/name`. */
   title?: string;
+  /** In a report with clusters: its cluster ('' for none). */
+  cluster?: string;
   created: ChangeSetEntry[];
   configured: ChangeSetEntry[];
   skipped: ChangeSetEntry[];
@@ -58,7 +63,7 @@ export interface Group {
 
 /** A Kustomization removed from the repository, with the prune results of its objects. */
 export interface Removed {
-  r: RemovedKustomization;
+  r: InCluster<RemovedKustomization>;
   pruned: PrunedObject[];
 }
 
@@ -66,6 +71,8 @@ export interface View {
   report: Report;
   words: Words;
   multi: boolean;
+  /** The clusters, in order, of a report with clusters; empty for any other. */
+  clusters: string[];
   groups: Group[];
   removed: Removed[];
   /** The table's rows: one per Kustomization, then one per removed Kustomization. */
@@ -85,15 +92,17 @@ export function view(report: Report): View {
           ? { ...DONE, title: 'drift check (corrected)' }
           : { ...PLANNED, title: 'drift check' }
         : PLANNED;
-  const removed = (report.removed ?? []).map((r) => ({
+  const multi = (report.kustomizations?.length ?? 0) > 0;
+  const clusters = multi ? clusterNames(report) : [];
+  const removed = byCluster(report.removed ?? [], clusters).map((r) => ({
     r,
     pruned: (report.pruned ?? []).filter((p) => ofRemoved(p, r)),
   }));
   const fromRemoved = new Set(removed.flatMap((x) => x.pruned));
-  const multi = (report.kustomizations?.length ?? 0) > 0;
-  const reports = multi ? report.kustomizations! : [report];
+  const reports = multi ? byCluster(report.kustomizations!, clusters) : [report];
   const groups = reports.map((k) => ({
     ...(multi ? { title: k.kustomization || k.path } : {}),
+    ...(clusters.length > 0 ? { cluster: clusterOf(k) } : {}),
     created: k.changeset.filter((e) => e.action === 'created'),
     configured: k.changeset.filter((e) => e.action === 'configured'),
     skipped: k.changeset.filter((e) => e.action === 'skipped'),
@@ -106,17 +115,32 @@ export function view(report: Report): View {
     report,
     words,
     multi,
+    clusters,
     groups,
     removed,
-    rows,
+    rows: clusters.length > 0 ? clusterRows(reports, removed, rows, clusters) : rows,
     deletes: (report.pruned ?? []).filter((p) => p.action === 'deleted').length,
     diffs: groups.reduce((n, g) => n + g.configured.filter((e) => e.diff?.length).length, 0),
   };
 }
 
-/** The prune results src/reconcile/removed.ts adds for a removed Kustomization's objects. */
-function ofRemoved(p: PrunedObject, r: RemovedKustomization): boolean {
-  return p.removedWith === r.kustomization;
+/**
+ * The rows of a report with clusters, a section per cluster: its Kustomizations, then its removed
+ * ones, each row with a Cluster cell that names the cluster on its first row only.
+ */
+function clusterRows(
+  reports: readonly Report[],
+  removed: readonly Removed[],
+  rows: readonly string[],
+  clusters: readonly string[],
+): string[] {
+  const tagged = [...reports.map(clusterOf), ...removed.map((x) => clusterOf(x.r))].map((c, i) => ({
+    c,
+    row: rows[i]!,
+  }));
+  return clusters.flatMap((c) =>
+    tagged.filter((t) => t.c === c).map((t, i) => `${i === 0 ? `| ${clusterCell(c)} ` : '| '}${t.row}`),
+  );
 }
 
 function row(k: Report, g: Group, words: Words): string {

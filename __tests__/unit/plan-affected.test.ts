@@ -1,0 +1,216 @@
+// `affected` end to end: a git repository with two commits, the files git says changed, and what
+// each Kustomization's build reads (a base, a component, a patch file, a SOPS file, a plain
+// directory), through planRun as the action and the CLI run it.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildReads } from '../../src/kustomize/reads.js';
+import { planRun } from '../../src/plan/run.js';
+import { normalize } from '../../src/settings.js';
+import { writeTree } from '../helpers/cluster.js';
+import { commitAll, initRepository } from '../helpers/git-repos.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
+import { createSopsToolkit, type SopsToolkit } from '../helpers/sops-fixtures.js';
+
+const secret = `apiVersion: v1
+kind: Secret
+metadata: {name: db, namespace: infra}
+stringData: {password: hunter2}
+`;
+
+let kit: SopsToolkit;
+let recipient: string;
+
+beforeAll(() => {
+  kit = createSopsToolkit();
+  recipient = kit.ageKey().recipient;
+});
+afterAll(() => {
+  kit.cleanup();
+});
+
+const ks = (name: string, path: string, deps: string[] = [], spec = '') =>
+  kustomizationYaml({
+    name,
+    path,
+    spec: [deps.length ? `dependsOn: [${deps.map((d) => `{name: ${d}}`).join(', ')}]` : '', spec].join('\n'),
+  });
+
+/** A repository of four Kustomizations on cluster prod (infra ← apps ← tests; other alone), committed once. */
+async function repository(): Promise<{
+  root: string;
+  commit: (files: Record<string, string | null>) => string;
+  first: string;
+}> {
+  const root = await writeTree({
+    'clusters/prod/infra.yaml': ks('infra', './infra', [], 'decryption: {provider: sops}'),
+    'clusters/prod/apps.yaml': ks('apps', './apps/prod', ['infra'], 'components: [../../components/extra]'),
+    'clusters/prod/tests.yaml': ks('tests', './tests', ['apps']),
+    'clusters/prod/other.yaml': ks('other', './other'),
+    'infra/kustomization.yaml': 'resources: [ns.yaml, db.enc.yaml]\n',
+    'infra/ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata: {name: infra}\n',
+    'infra/db.enc.yaml': kit.encrypt(secret, 'yaml', {
+      age: [recipient],
+      flags: ['--encrypted-regex', '^(data|stringData)$'],
+    }),
+    'apps/base/kustomization.yaml': 'resources: [deploy.yaml]\nconfigMapGenerator: [{name: env, envs: [app.env]}]\n',
+    'apps/base/deploy.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deploy, namespace: default}\n',
+    'apps/base/app.env': 'A=1\n',
+    'apps/prod/kustomization.yaml': 'resources: [../base]\npatches: [{path: replicas.yaml}]\n',
+    'apps/prod/replicas.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deploy, namespace: default}\ndata: {r: "2"}\n',
+    'components/extra/kustomization.yaml':
+      'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [extra.yaml]\n',
+    'components/extra/extra.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: default}\n',
+    'tests/kustomization.yaml': 'resources: [job.yaml]\n',
+    'tests/job.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tests, namespace: default}\n',
+    'other/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: default}\n',
+    'other/notes.txt': 'not read\n',
+    'docs/README.md': '# docs\n',
+  });
+  const first = initRepository(root);
+  const commit = (files: Record<string, string | null>) => {
+    for (const [path, text] of Object.entries(files)) {
+      if (text === null) rmSync(join(root, path));
+      else {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), text);
+      }
+    }
+    return commitAll(root, 'change');
+  };
+  return { root, commit, first };
+}
+
+const settingsFor = (root: string) =>
+  normalize({ kubeconfig: { kind: 'default' }, root, kustomizations: ['clusters/*/*.yaml'], mode: 'preview' });
+
+describe('affected', () => {
+  it.each<[string, Record<string, string | null>, string[]]>([
+    [
+      'a base',
+      { 'apps/base/deploy.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deploy2, namespace: default}\n' },
+      ['prod.flux-system.apps', 'prod.flux-system.tests'],
+    ],
+    [
+      'an env file of a base generator',
+      { 'apps/base/app.env': 'A=2\n' },
+      ['prod.flux-system.apps', 'prod.flux-system.tests'],
+    ],
+    [
+      'a component (spec.components)',
+      {
+        'components/extra/extra.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra2, namespace: default}\n',
+      },
+      ['prod.flux-system.apps', 'prod.flux-system.tests'],
+    ],
+    [
+      'a patch file',
+      {
+        'apps/prod/replicas.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deploy, namespace: default}\ndata: {r: "3"}\n',
+      },
+      ['prod.flux-system.apps', 'prod.flux-system.tests'],
+    ],
+    [
+      'a SOPS file',
+      { 'infra/db.enc.yaml': '' },
+      ['prod.flux-system.infra', 'prod.flux-system.apps', 'prod.flux-system.tests'],
+    ],
+    ['a file no Kustomization reads', { 'docs/README.md': '# more docs\n', 'other/notes.txt': 'still not read\n' }, []],
+    [
+      'a new YAML file in a plain directory',
+      { 'other/new.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: new, namespace: default}\n' },
+      ['prod.flux-system.other'],
+    ],
+    [
+      'a Kustomization file',
+      { 'clusters/prod/tests.yaml': ks('tests', './tests', ['apps'], 'wait: true') },
+      ['prod.flux-system.tests'],
+    ],
+    [
+      'a deleted Kustomization file: the cluster runs its first job (removals)',
+      { 'clusters/prod/other.yaml': null },
+      ['prod.flux-system.infra'],
+    ],
+  ])('%s', async (_, change, ids) => {
+    const repo = await repository();
+    try {
+      // A SOPS file re-encrypted: new data key, new MAC, same plaintext.
+      const files =
+        change['infra/db.enc.yaml'] === ''
+          ? { 'infra/db.enc.yaml': kit.encrypt(secret, 'yaml', { age: [recipient] }) }
+          : change;
+      const head = repo.commit(files);
+      const plan = await planRun(settingsFor(repo.root), { base: repo.first, head }, () => undefined);
+      expect(plan.affected).toEqual(ids);
+      expect(plan.all).toHaveLength(Object.values(change).includes(null) ? 3 : 4);
+      expect(plan.change?.files.length).toBeGreaterThan(0);
+    } finally {
+      await rm(repo.root, { recursive: true, force: true });
+    }
+  });
+
+  it('without a usable base every Kustomization counts, saying why', async () => {
+    const repo = await repository();
+    try {
+      const lines: string[] = [];
+      const plan = await planRun(
+        settingsFor(repo.root),
+        { base: '0000000000000000000000000000000000000000', head: 'HEAD' },
+        (l) => lines.push(l),
+      );
+      expect(plan.affected).toHaveLength(4);
+      expect(plan.allBecause).toMatch(/is no commit \(a push that created the branch\)/);
+      const unknown = await planRun(settingsFor(repo.root), { base: 'no-such-rev', head: 'HEAD' }, (l) =>
+        lines.push(l),
+      );
+      expect(unknown.affected).toHaveLength(4);
+      expect(lines.join('\n')).toMatch(/could not be read, so every Kustomization counts as affected/);
+    } finally {
+      await rm(repo.root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('buildReads', () => {
+  it('lists the kustomization files, the entries they load and the plain directories', async () => {
+    const root = await writeTree({
+      'app/kustomization.yaml':
+        'resources: [../base, svc.yaml, https://example.com/remote.yaml]\ncomponents: [../comp]\nsecretGenerator: [{name: s, files: [key=secret.txt], envs: [s.env]}]\nreplacements: [{path: repl.yaml}]\n',
+      'base/deploy.yaml': 'kind: ConfigMap\n',
+      'base/sub/kustomization.yaml': 'resources: [x.yaml]\n',
+      'comp/kustomization.yaml': 'kind: Component\npatches: [{path: p.yaml}]\n',
+    });
+    try {
+      const r = await buildReads(root, 'app', ['../extra']);
+      expect([...r.files].sort()).toEqual([
+        'app/kustomization.yaml',
+        'app/repl.yaml',
+        'app/s.env',
+        'app/secret.txt',
+        'app/svc.yaml',
+        'base/sub/kustomization.yaml',
+        'base/sub/x.yaml',
+        'comp/kustomization.yaml',
+        'comp/p.yaml',
+      ]);
+      // A directory without a kustomization file is built over its YAML, as is a missing component directory.
+      expect([...r.yamlDirs].sort()).toEqual(['base', 'extra']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a kustomization file it cannot read, naming it', async () => {
+    const root = await writeTree({ 'app/kustomization.yaml': 'resources: [a\n' });
+    await writeFile(join(root, 'x'), '');
+    try {
+      await expect(buildReads(root, 'app')).rejects.toThrow(/app\/kustomization\.yaml/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

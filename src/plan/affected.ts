@@ -1,0 +1,49 @@
+/**
+ * Which Kustomizations a change affects, from the files each one's build reads (src/kustomize/
+ * reads.ts) and where its source comes from. Pure: the edge gives the changed files and the reads.
+ */
+import type { Reads } from '../kustomize/reads.js';
+import { readsFile } from '../kustomize/reads.js';
+import type { KustomizationSpec } from '../flux/types.js';
+import type { Affects } from './plan.js';
+
+/** What a Kustomization's build depends on in this repository. */
+export type Inputs =
+  /** Built from the checkout: the files its build reads. */
+  | { kind: 'reads'; reads: Reads }
+  /** Built from elsewhere (another repository, a registry, a bucket): only these files of this one (its source's definition). */
+  | { kind: 'files'; files: string[]; what: string }
+  /** Any change may change it (an artifact made from this checkout; reads that could not be worked out). */
+  | { kind: 'any'; why: string };
+
+/** The name git uses for a path (`/`-separated, no `./`). */
+const clean = (p: string) => p.replace(/^\.\//, '');
+
+/**
+ * A change of `changed` (paths relative to the root, added, modified, deleted or renamed: both
+ * names) seen through each Kustomization's inputs: the reason it is affected, or undefined.
+ */
+export function affectsOf(changed: readonly string[], inputs: (spec: KustomizationSpec) => Inputs): Affects {
+  const files = changed.map(clean);
+  return (spec) => {
+    const own = spec.origin.kind === 'file' ? clean(spec.origin.file) : undefined;
+    if (own !== undefined && files.includes(own)) return `its file ${own} changed`;
+    if (files.length === 0) return undefined;
+    const i = inputs(spec);
+    switch (i.kind) {
+      case 'any':
+        return `${i.why} (${files[0]} changed)`;
+      case 'files': {
+        const hit = files.find((f) => i.files.includes(f));
+        return hit === undefined ? undefined : `${hit} changed (${i.what})`;
+      }
+      case 'reads': {
+        // Which files are in the artifact at all is decided by the .sourceignore files.
+        const ignore = files.find((f) => f === '.sourceignore' || f.endsWith('/.sourceignore'));
+        if (ignore !== undefined) return `${ignore} changed (it decides which files are in the source)`;
+        const hit = files.find((f) => readsFile(i.reads, f));
+        return hit === undefined ? undefined : `reads ${hit}, which changed`;
+      }
+    }
+  };
+}
