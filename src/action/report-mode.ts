@@ -4,15 +4,14 @@
  * the outputs and the exit code out, as if one run had reconciled every Kustomization.
  */
 import * as core from '@actions/core';
-import { splitPatterns } from '../flux/load.js';
 import { githubContext } from '../github/context.js';
-import { defaultTrue } from '../options/values.js';
 import { readReportFiles } from '../report/merge-files.js';
 import { mergeReports } from '../report/merge.js';
 import type { NamedReportFile } from '../report/merge.js';
 import { exitCode } from '../report/model.js';
 import { closingLines } from '../report/render.js';
 import { scrubReport } from '../report/scrub.js';
+import { readActionSettings } from './inputs.js';
 import { failFor, publishReport, reportKey, setOutputs, writeSummary } from './outputs.js';
 
 /** Runs mode: report; returns the exit code (2: a job failed, 1: drift found, else 0). */
@@ -21,30 +20,24 @@ export async function run(
   input: (name: string) => string = (n) => core.getInput(n),
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  // Masked before anything else can echo it, as readSettings does for a reconciling run.
-  const token = input('github-token').trim();
-  if (token !== '') core.setSecret(token);
-  const github = {
-    ...(token !== '' ? { token } : {}),
-    comment: defaultTrue(input('comment'), 'comment'),
-    checkRun: defaultTrue(input('check-run'), 'check-run'),
-  };
-  const patterns = splitPatterns(input('reports'));
+  // The same reader as a reconciling run's (the token masked first); the mode has no Settings' value.
+  const settings = readActionSettings((n) => (n === 'mode' ? 'preview' : input(n)), env);
+  const patterns = settings.reports;
   if (patterns.length === 0) {
     throw new Error(
       'mode: report needs reports: the report files the jobs wrote with report-file, as globs relative to the workspace (e.g. reports/*.json)',
     );
   }
-  const files = await readReportFiles(patterns, env['GITHUB_WORKSPACE'] || process.cwd());
+  const files = await readReportFiles(patterns, settings.root);
   core.info(
     `Merging ${files.length} report file${files.length === 1 ? '' : 's'}: ${files.map((f) => f.name).join(', ')}`,
   );
-  // The jobs scrubbed their reports; the token is the one secret this step knows of.
-  const report = scrubReport(mergeReports(files), token !== '' ? [token] : []);
+  // The jobs scrubbed their reports; the credentials this step read (the token) are scrubbed again.
+  const report = scrubReport(mergeReports(files), settings.masked);
   for (const line of closingLines(report)) core.info(line);
   // The key a job with the same kustomizations input uses: the merged comment is that set's one comment.
-  const key = reportKey(splitPatterns(input('kustomizations')), patterns.join(','));
-  const published = await publishReport(report, githubContext(env, event), github, key);
+  const key = reportKey(settings.kustomizations, patterns.join(','));
+  const published = await publishReport(report, githubContext(env, event), settings.github, key);
   setOutputs(report, revisionOf(files), published);
   core.setOutput('jobs', files.length);
   await writeSummary(report, published);

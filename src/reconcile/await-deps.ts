@@ -6,16 +6,16 @@
  * readyExpr holds against that status), or skips when it says failed.
  */
 import { kustomizationObject, type Outcome } from '../flux/object.js';
+import { outcomeOfStatus } from './report.js';
 import type { Dependency, KustomizationSpec } from '../flux/types.js';
 import type { InventoryStatus } from '../inventory/codec.js';
-import { InventoryStore } from '../inventory/store.js';
 import { evalReadyExpr } from '../kstatus/cel.js';
 import { formatDuration } from '../kstatus/wait.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { RunContext } from './context.js';
 import { scrubText } from '../report/scrub.js';
 import { isNotFound } from '../cluster/errors.js';
-import { InventoryRun } from './inventory-run.js';
+import { inventoryStore, InventoryRun } from './inventory-run.js';
 import { wouldCreateOn } from './phases.js';
 import { renderSpec } from './render.js';
 import { resolveTarget } from './resolve.js';
@@ -49,24 +49,34 @@ export function dependencyState(
     };
   }
   if (status.result === 'InProgress') return { kind: 'waiting', says: 'its run is in progress' };
-  const ok = status.result === 'Succeeded';
   if (dep.readyExpr === undefined) {
-    if (ok) return { kind: 'ready' };
+    if (status.result === 'Succeeded') return { kind: 'ready' };
     const where = unchanged ? 'is not ready: its last run failed' : 'failed in another job';
     return { kind: 'failed', reason: `dependency '${key}' ${where}: ${firstLine(status.message)}` };
   }
-  const outcome: Outcome = ok
-    ? { ok: true, reason: 'ReconciliationSucceeded', message: 'Applied revision' }
-    : { ok: false, reason: 'ReconciliationFailed', message: status.message ?? 'failed' };
+  const problem = readyExprProblem(dep, dep.readyExpr, self, depSpec, outcomeOfStatus(status));
+  return problem === undefined ? { kind: 'ready' } : { kind: 'failed', reason: problem };
+}
+
+/**
+ * Where a dependsOn entry has a readyExpr, that expression alone decides (Flux skips the built-in
+ * check then), with `self` and `dep` as Flux objects, `dep` with the Ready condition of `outcome`:
+ * why the dependency is not ready, or undefined when it is. For dependencies in this run
+ * (graph.ts) and in other jobs alike.
+ */
+export function readyExprProblem(
+  dep: Dependency,
+  readyExpr: string,
+  self: KustomizationSpec,
+  depSpec: KustomizationSpec,
+  outcome: Outcome,
+): string | undefined {
+  const key = `${dep.namespace}/${dep.name}`;
   try {
-    if (evalReadyExpr(dep.readyExpr, kustomizationObject(self), kustomizationObject(depSpec, outcome)))
-      return { kind: 'ready' };
-    return { kind: 'failed', reason: `dependency '${key}' is not ready according to readyExpr eval` };
+    if (evalReadyExpr(readyExpr, kustomizationObject(self), kustomizationObject(depSpec, outcome))) return undefined;
+    return `dependency '${key}' is not ready according to readyExpr eval`;
   } catch (err) {
-    return {
-      kind: 'failed',
-      reason: `dependency '${key}': readyExpr ${JSON.stringify(dep.readyExpr)} failed: ${firstLine((err as Error).message)}`,
-    };
+    return `dependency '${key}': readyExpr ${JSON.stringify(readyExpr)} failed: ${firstLine((err as Error).message)}`;
   }
 }
 
@@ -147,7 +157,7 @@ async function poll(
   for (;;) {
     const states = await Promise.all(
       pending.map(async (d) => {
-        const store = new InventoryStore(clients.get(d)!, settings.inventoryNamespace ?? d.spec.namespace, d.spec);
+        const store = inventoryStore(clients.get(d)!, settings, d.spec);
         const status = (await store.read()).record?.status;
         const unchanged = settings.unchangedDependencies.includes(`${d.dep.namespace}/${d.dep.name}`);
         return { d, state: dependencyState(d.dep, d.spec, spec, status, commit, unchanged) };
@@ -184,7 +194,7 @@ async function poll(
 export async function recordNotApplied(ctx: RunContext, spec: KustomizationSpec, reason: string): Promise<void> {
   const { settings } = ctx;
   if (settings.mode !== 'apply' || settings.select.length === 0 || spec.kubeConfig !== undefined) return;
-  const store = new InventoryStore(ctx.client, settings.inventoryNamespace ?? spec.namespace, spec);
+  const store = inventoryStore(ctx.client, settings, spec);
   const run = new InventoryRun(
     ctx.client,
     store,

@@ -6,14 +6,12 @@
 import type { Report } from '../report/model.js';
 import type { SourceVerdict } from '../flux/checkout.js';
 import { runInDependencyOrder } from '../flux/graph.js';
-import { kustomizationObject } from '../flux/object.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
-import { evalReadyExpr } from '../kstatus/cel.js';
 import { describePlan, runSources, settingsFor, type SourceTree } from '../source/fetched.js';
 import { secretReader } from '../source/secret.js';
 import { prefixed, type RunContext } from './context.js';
-import { awaitDependencies, recordNotApplied } from './await-deps.js';
+import { awaitDependencies, readyExprProblem, recordNotApplied } from './await-deps.js';
 import { reconcileTarget } from './one.js';
 import { combine, outcomeOf, skippedReport } from './report.js';
 import { dotted } from '../report/render.js';
@@ -187,13 +185,8 @@ function dependencyProblem(
       if (!report.ok) return `dependency '${key}' is not ready (it failed or was skipped in this run)`;
       continue;
     }
-    const dep = kustomizationObject(depSpec, outcomeOf(report));
-    try {
-      if (!evalReadyExpr(d.readyExpr, kustomizationObject(spec), dep))
-        return `dependency '${key}' is not ready according to readyExpr eval`;
-    } catch (err) {
-      return `dependency '${key}': readyExpr ${JSON.stringify(d.readyExpr)} failed: ${(err as Error).message.split('\n')[0]}`;
-    }
+    const problem = readyExprProblem(d, d.readyExpr, spec, depSpec, outcomeOf(report));
+    if (problem !== undefined) return problem;
   }
   return undefined;
 }

@@ -10,7 +10,6 @@ import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, type Clock, type Hooks, type RunContext } from './context.js';
 import { failureOf } from './errors.js';
 import { reconcileAll } from './graph.js';
-import { dependencyOrder } from '../flux/graph.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
 import { emptyReport } from './report.js';
 import { resolveRun, specProblems } from './resolve.js';
@@ -61,11 +60,11 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock?: Clock): P
       ...(problems.length > 0 ? { problems } : {}),
     };
   }
-  const { specs, levels, sources, client, all, handlesRemoved } = resolved;
+  const { specs, levels, sources, client, all, handlesRemoved, levelOf } = resolved;
   try {
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const ctx = runContext(settings, client, new Discovery(client), hooks, clock);
-    const report = withLevels(await reconcileAll(ctx, specs, levels, sources, started, all), settings, all);
+    const report = withLevels(await reconcileAll(ctx, specs, levels, sources, started, all), settings, levelOf);
     // A fan-out job leaves removed Kustomizations to the job of the cluster's first one.
     return handlesRemoved ? await withRemoved(ctx, report, all) : report;
   } finally {
@@ -74,11 +73,8 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock?: Clock): P
 }
 
 /** A fan-out job's report: each Kustomization's dependsOn level among all of the files' (for the merge's order). */
-function withLevels(report: Report, settings: Settings, all: readonly KustomizationSpec[]): Report {
+function withLevels(report: Report, settings: Settings, level: ReadonlyMap<string, number>): Report {
   if (settings.select.length === 0) return report;
-  const level = new Map<string, number>(
-    dependencyOrder(all).flatMap((l, n) => l.map((s): [string, number] => [`${s.namespace}/${s.name}`, n])),
-  );
   const one = (r: Report): Report => (level.has(r.kustomization) ? { ...r, level: level.get(r.kustomization)! } : r);
   return report.kustomizations ? { ...report, kustomizations: report.kustomizations.map(one) } : one(report);
 }

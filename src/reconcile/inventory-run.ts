@@ -24,6 +24,15 @@ import { recordSecretPaths, type SecretPaths } from '../substitute/provenance.js
 import { truncate } from '../util/truncate.js';
 import { systemClock, type Clock } from './context.js';
 
+/** The inventory (and lock) of `spec` on `client`: in inventory-namespace, else the Kustomization's own. */
+export function inventoryStore(
+  client: ClusterClient,
+  settings: Pick<Settings, 'inventoryNamespace'>,
+  spec: KustomizationSpec,
+): InventoryStore {
+  return new InventoryStore(client, settings.inventoryNamespace ?? spec.namespace, spec);
+}
+
 /** Takes the lock of the inventory in `store` as this run (waiting as the settings allow). */
 export function acquireLock(
   client: ClusterClient,

@@ -14,10 +14,9 @@ import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { ApplyError } from '../ssa/apply.js';
 import { PruneStopped } from '../ssa/delete.js';
-import { InventoryStore } from '../inventory/store.js';
 import type { KustomizationContext, RunContext } from './context.js';
 import { failureOf, rootCause, StageError, type Failure, type Location, type Stage } from './errors.js';
-import { InventoryRun, legacyStore } from './inventory-run.js';
+import { inventoryStore, InventoryRun, legacyStore } from './inventory-run.js';
 import { apply, health, plan, prune } from './phases.js';
 import { recordFailure, recordSuccess, type Progress } from './record.js';
 import { render } from './render.js';
@@ -69,7 +68,7 @@ async function reconcileOne(ctx: KustomizationContext, notes: string[]): Promise
   const { settings, spec, note } = ctx;
   const started = ctx.clock.now();
   const done: Progress = { changeset: [], problems: [], origins: new Map() };
-  const store = new InventoryStore(ctx.client, settings.inventoryNamespace ?? spec.namespace, spec);
+  const store = inventoryStore(ctx.client, settings, spec);
   const inventory = new InventoryRun(
     ctx.client,
     store,

@@ -68,12 +68,21 @@ export function combine(settings: Settings, reports: Report[], started: number, 
   };
 }
 
+/** kustomize-controller's Ready condition after a successful reconciliation. */
+const SUCCEEDED: Outcome = { ok: true, reason: 'ReconciliationSucceeded', message: 'Applied revision' };
+
 /** The Ready condition kustomize-controller would have written for this report. */
 export function outcomeOf(report: Report): Outcome {
-  if (report.ok) return { ok: true, reason: 'ReconciliationSucceeded', message: 'Applied revision' };
+  if (report.ok) return SUCCEEDED;
   return {
     ok: false,
     reason: report.failure?.reason ?? STAGE_REASONS.apply,
     message: report.error ?? report.failure?.message ?? 'failed',
   };
+}
+
+/** The Ready condition of a run another job recorded in its inventory (a failure's stage is not kept). */
+export function outcomeOfStatus(status: { result: string; message?: string }): Outcome {
+  if (status.result === 'Succeeded') return SUCCEEDED;
+  return { ok: false, reason: STAGE_REASONS.apply, message: status.message ?? 'failed' };
 }

@@ -125,6 +125,8 @@ export interface Resolved {
   all: KustomizationSpec[];
   /** The run handles removed Kustomizations: it is not a fan-out job, or the job of the first Kustomization. */
   handlesRemoved: boolean;
+  /** Each Kustomization's dependsOn level among `all` (`namespace/name` → 0, 1, ...). */
+  levelOf: ReadonlyMap<string, number>;
   /** Each Kustomization's source verdict, keyed `namespace/name`. */
   sources: Map<string, SourceVerdict>;
   client: ClusterClient;
@@ -152,6 +154,7 @@ export async function resolveRun(
     levels: runLevels,
     all: specs,
     handlesRemoved: settings.select.length === 0 || picked.includes(levels.flat()[0]!),
+    levelOf: new Map(levels.flatMap((l, n) => l.map((s): [string, number] => [`${s.namespace}/${s.name}`, n]))),
     sources,
     client: new ClusterClient(kc, { timeouts: settings.clusterTimeouts }),
   };

@@ -13,7 +13,7 @@ import { countReport, type PrunedObject, type RemovedKustomization, type Report 
 export type InCluster<T> = T & { cluster?: string };
 
 /** The cluster something of a merged report belongs to; '' for none. */
-export function clusterOf(x: object): string {
+export function clusterNameOf(x: object): string {
   const c = (x as { cluster?: unknown }).cluster;
   return typeof c === 'string' ? c : '';
 }
@@ -29,7 +29,7 @@ export function clusterLabel(cluster: string, name: string): string {
  * without clusters keeps its rendering.
  */
 export function clusterNames(report: Pick<Report, 'kustomizations' | 'removed'>): string[] {
-  const all = [...(report.kustomizations ?? []), ...(report.removed ?? [])].map(clusterOf);
+  const all = [...(report.kustomizations ?? []), ...(report.removed ?? [])].map(clusterNameOf);
   return all.some((c) => c !== '') ? [...new Set(all)] : [];
 }
 
@@ -42,13 +42,13 @@ export function inClusters(report: Pick<Report, 'kustomizations' | 'removed'>): 
 
 /** `items` in the order of their clusters in `names` (stable within a cluster). */
 export function byCluster<T extends object>(items: readonly T[], names: readonly string[]): T[] {
-  const rank = (x: T) => names.indexOf(clusterOf(x));
+  const rank = (x: T) => names.indexOf(clusterNameOf(x));
   return [...items].sort((a, b) => rank(a) - rank(b));
 }
 
 /** Whether a prune result belongs to a removed Kustomization (src/reconcile/removed.ts sets removedWith). */
 export function ofRemoved(p: InCluster<PrunedObject>, r: InCluster<RemovedKustomization>): boolean {
-  return p.removedWith === r.kustomization && clusterOf(p) === clusterOf(r);
+  return p.removedWith === r.kustomization && clusterNameOf(p) === clusterNameOf(r);
 }
 
 /**
@@ -57,8 +57,8 @@ export function ofRemoved(p: InCluster<PrunedObject>, r: InCluster<RemovedKustom
  * object tables are rendered per cluster from it.
  */
 export function clusterShare(report: Report, cluster: string): Report {
-  const parts = (report.kustomizations ?? []).filter((k) => clusterOf(k) === cluster);
-  const removed = (report.removed ?? []).filter((r) => clusterOf(r) === cluster);
+  const parts = (report.kustomizations ?? []).filter((k) => clusterNameOf(k) === cluster);
+  const removed = (report.removed ?? []).filter((r) => clusterNameOf(r) === cluster);
   const changeset = parts.flatMap((k) => k.changeset);
   const pruned = [
     ...parts.flatMap((k) => k.pruned ?? []),

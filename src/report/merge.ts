@@ -4,7 +4,7 @@
  * each carrying its cluster, so that one PR comment and one check run tell the whole change. Pure:
  * the edge (merge-files.ts) reads the files.
  */
-import { byCluster, clusterLabel, clusterOf, type InCluster } from './clusters.js';
+import { byCluster, clusterLabel, clusterNameOf, type InCluster } from './clusters.js';
 import { combinedError, failedFirst } from './combine.js';
 import type { ReportFile } from './file.js';
 import { countReport, type Failure, type PrunedObject, type RemovedKustomization, type Report } from './model.js';
@@ -55,7 +55,7 @@ export function mergeReports(files: readonly NamedReportFile[]): Report {
     clusters,
   );
   const removed = byCluster(
-    removals.map((x) => ({ ...x, cluster: clusterOf(x.r) })),
+    removals.map((x) => ({ ...x, cluster: clusterNameOf(x.r) })),
     clusters,
   );
   const live = shares.filter((s) => !superseded.has(s));
@@ -99,7 +99,7 @@ export function mergeReports(files: readonly NamedReportFile[]): Report {
 
 /** How the merged report names a Kustomization: with its cluster, as `production · flux-system/apps`. */
 function nameOf(k: Report): string {
-  return clusterLabel(clusterOf(k), k.kustomization || k.path);
+  return clusterLabel(clusterNameOf(k), k.kustomization || k.path);
 }
 
 function jobOf(s: Share): string {
@@ -204,12 +204,12 @@ function dedupe(
   };
   for (const s of shares) {
     for (const k of s.parts) {
-      const key = k.kustomization ? `k\u0000${clusterOf(k)}\u0000${k.kustomization}` : undefined;
+      const key = k.kustomization ? `k\u0000${clusterNameOf(k)}\u0000${k.kustomization}` : undefined;
       place(parts, key, `Kustomization ${nameOf(k)}`, k, s);
     }
     for (const x of s.removals) {
-      const key = `r\u0000${clusterOf(x.r)}\u0000${x.r.kustomization}`;
-      const label = `Removed Kustomization ${clusterLabel(clusterOf(x.r), x.r.kustomization)}`;
+      const key = `r\u0000${clusterNameOf(x.r)}\u0000${x.r.kustomization}`;
+      const label = `Removed Kustomization ${clusterLabel(clusterNameOf(x.r), x.r.kustomization)}`;
       place(removals, key, label, x, s);
     }
   }
@@ -220,7 +220,7 @@ function dedupe(
 
 /** The clusters in merge order: the single-cluster '' first, then as they first appear. */
 function clusterOrder(parts: readonly Report[], removals: readonly Removal[]): string[] {
-  const all = [...parts.map(clusterOf), ...removals.map((x) => clusterOf(x.r))];
+  const all = [...parts.map(clusterNameOf), ...removals.map((x) => clusterNameOf(x.r))];
   const names = [...new Set(all)];
   return names.includes('') ? ['', ...names.filter((c) => c !== '')] : names;
 }

@@ -3,7 +3,7 @@ import { hasChanges } from './model.js';
 import { diffBlockLines, maskSecretData } from '../ssa/diff.js';
 import { takesWithIt } from './deletions.js';
 import { sourceText } from './source.js';
-import { byCluster, clusterNames, clusterOf, clusterShare, inClusters } from './clusters.js';
+import { byCluster, clusterNames, clusterNameOf, clusterShare, inClusters } from './clusters.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 
@@ -97,8 +97,8 @@ export function renderSummary(report: Report): string {
       const result = k.ok ? 'ok' : `❌ ${escapeText(k.error?.split('\n')[0] ?? 'failed')}`;
       const c = k.counts;
       // A section per cluster: its name on its first row only.
-      const first = cluster && clusterOf(k) !== last ? `| ${clusterCell(clusterOf(k))} ` : cluster ? '| ' : '';
-      last = clusterOf(k);
+      const first = cluster && clusterNameOf(k) !== last ? `| ${clusterCell(clusterNameOf(k))} ` : cluster ? '| ' : '';
+      last = clusterNameOf(k);
       out.push(
         `${first}| \`${escapeCode(k.kustomization)}\`${sourceCell(k)} | ${result} | ${c.created} | ${c.configured} | ${c.deleted} | ${c.unchanged} |`,
       );

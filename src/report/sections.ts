@@ -8,7 +8,7 @@ import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.
 import type { PrunedObject } from './model.js';
 import { takesWithIt } from './deletions.js';
 import { clusterCell, escapeCode, escapeText } from './render.js';
-import { clusterOf, inClusters } from './clusters.js';
+import { clusterNameOf, inClusters } from './clusters.js';
 import { cutChars, fence, fields, fmt, oneLine, subject } from './text.js';
 import type { View, Words } from './view.js';
 
@@ -141,7 +141,7 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     for (const { r, pruned } of v.removed) {
       const what = r.action === 'deleted' ? w.deleted : r.action;
       out.push(
-        `- ${groupCluster(v.clusters.length > 0 ? clusterOf(r) : undefined)}${subject(r.kustomization)} — ${what} (deletionPolicy ${r.deletionPolicy}, ${fmt(r.objects)} object${r.objects === 1 ? '' : 's'}, inventory ${subject(r.inventory)})${r.reason ? `: ${escapeText(oneLine(r.reason))}` : ''}`,
+        `- ${groupCluster(v.clusters.length > 0 ? clusterNameOf(r) : undefined)}${subject(r.kustomization)} — ${what} (deletionPolicy ${r.deletionPolicy}, ${fmt(r.objects)} object${r.objects === 1 ? '' : 's'}, inventory ${subject(r.inventory)})${r.reason ? `: ${escapeText(oneLine(r.reason))}` : ''}`,
       );
       for (const p of pruned) out.push(`  - ${prunedLine(p, w, `${r.kustomization} removed`, pruned)}`);
     }

@@ -7,7 +7,7 @@
  */
 import type { HealthResult } from '../kstatus/wait.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
-import { byCluster, clusterNames, clusterOf, ofRemoved, type InCluster } from './clusters.js';
+import { byCluster, clusterNames, clusterNameOf, ofRemoved, type InCluster } from './clusters.js';
 import type { PrunedObject, RemovedKustomization, Report } from './model.js';
 import { clusterCell, escapeCode, escapeText, sourceCell } from './render.js';
 import { cutChars, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
@@ -102,7 +102,7 @@ export function view(report: Report): View {
   const reports = multi ? byCluster(report.kustomizations!, clusters) : [report];
   const groups = reports.map((k) => ({
     ...(multi ? { title: k.kustomization || k.path } : {}),
-    ...(clusters.length > 0 ? { cluster: clusterOf(k) } : {}),
+    ...(clusters.length > 0 ? { cluster: clusterNameOf(k) } : {}),
     created: k.changeset.filter((e) => e.action === 'created'),
     configured: k.changeset.filter((e) => e.action === 'configured'),
     skipped: k.changeset.filter((e) => e.action === 'skipped'),
@@ -134,7 +134,7 @@ function clusterRows(
   rows: readonly string[],
   clusters: readonly string[],
 ): string[] {
-  const tagged = [...reports.map(clusterOf), ...removed.map((x) => clusterOf(x.r))].map((c, i) => ({
+  const tagged = [...reports.map(clusterNameOf), ...removed.map((x) => clusterNameOf(x.r))].map((c, i) => ({
     c,
     row: rows[i]!,
   }));
