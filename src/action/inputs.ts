@@ -1,5 +1,5 @@
 /** The action's edge for its inputs: @actions/core reads and masks them; src/options/read.ts does the rest. */
-import * as core from '@actions/core';
+import * as core from './core.js';
 import { readSettings } from '../options/read.js';
 import type { InputReader, Settings } from '../settings.js';
 

@@ -3,7 +3,7 @@
  * (report-mode.ts), so that a fan-out's merged report reads like one run's: the PR comment and
  * check run, the outputs, the job summary and the failure message.
  */
-import * as core from '@actions/core';
+import * as core from './core.js';
 import type { GitHubContext } from '../github/context.js';
 import type { Published } from '../github/publish.js';
 import { hasChanges, type Report } from '../report/model.js';

@@ -2,7 +2,7 @@
  * The action's edge for mode: plan: no cluster; the Kustomization files in, the outputs matrix,
  * levels, affected, clusters and count out (src/plan/), and a job summary.
  */
-import * as core from '@actions/core';
+import * as core from './core.js';
 import { planRun, type Change } from '../plan/run.js';
 import { planOutputs, planSummary, planText } from '../plan/render.js';
 import { readActionSettings } from './inputs.js';

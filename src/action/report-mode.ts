@@ -3,7 +3,7 @@
  * written with report-file and downloaded again); one PR comment, one check run, the job summary,
  * the outputs and the exit code out, as if one run had reconciled every Kustomization.
  */
-import * as core from '@actions/core';
+import * as core from './core.js';
 import { githubContext } from '../github/context.js';
 import { readReportFiles } from '../report/merge-files.js';
 import { mergeReports } from '../report/merge.js';

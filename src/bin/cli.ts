@@ -8,5 +8,8 @@
 import { enableCompileCache } from 'node:module';
 
 enableCompileCache();
+// In a workflow step, no text from the tree, a server or a file becomes a workflow command.
+const { guardCliOutput } = await import('../action/stream-guard.js');
+guardCliOutput();
 const { main } = await import('../cli.js');
 process.exitCode = await main(process.argv.slice(2));

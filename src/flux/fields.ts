@@ -154,6 +154,32 @@ interface StringOptions {
   /** Minimum length; 1 means an empty string is an error rather than "not set". */
   min?: number;
   max?: number;
+  /** Line breaks and tabs are part of the value (a patch, a CEL expression); other control characters never are. */
+  multiline?: boolean;
+}
+
+/**
+ * Why `text` is refused for its control characters, or undefined. A name, a path or a reference
+ * with a line break (or another control character) is never meant, and one printed in a log
+ * could start a line of its own.
+ */
+export function controlCharacterProblem(text: string, multiline = false): string | undefined {
+  // eslint-disable-next-line no-control-regex
+  const re = multiline
+    ? /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029]/
+    : /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+  const m = re.exec(text);
+  if (m === null) return undefined;
+  const code = `U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+  const what =
+    m[0] === '\n'
+      ? 'a line break'
+      : m[0] === '\r'
+        ? 'a carriage return'
+        : m[0] === '\t'
+          ? 'a tab'
+          : 'a control character';
+  return `must not contain ${what} (${code}, at character ${m.index + 1})`;
 }
 
 /**
@@ -168,6 +194,11 @@ export function readString(p: Problems, value: unknown, at: string, options: Str
   if (typeof value !== 'string') {
     const hint = typeof value === 'number' || typeof value === 'boolean' ? ` (quote it: "${String(value)}")` : '';
     p.add(at, `must be a string, got ${describe(value)}${hint}`);
+    return undefined;
+  }
+  const control = controlCharacterProblem(value, options.multiline);
+  if (control !== undefined) {
+    p.add(at, control);
     return undefined;
   }
   const min = options.min ?? (options.required ? 1 : 0);

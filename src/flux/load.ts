@@ -12,6 +12,7 @@ import {
   withIdentity,
   writtenNamespace,
 } from './parse.js';
+import { controlCharacterProblem } from './fields.js';
 import type { KustomizationSpec } from './types.js';
 
 /**
@@ -68,6 +69,13 @@ async function matchFiles(pattern: string, root: string, realRoot: string): Prom
     const absolute = resolve(root, match);
     const info = await stat(absolute).catch(() => undefined);
     if (info?.isFile() !== true) continue;
+    // A file name is printed in logs, comments and annotations: one with a line break could start lines of its own.
+    const control = controlCharacterProblem(match);
+    if (control !== undefined) {
+      throw new SpecError([
+        `kustomizations pattern ${JSON.stringify(pattern)}: the file name ${JSON.stringify(match)} ${control}; rename the file`,
+      ]);
+    }
     // A symlink in the tree could point anywhere; the files read must stay in the checkout.
     if (!isInside(await realpath(absolute), realRoot)) {
       throw new SpecError([`kustomizations pattern ${JSON.stringify(pattern)}: ${match} links outside the root`]);

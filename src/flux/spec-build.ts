@@ -46,7 +46,7 @@ function readSelector(p: Problems, value: unknown, at: string): Selector | undef
 export function readPatch(p: Problems, value: unknown, at: string): Patch | undefined {
   const raw = readMapping(p, value, at, ['patch', 'target'], { required: true });
   if (raw === undefined) return undefined;
-  const patch = readString(p, raw.patch, child(at, 'patch'), { required: true });
+  const patch = readString(p, raw.patch, child(at, 'patch'), { required: true, multiline: true });
   const target = readSelector(p, raw.target, child(at, 'target'));
   if (patch !== undefined) {
     // kustomize would fail on this later with less context; both patch forms are YAML.

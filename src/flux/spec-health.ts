@@ -40,9 +40,9 @@ export function readHealthCheckExprs(p: Problems, value: unknown): HealthCheckEx
     if (raw === undefined) return undefined;
     const apiVersion = readApiVersion(p, raw.apiVersion, child(at, 'apiVersion'), true);
     const kind = readString(p, raw.kind, child(at, 'kind'));
-    const current = readString(p, raw.current, child(at, 'current'), { required: true });
-    const inProgress = readString(p, raw.inProgress, child(at, 'inProgress'));
-    const failed = readString(p, raw.failed, child(at, 'failed'));
+    const current = readString(p, raw.current, child(at, 'current'), { required: true, multiline: true });
+    const inProgress = readString(p, raw.inProgress, child(at, 'inProgress'), { multiline: true });
+    const failed = readString(p, raw.failed, child(at, 'failed'), { multiline: true });
     const exprs = { current, inProgress, failed };
     for (const [key, text] of Object.entries(exprs)) checkCel(p, text, child(at, key));
     if (apiVersion === undefined || current === undefined) return undefined;
@@ -90,7 +90,7 @@ export function readDependency(p: Problems, value: unknown, at: string, namespac
   if (raw === undefined) return undefined;
   const name = readString(p, raw.name, child(at, 'name'), { required: true });
   const depNamespace = readString(p, raw.namespace, child(at, 'namespace')) ?? namespace;
-  const readyExpr = readString(p, raw.readyExpr, child(at, 'readyExpr'));
+  const readyExpr = readString(p, raw.readyExpr, child(at, 'readyExpr'), { multiline: true });
   checkCel(p, readyExpr, child(at, 'readyExpr'));
   return name === undefined ? undefined : withoutUndefined({ name, namespace: depNamespace, readyExpr });
 }

@@ -4,7 +4,15 @@
  */
 
 import { parseDuration } from '../util/duration.js';
-import { Problems, describe, isAbsent, quote, readCheckedString, reportMissing } from './fields.js';
+import {
+  Problems,
+  controlCharacterProblem,
+  describe,
+  isAbsent,
+  quote,
+  readCheckedString,
+  reportMissing,
+} from './fields.js';
 
 export { parseDuration };
 
@@ -112,6 +120,11 @@ export function readSourcePath(p: Problems, value: unknown, at: string, rooted =
   if (isAbsent(value)) return '.';
   if (typeof value !== 'string') {
     p.add(at, `must be a string, got ${describe(value)}`);
+    return undefined;
+  }
+  const control = controlCharacterProblem(value);
+  if (control !== undefined) {
+    p.add(at, control);
     return undefined;
   }
   const normal = normalizeSourcePath(rooted ? value.replace(/^\/+/, '') : value);
