@@ -1,7 +1,14 @@
 // spec.ref.semver as source-controller reads it (Masterminds/semver v3): versions, constraints and
 // the tag chosen, with the examples of Masterminds' documentation.
 import { describe, expect, it } from 'vitest';
-import { compareVersions, parseConstraint, parseVersion, pickTag, satisfies } from '../../src/source/semver.js';
+import {
+  compareVersions,
+  hyphenRanges,
+  parseConstraint,
+  parseVersion,
+  pickTag,
+  satisfies,
+} from '../../src/source/semver.js';
 
 describe('parseVersion', () => {
   it.each([
@@ -97,5 +104,27 @@ describe('pickTag', () => {
     ['*', 'v1.10.1'],
   ])('%s picks %s', (range, tag) => {
     expect(pickTag(tags, range)).toBe(tag);
+  });
+});
+
+describe('hyphenRanges', () => {
+  it.each([
+    ['1.2 - 1.4.5', '>=1.2,<=1.4.5'],
+    ['>=1.0 1.2 - 1.4 <2', '>=1.0 >=1.2,<=1.4 <2'],
+    ['a - b - c', '>=a,<=b - c'],
+    ['1.2 -1.4', '1.2 -1.4'],
+    ['1.2\t-\t1.4', '>=1.2,<=1.4'],
+    ['- - x', '>=-,<=x'],
+    ['1.2.3', '1.2.3'],
+  ])('%j is %j', (group, want) => {
+    expect(hyphenRanges(group)).toBe(want);
+  });
+
+  // A range from the tree, read word by word: `(\S+)\s+-\s+(\S+)` over 200,000 characters without a
+  // space backtracks quadratically (minutes); the row fails by its timeout if it does.
+  it('a long range without spaces is read in linear time, and refused', () => {
+    const long = '1'.repeat(200_000);
+    expect(hyphenRanges(long)).toBe(long);
+    expect(() => pickTag(['1.0.0'], `${long}x`)).toThrow('is not a version constraint');
   });
 });

@@ -21,7 +21,9 @@ import {
   bucketNameProblem,
   encodeKey,
   endpointProblem,
+  envCredentialsRefusal,
   isAmazonS3Host,
+  isAwsS3Endpoint,
   listQuery,
   parseListObjectsV2,
   parseLocation,
@@ -455,5 +457,90 @@ describe('bucketRevision: sha256 of `<key> <etag>\\n` per key in byte order', ()
       ),
     ).toBe('a/x e1\nb e2\n');
     expect(['x😀', 'x～', 'X', 'x'].sort(compareKeys)).toEqual(['X', 'x', 'x～', 'x😀']);
+  });
+});
+
+// The environment's AWS credentials go to Amazon S3 only: spec.endpoint is the pull request's.
+describe('isAwsS3Endpoint', () => {
+  it.each<[string, boolean]>([
+    ['s3.amazonaws.com', true],
+    ['s3.eu-west-1.amazonaws.com', true],
+    ['S3.EU-WEST-1.AMAZONAWS.COM', true],
+    ['s3.dualstack.us-east-2.amazonaws.com', true],
+    ['s3-fips.us-gov-west-1.amazonaws.com', true],
+    ['s3-fips.dualstack.us-east-1.amazonaws.com', true],
+    ['s3-us-west-2.amazonaws.com', true],
+    ['s3-external-1.amazonaws.com', true],
+    ['my-bucket.s3.amazonaws.com', true],
+    ['my.dotted.bucket.s3.eu-central-1.amazonaws.com', true],
+    ['s3.cn-north-1.amazonaws.com.cn', true],
+    ['s3.dualstack.cn-northwest-1.amazonaws.com.cn', true],
+    ['bucket.vpce-1a2b3c4d-5e6f.s3.us-east-1.vpce.amazonaws.com', true],
+    // Not S3, or not AWS's to answer for.
+    ['minio.example.com', false],
+    ['127.0.0.1', false],
+    ['amazonaws.com', false],
+    ['s3.amazonaws.com.evil.com', false],
+    ['evil-s3.amazonaws.com', false],
+    ['s3.amazonaws.com.', false],
+    ['my-lb-123.us-east-1.elb.amazonaws.com', false],
+    ['abc123.execute-api.us-east-1.amazonaws.com', false],
+    ['ec2-1-2-3-4.compute-1.amazonaws.com', false],
+    ['bucket.s3-website-us-east-1.amazonaws.com', false],
+    ['bucket.s3-website.us-east-1.amazonaws.com', false],
+    ['ap-123.s3-object-lambda.us-east-1.amazonaws.com', false],
+    ['s3.evil.amazonaws.com', false],
+    ['s3.cn-north-1.amazonaws.com', false],
+    ['s3.us-east-1.amazonaws.com.cn', false],
+    ['s3-fips.cn-north-1.amazonaws.com.cn', false],
+    ['s3.amazonaws.com.cn', false],
+    [`${'a'.repeat(250)}.s3.amazonaws.com`, false],
+  ])('%s: %s', (host, want) => {
+    expect(isAwsS3Endpoint(host)).toBe(want);
+  });
+});
+
+describe('envCredentialsRefusal', () => {
+  it.each<[string, boolean, string | undefined]>([
+    ['s3.amazonaws.com', false, undefined],
+    ['s3.eu-west-1.amazonaws.com:443', false, undefined],
+    ['s3.amazonaws.com', true, 'spec.insecure is true, and they are never sent over plain http'],
+    ['s3.amazonaws.com:8443', false, 'spec.endpoint s3.amazonaws.com:8443 names port 8443'],
+    [
+      'minio.example.com',
+      false,
+      'spec.endpoint minio.example.com is not an Amazon S3 endpoint (s3.amazonaws.com, s3.<region>.amazonaws.com and the like)',
+    ],
+    ['[::1]:443', false, 'spec.endpoint [::1]:443 is not an Amazon S3 endpoint'],
+  ])('%s (insecure %s)', (endpoint, insecure, want) => {
+    const got = envCredentialsRefusal(endpoint, insecure);
+    if (want === undefined) expect(got).toBeUndefined();
+    else expect(got).toContain(want);
+  });
+});
+
+// An S3 endpoint is whatever the tree names, and its answers are read in linear time: under a lazy
+// regular expression each of these (16 MiB of unclosed tags) takes hours; a hang fails by the timeout.
+describe('S3 answers read in linear time', () => {
+  const many = (s: string) => s.repeat(Math.floor((16 << 20) / s.length));
+  it.each<[string, string, string | number]>([
+    ['unclosed Contents', `<ListBucketResult>${many('<Contents>')}`, 0],
+    ['unclosed Keys in one Contents', `<ListBucketResult><Contents>${many('<Key>')}</Contents>`, 'without a Key'],
+    ['unclosed open tags', `<ListBucketResult>${many('<Contents ')}`, 0],
+    ['closing tags without their >', `<ListBucketResult><Contents><Key>k${many('</Key ')}`, 0],
+    ['unterminated CDATA', `<ListBucketResult><Contents><Key>${many('<![CDATA[')}</Key></Contents>`, 1],
+  ])('%s', (_, xml, want) => {
+    if (typeof want === 'number') expect(parseListObjectsV2(xml).objects).toHaveLength(want);
+    else expect(() => parseListObjectsV2(xml)).toThrow(want);
+  });
+
+  it('an error body of unclosed tags', () => {
+    expect(parseS3Error(`<Error>${many('<Code>')}`)).toEqual({});
+  });
+
+  it('a spec.endpoint longer than a host name is refused before any host rule reads it', () => {
+    expect(endpointProblem(`${'elb'.repeat(100_000)}.amazonaws.com`)).toMatch(
+      /characters long, more than host\[:port\]/,
+    );
   });
 });

@@ -81,3 +81,44 @@ describe('goGlob (Go fs.Glob)', () => {
     expect(goGlob(tree, pattern)).toEqual(want);
   });
 });
+
+// A tree's patterns are matched in linear time: under a backtracking RegExp each of these takes
+// minutes (30 stars against 5,000 characters), so a hang here fails the test by its timeout.
+describe('patterns that backtrack are matched in linear time', () => {
+  const stars = `${'*a'.repeat(30)}*b`;
+  const long = 'a'.repeat(5000);
+  const braces = `${'{a,a}'.repeat(30)}b`;
+  it.each<[string, (p: string, n: string) => boolean, string, string, boolean]>([
+    ['goMatch, no b', goMatch, stars, long, false],
+    ['goMatch, b at the end', goMatch, stars, `${long}b`, true],
+    ['goMatch, too few a', goMatch, stars, `${'a'.repeat(29)}b`, false],
+    ['goMatch, classes', goMatch, `${'[a-z]*'.repeat(30)}!`, long, false],
+    ['doublestarMatch, no b', doublestarMatch, stars, long, false],
+    ['doublestarMatch, b at the end', doublestarMatch, stars, `${long}b`, true],
+    ['doublestarMatch, below **', doublestarMatch, `**/${stars}`, `x/y/${long}`, false],
+    ['doublestarMatch, alternatives', doublestarMatch, braces, long, false],
+    ['doublestarMatch, alternatives that match', doublestarMatch, braces, `${'a'.repeat(30)}b`, true],
+    ['doublestarMatch, many **', doublestarMatch, `${'**/a/'.repeat(20)}b`, `${'a/'.repeat(2500)}c`, false],
+  ])('%s', (_, match, pattern, name, want) => {
+    expect(match(pattern, name)).toBe(want);
+  });
+
+  it('goGlob over a directory holding a long name', () => {
+    const entries: Listed[] = [
+      { path: 'd', dir: true },
+      { path: `d/${long}`, dir: false },
+      { path: `d/${long}b`, dir: false },
+    ];
+    expect(goGlob(entries, `d/${stars}`)).toEqual([`d/${long}b`]);
+  });
+
+  it('a pattern with a long run of slashes inside (`/\\/+$/` would be quadratic)', () => {
+    expect(goGlob(tree, `apps${'/'.repeat(100_000)}x/`)).toEqual([]);
+    expect(goGlob(tree, `apps/base${'/'.repeat(100_000)}`)).toEqual(['apps/base']);
+  });
+
+  it('a rune is one character for ? (as Go matches runes)', () => {
+    expect(goMatch('?.yaml', '😀.yaml')).toBe(true);
+    expect(doublestarMatch('x/?', 'x/é')).toBe(true);
+  });
+});

@@ -126,6 +126,26 @@ describe('semverTag', () => {
   it('names a semverFilter that is not a regular expression', () => {
     expect(() => semverTag(tags, '>=1', '(')).toThrow('spec.ref.semverFilter "(" is not a valid regular expression');
   });
+
+  // The filter is a Go regular expression (RE2), matched in linear time: `^(a+)+$` against 40 a and
+  // a `!` takes a backtracking RegExp hours; here the row fails by its timeout if it backtracks.
+  it.each<[string, string[], string, string | undefined]>([
+    ['nested quantifiers against a long tag', ['1.0.0', `${'a'.repeat(5000)}!`], '^(a+)+$', undefined],
+    ['nested quantifiers, a tag that matches', ['1.0.0', 'a'.repeat(5000)], '^(a+)+$|^1', '1.0.0'],
+    ['Go flags: (?i)', ['v1.0.0', '1.1.0'], '(?i)^V', 'v1.0.0'],
+    ['Go character classes: \\pN', ['1.0.0', 'x1.1.0'], '^\\pN', '1.0.0'],
+  ])('%s', (_, list, filter, want) => {
+    expect(semverTag(list, '>=0.0.0', filter)).toBe(want);
+  });
+
+  it.each([
+    ['(?=1)', 'a lookahead, which Go refuses'],
+    ['\\1', 'a backreference, which Go refuses'],
+  ])('refuses %s: %s', (filter) => {
+    expect(() => semverTag(tags, '>=1', filter)).toThrow(
+      new RegExp(`^spec\\.ref\\.semverFilter .* is not a valid regular expression \\(Go syntax\\): `),
+    );
+  });
 });
 
 describe('parseWwwAuthenticate', () => {

@@ -168,3 +168,38 @@ describe('parsePattern', () => {
     expect(parsePattern(line, ['d'])).toEqual({ domain: ['d'], ...want });
   });
 });
+
+// A `.sourceignore` comes from the tree: its globs are matched in linear time. Under a backtracking
+// RegExp each row with 30 stars and 5,000 characters takes minutes, so a hang fails by the timeout.
+describe('globs that backtrack, matched in linear time', () => {
+  const stars = `${'*a'.repeat(30)}*b`;
+  const long = 'a'.repeat(5000);
+  it.each([
+    ['30 stars, no b', stars, long, false],
+    ['30 stars, b at the end', stars, `${long}b`, true],
+    ['classes and stars', `${'[a-z]*'.repeat(30)}!`, long, false],
+    ['a reversed range matches nothing', '[z-a]', 'q', false],
+    ['a negated reversed range matches any character', '[^z-a]', 'q', true],
+    ['a negated reversed range is still one character', '[^z-a]', 'qq', false],
+    ['? is one rune, even outside the BMP', 'x?', 'x😀', true],
+  ])('%s', (_, glob, name, want) => {
+    expect(globMatch(glob, name)).toBe(want);
+  });
+
+  it.each([
+    ['a name pattern', `${stars}\n`, ['apps', long], false],
+    ['an anchored pattern', `apps/**/${stars}\n`, ['apps', 'x', `${long}b`], true],
+  ])('isIgnored with %s', (_, text, path, want) => {
+    expect(isIgnored(readPatterns(text, []), path, false)).toBe(want);
+  });
+});
+
+describe('long lines are read in linear time', () => {
+  // `/ +$/` over 200,000 spaces followed by a letter is quadratic: minutes; the row fails by the timeout.
+  it.each([
+    ['spaces inside a pattern are kept', `a${' '.repeat(200_000)}b`, [`a${' '.repeat(200_000)}b`]],
+    ['trailing spaces are dropped', `a${' '.repeat(200_000)}`, ['a']],
+  ])('%s', (_, line, parts) => {
+    expect(parsePattern(line, []).parts).toEqual(parts);
+  });
+});

@@ -5,8 +5,10 @@
  * last pattern that matches decides (`!` re-includes), and unlike git a file can be re-included
  * under an excluded directory. Without any `.sourceignore` pattern, Flux's default exclusions
  * apply; with one, only the VCS ones (source-controller drops the others then). Pure: the caller
- * reads the files.
+ * reads the files. The patterns come from the tree, so each is matched in linear time (translated to
+ * an RE2 expression and run by re2js, never by a backtracking JS RegExp).
  */
+import { RE2JS } from 're2js';
 
 /** The name of the ignore file, at the root or in any directory. */
 export const SOURCEIGNORE_FILE = '.sourceignore';
@@ -51,6 +53,13 @@ export interface IgnorePattern {
   anchored: boolean;
 }
 
+/** `text` without the `c` characters that end it (a loop: `/ +$/` is quadratic over a long run of spaces). */
+function trimEnd(text: string, c: string): string {
+  let end = text.length;
+  while (end > 0 && text[end - 1] === c) end--;
+  return text.slice(0, end);
+}
+
 /** One line of a `.sourceignore` (not a comment or blank line) as a pattern scoped to `domain`. */
 export function parsePattern(line: string, domain: readonly string[]): IgnorePattern {
   let p = line;
@@ -60,7 +69,7 @@ export function parsePattern(line: string, domain: readonly string[]): IgnorePat
     p = p.slice(1);
   }
   // Trailing spaces are dropped unless the last one is escaped.
-  if (!p.endsWith('\\ ')) p = p.replace(/ +$/, '');
+  if (!p.endsWith('\\ ')) p = trimEnd(p, ' ');
   let dirOnly = false;
   if (p.endsWith('/')) {
     dirOnly = true;
@@ -161,7 +170,7 @@ export function sourcePatterns(found: readonly IgnorePattern[]): IgnorePattern[]
   return [...vcs, ...DEFAULT_PATTERNS.map((l) => parsePattern(l, []))];
 }
 
-const globCache = new Map<string, RegExp | null>();
+const globCache = new Map<string, RE2JS | null>();
 
 /** Go's path/filepath.Match for one path component; a malformed pattern matches nothing. */
 export function globMatch(glob: string, name: string): boolean {
@@ -174,7 +183,7 @@ export function globMatch(glob: string, name: string): boolean {
 }
 
 /** `*` any run of characters, `?` one, `[...]`/`[^...]` a class with ranges, `\` escapes; null when malformed. */
-function globToRegExp(glob: string): RegExp | null {
+function globToRegExp(glob: string): RE2JS | null {
   const chars = Array.from(glob);
   let out = '';
   let i = 0;
@@ -231,11 +240,17 @@ function globToRegExp(glob: string): RegExp | null {
         if (lo.codePointAt(0)! <= hi.codePointAt(0)!) cls += lo === hi ? escIn(lo) : `${escIn(lo)}-${escIn(hi)}`;
         ranges++;
       }
-      out += `[${cls}]`;
+      // A class of reversed ranges only: RE2 has no `[]`, so nothing (or, negated, any character).
+      if (cls === '' || cls === '^') out += cls === '' ? '[^\\x00-\\x{10FFFF}]' : '[\\x00-\\x{10FFFF}]';
+      else out += `[${cls}]`;
     } else {
       out += esc(c);
       i++;
     }
   }
-  return new RegExp(`^${out}$`, 'u');
+  try {
+    return RE2JS.compile(`^${out}$`);
+  } catch {
+    return null;
+  }
 }

@@ -2,12 +2,18 @@
  * The `sops` metadata (`stores/stores.go` `metadata`, decoded with mapstructure's weak typing), and
  * its flattened form in dotenv and INI files (`stores/flatten.go`).
  */
+import { RE2JS } from 're2js';
 import { goParseBool } from './goformat.js';
 import { isRecord } from './tree.js';
 import { SopsError, type MasterKey, type MasterKeyKind } from './types.js';
 
 /** `sops.DefaultUnencryptedSuffix`, used when the metadata names no encryption rule. */
 const DEFAULT_UNENCRYPTED_SUFFIX = '_unencrypted';
+
+/** One of the metadata's regular expressions: Go's MatchString (unanchored), in linear time. */
+export interface KeyRegex {
+  test(text: string): boolean;
+}
 
 /** The metadata as the walk uses it: key groups, the encryption rule, the MAC. */
 export interface Metadata {
@@ -17,10 +23,10 @@ export interface Metadata {
   mac: string;
   unencryptedSuffix: string;
   encryptedSuffix: string;
-  unencryptedRegex?: RegExp;
-  encryptedRegex?: RegExp;
-  unencryptedCommentRegex?: RegExp;
-  encryptedCommentRegex?: RegExp;
+  unencryptedRegex?: KeyRegex;
+  encryptedRegex?: KeyRegex;
+  unencryptedCommentRegex?: KeyRegex;
+  encryptedCommentRegex?: KeyRegex;
   macOnlyEncrypted: boolean;
 }
 
@@ -57,23 +63,18 @@ function weakBool(v: unknown): boolean {
   return false;
 }
 
-/** Go (RE2) syntax → JS: a leading `(?flags)` group becomes JS flags; the rest is mostly compatible. */
-function goRegex(source: string, field: string): RegExp {
-  let body = source;
-  let flags = '';
-  const m = /^\(\?([imsU]+)\)/.exec(source);
-  if (m) {
-    body = source.slice(m[0].length);
-    flags = [...new Set(m[1]!.replace(/U/g, ''))].join('');
-  }
+/**
+ * A Go (RE2) regular expression as sops compiles it, matched by re2js: the same syntax (a leading
+ * `(?i)` and the like included), and linear time whatever the file says.
+ */
+function goRegex(source: string, field: string): KeyRegex {
   try {
-    return new RegExp(body, flags + 'u');
-  } catch {
-    try {
-      return new RegExp(body, flags);
-    } catch (err) {
-      throw new SopsError(`invalid sops metadata: ${field} is not a valid regular expression`, { cause: err });
-    }
+    return RE2JS.compile(source);
+  } catch (err) {
+    throw new SopsError(
+      `invalid sops metadata: ${field} is not a valid regular expression (Go syntax): ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
@@ -116,7 +117,7 @@ export function parseMetadata(raw: unknown): Metadata {
   if (rules.length > 1) {
     throw new SopsError(`invalid sops metadata: more than one of ${rules.join(', ')} is set`);
   }
-  const regex = (name: string): RegExp | undefined => (rule(name) === '' ? undefined : goRegex(rule(name), name));
+  const regex = (name: string): KeyRegex | undefined => (rule(name) === '' ? undefined : goRegex(rule(name), name));
   return {
     groups,
     threshold: weakInt(raw['shamir_threshold'], 'shamir_threshold'),

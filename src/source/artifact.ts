@@ -25,8 +25,9 @@ import type { ArtifactGeneratorDef, CopyOperation } from '../flux/source-defs.js
 import { listTree } from '../kustomize/copy.js';
 import { DEFAULT_PATTERNS, isIgnored, readPatterns, VCS_PATTERNS } from '../kustomize/sourceignore.js';
 import type { Fetched } from './git.js';
-import { BadPattern, doublestarMatch, doublestarRegex, goGlob, hasGlob, type Listed } from './glob.js';
+import { BadPattern, doublestarMatch, doublestarPattern, goGlob, hasGlob, type Listed } from './glob.js';
 import { scratchDir } from '../util/scratch.js';
+import { ExtractBudget } from './budget.js';
 import { extractTarGz } from './tar.js';
 
 /** A source's artifact, by alias: its tree and revision. */
@@ -121,11 +122,17 @@ function yamlMap(text: string, file: string): Record<string, unknown> {
 /** Limits on what one artifact may hold. */
 const MAX_BYTES = 256 * 1024 * 1024;
 
+/** Takes a file's bytes from the run's budget before it is written; `what` names it (`copy of @src/a.yaml`). */
+type Charge = (bytes: number, files: number, what: string) => void;
+/** The same for one copy operation's files, by their path in the source. */
+type Take = (bytes: number, path: string) => void;
+
 /** Runs one copy operation; throws source-watcher's reasons. */
 async function applyCopy(
   op: CopyOperation,
   inputs: Readonly<Record<string, ArtifactInput>>,
   staging: string,
+  charge: Charge,
 ): Promise<void> {
   const m = /^@([^/]+)\/(.*)$/.exec(op.from);
   if (!m) throw new Error(`source must be @alias/pattern`);
@@ -138,9 +145,16 @@ async function applyCopy(
   const dest = normalize(destRaw);
   const src = inputs[alias];
   if (src === undefined) throw new Error(`source alias '${alias}' not found`);
+  const take: Take = (bytes, path) => {
+    charge(bytes, 1, `copy of @${alias}/${path}`);
+  };
+  const extract = (path: string) =>
+    extractTo(src.root, path, staging, dest, (bytes, files) => {
+      charge(bytes, files, `Extract of @${alias}/${path}`);
+    });
   for (const x of op.exclude) {
     try {
-      doublestarRegex(x);
+      doublestarPattern(x);
     } catch (err) {
       throw new Error(`invalid exclude pattern '${x}'`, { cause: err });
     }
@@ -157,18 +171,18 @@ async function applyCopy(
       if (op.strategy === 'Extract')
         throw new Error(`extract strategy is not supported for directories, got '${path}'`);
       const name = path === '.' ? '' : path.split('/').pop()!;
-      await copyDir(op, src.root, entries, path, staging, join2(dest, name), path);
+      await copyDir(op, src.root, entries, path, staging, join2(dest, name), path, take);
       return;
     }
     if (excluded(path, '.', op.exclude)) return;
     if (op.strategy === 'Extract') {
       if (!isTarball(path)) throw new Error(`extract strategy requires tarball file (.tar.gz or .tgz), got '${path}'`);
-      await extract(src.root, path, staging, dest);
+      await extract(path);
       return;
     }
     const base = path.split('/').pop()!;
     const target = destRaw.endsWith('/') || destRaw === '' || (await destIsDir(dest)) ? join2(dest, base) : dest;
-    await copyFileOp(op, src.root, path, staging, target);
+    await copyFileOp(op, src.root, path, staging, target, take);
     return;
   }
 
@@ -191,22 +205,28 @@ async function applyCopy(
     throw new Error(`all files matching pattern '${rawPattern}' in source '${alias}' were excluded`);
   for (const match of kept) {
     if (op.strategy === 'Extract') {
-      if (isTarball(match) && byPath.get(match)?.dir !== true) await extract(src.root, match, staging, dest);
+      if (isTarball(match) && byPath.get(match)?.dir !== true) await extract(match);
       continue;
     }
     const target = globDestination(rawPattern, match, dest);
-    if (byPath.get(match)?.dir === true) await copyDir(op, src.root, entries, match, staging, target, base);
-    else await copyFileOp(op, src.root, match, staging, target);
+    if (byPath.get(match)?.dir === true) await copyDir(op, src.root, entries, match, staging, target, base, take);
+    else await copyFileOp(op, src.root, match, staging, target, take);
   }
 }
 
 const isTarball = (p: string) => /\.(?:tar\.gz|tgz)$/i.test(p);
 
-async function extract(srcRoot: string, path: string, staging: string, dest: string): Promise<void> {
+async function extractTo(
+  srcRoot: string,
+  path: string,
+  staging: string,
+  dest: string,
+  spend: (bytes: number, files: number) => void,
+): Promise<void> {
   const target = join(staging, dest);
   await mkdir(target, { recursive: true });
   try {
-    await extractTarGz(await readFile(join(srcRoot, path)), target);
+    await extractTarGz(await readFile(join(srcRoot, path)), target, { spend });
   } catch (err) {
     throw new Error(`failed to extract tarball '${path}' to '${dest}': ${(err as Error).message}`, { cause: err });
   }
@@ -221,6 +241,7 @@ async function copyDir(
   staging: string,
   dest: string,
   excludeBase: string,
+  take: Take,
 ): Promise<void> {
   await mkdir(join(staging, dest), { recursive: true });
   const skipped: string[] = [];
@@ -234,7 +255,7 @@ async function copyDir(
     }
     const target = join2(dest, rel);
     if (e.dir) await mkdir(join(staging, target), { recursive: true });
-    else await copyRegular(srcRoot, e.path, staging, target);
+    else await copyRegular(srcRoot, e.path, staging, target, take);
   }
 }
 
@@ -245,6 +266,7 @@ async function copyFileOp(
   path: string,
   staging: string,
   dest: string,
+  take: Take,
 ): Promise<void> {
   const target = join(staging, dest);
   if (op.strategy === 'Merge' && (await stat(target).catch(() => undefined)) !== undefined) {
@@ -252,19 +274,23 @@ async function copyFileOp(
       yamlMap(await readFile(target, 'utf8'), `@artifact/${dest}`),
       yamlMap(await readFile(join(srcRoot, path), 'utf8'), path),
     );
-    await writeFile(target, stringify(merged, { sortMapEntries: true }));
+    const text = stringify(merged, { sortMapEntries: true });
+    take(Buffer.byteLength(text), path);
+    await writeFile(target, text);
     return;
   }
-  await copyRegular(srcRoot, path, staging, dest);
+  await copyRegular(srcRoot, path, staging, dest, take);
 }
 
-async function copyRegular(srcRoot: string, path: string, staging: string, dest: string): Promise<void> {
+async function copyRegular(srcRoot: string, path: string, staging: string, dest: string, take: Take): Promise<void> {
   const target = join(staging, dest);
   await mkdir(dirname(target), { recursive: true });
   const existing = await stat(target).catch(() => undefined);
   if (existing?.isDirectory()) throw new Error(`cannot overwrite directory '${dest}' with file '${path}'`);
+  const from = await stat(join(srcRoot, path));
+  take(from.size, path);
   await copyFile(join(srcRoot, path), target);
-  await chmod(target, (await stat(join(srcRoot, path))).mode & 0o777);
+  await chmod(target, from.mode & 0o777);
 }
 
 /** Removes what Flux's archive leaves out of an artifact: VCS files and its default exclusions. */
@@ -294,11 +320,15 @@ export async function contentDigest(root: string): Promise<string> {
   return h.digest('hex');
 }
 
-/** Makes artifact `name` of `gen` from its sources' artifacts; throws a sentence naming what failed. */
+/**
+ * Makes artifact `name` of `gen` from its sources' artifacts; throws a sentence naming what failed.
+ * Every file written is taken from `budget`, the run's (budget.ts), when one is given.
+ */
 export async function generateArtifact(
   gen: ArtifactGeneratorDef,
   name: string,
   inputs: Readonly<Record<string, ArtifactInput>>,
+  budget: ExtractBudget = new ExtractBudget(),
 ): Promise<Generated> {
   const spec = gen.artifacts.find((a) => a.name === name);
   const where = `ExternalArtifact ${gen.namespace}/${name} (ArtifactGenerator ${gen.namespace}/${gen.name}, ${gen.file})`;
@@ -307,7 +337,9 @@ export async function generateArtifact(
   try {
     for (const op of spec.copy) {
       try {
-        await applyCopy(op, inputs, root);
+        await applyCopy(op, inputs, root, (bytes, files, what) => {
+          budget.take(bytes, files, `ArtifactGenerator ${gen.namespace}/${gen.name}, ${what}`);
+        });
       } catch (err) {
         throw new Error(`copy from '${op.from}' to '${op.to}' failed: ${(err as Error).message}`, { cause: err });
       }

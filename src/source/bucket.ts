@@ -18,28 +18,33 @@
  * there are credentials. Region: spec.region, else that of an Amazon S3 host name, else the bucket's
  * location (GetBucketLocation), `us-east-1` when it has none. The credentials: spec.secretRef's
  * `accesskey` and `secretkey`, else for provider aws the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
- * AWS_SESSION_TOKEN variables; else the requests go unsigned.
+ * AWS_SESSION_TOKEN variables, but only for an Amazon S3 endpoint over https (s3.ts
+ * envCredentialsRefusal: spec.endpoint is the tree's to choose; elsewhere a note says why they were
+ * not sent); else the requests go unsigned.
  *
  * Credential values are masked (opts.secret) as soon as they are read; signatures are never logged
  * nor put in a message (S3's error bodies are read for Code, Message and Region only).
  *
  * Keys must stay below the root: `..`, `.` and empty segments and absolute keys are refused. Limits:
- * 20,000 objects and 256 MiB; each phase (listing, downloading) has the timeout (60 s by default).
- * Errors name the Bucket, its file, the endpoint and bucket, the step, the HTTP status with S3's
- * code and message, and on 401/403 which credentials were used or why there were none. The
- * temporary directory is removed on failure.
+ * 20,000 objects and 256 MiB, within the run's budget (budget.ts), listing pages of 16 MiB; each
+ * phase (listing, downloading) has the timeout (60 s by default). Errors name the Bucket, its file,
+ * the endpoint and bucket, the step, the HTTP status with S3's code and message, and on 401/403
+ * which credentials were used or why there were none. The scratch directory is removed on failure.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { BucketDef } from '../flux/source-defs.js';
 import { isIgnored, readPatterns, SOURCEIGNORE_FILE, type IgnorePattern } from '../kustomize/sourceignore.js';
 import { mapLimit } from '../util/concurrency.js';
+import { scratchDir } from '../util/scratch.js';
+import { MAX_LIST_BYTES, readBounded } from './bounded.js';
+import type { ExtractBudget } from './budget.js';
 import type { Fetched } from './git.js';
 import {
   bucketNameProblem,
   endpointProblem,
+  envCredentialsRefusal,
   failureOf,
   findRegion,
   hostnameOf,
@@ -77,6 +82,8 @@ export interface BucketFetchOptions {
   maxObjects?: number;
   /** At most this many bytes in all (256 MiB). */
   maxBytes?: number;
+  /** The run's budget for extracted files, shared with every other source (budget.ts). */
+  budget?: ExtractBudget;
 }
 
 // ---- providers ----------------------------------------------------------------------------------
@@ -188,7 +195,13 @@ async function authFor(def: BucketDef, aws: boolean, opts: BucketFetchOptions): 
     const env = opts.env ?? {};
     const id = env['AWS_ACCESS_KEY_ID'];
     const secretKey = env['AWS_SECRET_ACCESS_KEY'];
-    if (id && secretKey) {
+    // The runner's credentials go to Amazon S3 only: spec.endpoint is the pull request's to choose.
+    const refusal = envCredentialsRefusal(def.endpoint, def.insecure === true);
+    if (id && secretKey && refusal !== undefined) {
+      const note = `the environment's AWS credentials are not sent: ${refusal}; give the Bucket a spec.secretRef for this endpoint`;
+      opts.log?.(`Bucket ${def.namespace}/${def.name}: ${note}; fetching it unsigned`);
+      notes.push(note);
+    } else if (id && secretKey) {
       const token = env['AWS_SESSION_TOKEN'];
       for (const v of [id, secretKey, token]) if (v) opts.secret(v);
       return {
@@ -225,8 +238,19 @@ async function phase<T>(name: string, timeoutMs: number, run: (signal: AbortSign
   }
 }
 
-/** Reads a response body into `path`, counting its bytes against `budget`. */
-async function download(res: Response, path: string, budget: { left: number; max: number }): Promise<void> {
+/** What a download counts against: this Bucket's bytes, and the run's budget (budget.ts) when there is one. */
+interface Limits {
+  left: number;
+  max: number;
+  run?: ExtractBudget;
+  /** `Bucket ns/name`, for the run's budget's message. */
+  what: string;
+}
+
+/** Reads a response body into `path` (object `key`), counting its bytes against `budget`. */
+async function download(res: Response, path: string, budget: Limits, key: string): Promise<void> {
+  const what = `${budget.what}, object '${key}'`;
+  budget.run?.take(0, 1, what);
   await mkdir(dirname(path), { recursive: true });
   const file = await open(path, 'wx');
   try {
@@ -238,6 +262,7 @@ async function download(res: Response, path: string, budget: { left: number; max
         if (done) break;
         budget.left -= value.byteLength;
         if (budget.left < 0) throw new Error(`the objects are larger than ${budget.max} bytes in all (the limit)`);
+        budget.run?.take(value.byteLength, 0, what);
         await file.write(value);
       }
     } finally {
@@ -271,9 +296,9 @@ export async function fetchBucket(def: BucketDef, opts: BucketFetchOptions): Pro
   const prefix = def.prefix ?? '';
   const client = new S3Client(target, auth);
 
-  const root = await mkdtemp(join(tmpdir(), 'kr-bucket-'));
-  const cleanup = () => rm(root, { recursive: true, force: true });
-  const budget = { left: maxBytes, max: maxBytes };
+  const { dir: root, remove: cleanup } = await scratchDir('kr-bucket-');
+  const name = `Bucket ${def.namespace}/${def.name}`;
+  const budget: Limits = { left: maxBytes, max: maxBytes, what: name, ...(opts.budget ? { run: opts.budget } : {}) };
   try {
     const index = new Map<string, string>();
     await phase('listing the bucket', timeoutMs, async (signal) => {
@@ -288,7 +313,7 @@ export async function fetchBucket(def: BucketDef, opts: BucketFetchOptions): Pro
       let sourceignore: string | undefined;
       try {
         const res = await client.get(s3Url(target, client.region, SOURCEIGNORE_FILE), signal, SOURCEIGNORE_FILE);
-        await download(res, join(root, SOURCEIGNORE_FILE), budget);
+        await download(res, join(root, SOURCEIGNORE_FILE), budget, SOURCEIGNORE_FILE);
         sourceignore = await readFile(join(root, SOURCEIGNORE_FILE), 'utf8');
       } catch (err) {
         if (!(err instanceof S3Failure && err.code === 'NoSuchKey')) {
@@ -307,7 +332,7 @@ export async function fetchBucket(def: BucketDef, opts: BucketFetchOptions): Pro
             s3Url(target, client.region, undefined, listQuery(prefix, token, opts.pageSize)),
             signal,
           );
-          page = parseListObjectsV2(await res.text());
+          page = parseListObjectsV2((await readBounded(res, MAX_LIST_BYTES, 'the page')).toString('utf8'));
         } catch (err) {
           throw stepError(step, err, def.bucketName);
         }
@@ -320,6 +345,7 @@ export async function fetchBucket(def: BucketDef, opts: BucketFetchOptions): Pro
           if (index.size > maxObjects) throw new Error(`more than ${maxObjects} objects to fetch (the limit)`);
           if (bytes > budget.left) throw new Error(`the objects are larger than ${maxBytes} bytes in all (the limit)`);
         }
+        opts.budget?.check(bytes, index.size, `${name}, its ${index.size} objects to fetch`);
         if (!page.truncated) break;
         if (page.nextToken === undefined)
           throw new Error(`${step}: the answer is truncated without a continuation token`);
@@ -348,7 +374,7 @@ export async function fetchBucket(def: BucketDef, opts: BucketFetchOptions): Pro
             throw err;
           }
           const etag = trimEtag(res.headers.get('etag') ?? '');
-          await download(res, path, budget);
+          await download(res, path, budget, key);
           if (etag !== '' && etag !== index.get(key)) index.set(key, etag);
         } catch (err) {
           failed.abort();

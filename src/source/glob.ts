@@ -4,7 +4,12 @@
  * `[...]` classes negated with `^`), and doublestar for `exclude` and the Extract strategy's `from`
  * (`**` as a whole segment spans any number of directories, `{a,b}` alternatives, `[!...]` too).
  * Pure: the caller lists the tree.
+ *
+ * The patterns come from the tree a pull request controls, so they are matched in linear time: each
+ * is translated to an RE2 expression and run by re2js (no backtracking), never by a JS RegExp, where
+ * `*a*a*a…b` against a long name would take minutes.
  */
+import { RE2JS } from 're2js';
 
 /** Thrown for a pattern Go (or doublestar) would refuse as malformed. */
 export class BadPattern extends Error {}
@@ -81,14 +86,31 @@ function globBody(pattern: string, negations: string, braces: boolean): string {
   return re;
 }
 
-/** Go's path.Match as a regular expression (`*` never crosses `/`). */
-export function goPatternRegex(pattern: string): RegExp {
-  return new RegExp(`^${globBody(pattern, '^', false)}$`, 's');
+const compiled = new Map<string, RE2JS>();
+
+/** The RE2 expression `source` compiled once (a bounded cache); a refusal of RE2 is a BadPattern. */
+function re2(source: string, pattern: string): RE2JS {
+  let re = compiled.get(source);
+  if (re === undefined) {
+    try {
+      re = RE2JS.compile(source, RE2JS.DOTALL);
+    } catch (err) {
+      throw new BadPattern(`${JSON.stringify(pattern)} cannot be matched: ${(err as Error).message}`, { cause: err });
+    }
+    if (compiled.size >= 10_000) compiled.clear();
+    compiled.set(source, re);
+  }
+  return re;
+}
+
+/** Go's path.Match as a linear-time matcher (`*` never crosses `/`); throws BadPattern when malformed. */
+export function goPattern(pattern: string): RE2JS {
+  return re2(`^${globBody(pattern, '^', false)}$`, pattern);
 }
 
 /** Go's path.Match(pattern, name). */
 export function goMatch(pattern: string, name: string): boolean {
-  return goPatternRegex(pattern).test(name);
+  return goPattern(pattern).test(name);
 }
 
 /** Whether a pattern holds glob metacharacters (source-watcher's test: any of `*?[]`). */
@@ -99,8 +121,11 @@ function doublestarSegment(seg: string): string {
   return globBody(seg, '!^', true);
 }
 
-/** A doublestar pattern as a regular expression: a `**` segment spans zero or more directories. */
-export function doublestarRegex(pattern: string): RegExp {
+/**
+ * A doublestar pattern as a linear-time matcher: a `**` segment spans zero or more directories;
+ * throws BadPattern when malformed.
+ */
+export function doublestarPattern(pattern: string): RE2JS {
   const segs = pattern.split('/');
   let re = '';
   segs.forEach((seg, i) => {
@@ -114,12 +139,12 @@ export function doublestarRegex(pattern: string): RegExp {
     if (i > 0 && !prevStar) re += '/';
     re += doublestarSegment(seg);
   });
-  return new RegExp(`^${re}$`, 's');
+  return re2(`^${re}$`, pattern);
 }
 
 /** doublestar.Match(pattern, path). */
 export function doublestarMatch(pattern: string, path: string): boolean {
-  return doublestarRegex(pattern).test(path);
+  return doublestarPattern(pattern).test(path);
 }
 
 /** An entry of a listed tree: its slash-separated path from the root and whether it is a directory. */
@@ -134,8 +159,10 @@ export interface Listed {
  * (names in byte order, `**` no different from `*`).
  */
 export function goGlob(entries: readonly Listed[], pattern: string): string[] {
-  goPatternRegex(pattern); // refuses a malformed pattern, as fs.Glob does
-  const clean = pattern.replace(/\/+$/, '');
+  goPattern(pattern); // refuses a malformed pattern, as fs.Glob does
+  let end = pattern.length;
+  while (end > 0 && pattern[end - 1] === '/') end--; // not /\/+$/: quadratic over a long run of slashes
+  const clean = pattern.slice(0, end);
   const byPath = new Map(entries.map((e) => [e.path, e]));
   if (!hasGlob(clean)) return byPath.has(clean) ? [clean] : [];
   const children = new Map<string, string[]>();
@@ -150,7 +177,7 @@ export function goGlob(entries: readonly Listed[], pattern: string): string[] {
   let dirs = [''];
   const segs = clean.split('/');
   segs.forEach((seg, i) => {
-    const re = goPatternRegex(seg);
+    const re = goPattern(seg);
     const next: string[] = [];
     for (const d of dirs) {
       if (d !== '' && byPath.get(d)?.dir !== true) continue;

@@ -25,10 +25,13 @@
  * GitHub token. Every secret value and header is masked. spec.provider other than generic (cloud
  * workload identity) and spec.verify (signature verification) are refused, not skipped.
  */
-import { appendFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { RE2JS } from 're2js';
 import type { OCIRepositoryDef } from '../flux/source-defs.js';
+import { scratchDir } from '../util/scratch.js';
+import { MAX_MANIFEST_BYTES } from './bounded.js';
+import type { ExtractBudget } from './budget.js';
 import { basicAuth, redactUrl, type Fetched } from './git.js';
 import {
   AuthError,
@@ -48,7 +51,6 @@ import {
 import { pickTag } from './semver.js';
 import { DEFAULT_MAX_BYTES, extractTarGz, isGzip } from './tar.js';
 
-const MAX_MANIFEST_BYTES = 4 << 20;
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
 const TAG = /^[\w][\w.-]{0,127}$/;
 const PATH_COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
@@ -65,6 +67,8 @@ export interface OciFetchOptions {
   /** For the whole pull (Flux's spec.timeout default: 60 s). */
   timeoutMs?: number;
   log?: (line: string) => void;
+  /** The run's budget for extracted files, shared with every other source (budget.ts). */
+  budget?: ExtractBudget;
 }
 
 /** A pulled artifact's tree; `filtered` is false when Flux applies no ignore rule to it (operation copy). */
@@ -132,21 +136,20 @@ export function ociRevision(tag: string | undefined, digest: string): string {
 }
 
 /**
- * The tag spec.ref.semver chooses among `tags`: those matching `filter` (a regular expression,
- * unanchored, as Go's MatchString) when set, then the highest that satisfies the range.
+ * The tag spec.ref.semver chooses among `tags`: those matching `filter` (a Go regular expression,
+ * unanchored, as Go's MatchString, matched in linear time by re2js) when set, then the highest that
+ * satisfies the range.
  */
 export function semverTag(tags: readonly string[], range: string, filter?: string): string | undefined {
   let candidates = tags;
   if (filter !== undefined) {
-    let re: RegExp;
+    let re: RE2JS;
     try {
-      re = new RegExp(filter);
+      re = RE2JS.compile(filter);
     } catch (err) {
       throw new Error(
-        `spec.ref.semverFilter "${filter}" is not a valid regular expression: ${(err as Error).message}`,
-        {
-          cause: err,
-        },
+        `spec.ref.semverFilter "${filter}" is not a valid regular expression (Go syntax): ${(err as Error).message}`,
+        { cause: err },
       );
     }
     candidates = tags.filter((t) => re.test(t));
@@ -209,9 +212,10 @@ async function loginFor(def: OCIRepositoryDef, registry: string, opts: OciFetchO
 export async function fetchOCIRepository(def: OCIRepositoryDef, opts: OciFetchOptions): Promise<OciFetched> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const signal = AbortSignal.timeout(timeoutMs);
+  const name = `OCIRepository ${def.namespace}/${def.name}`;
   let describe = 'spec.ref';
   let hint = '';
-  let root: string | undefined;
+  let scratch: { dir: string; remove: () => Promise<void> } | undefined;
   try {
     const plan = ociRefPlan(def.ref);
     describe = plan.describe;
@@ -282,9 +286,19 @@ export async function fetchOCIRepository(def: OCIRepositoryDef, opts: OciFetchOp
     if (!isGzip(blob)) {
       throw new Error(`the layer ${layer.digest} (${layer.mediaType}) is not gzip-compressed: Flux requires tar+gzip`);
     }
-    root = await mkdtemp(join(tmpdir(), 'kr-oci-pull-'));
+    scratch = await scratchDir('kr-oci-pull-');
+    const root = scratch.dir;
+    const budget = opts.budget;
+    const layerName = `${name}, layer ${layer.digest}`;
+    const limits = budget
+      ? {
+          spend: (bytes: number, files: number) => {
+            budget.take(bytes, files, layerName);
+          },
+        }
+      : {};
     try {
-      await extractTarGz(blob, root);
+      await extractTarGz(blob, root, limits);
     } catch (err) {
       throw new Error(`failed to extract layer contents from artifact: ${(err as Error).message}`, { cause: err });
     }
@@ -294,12 +308,11 @@ export async function fetchOCIRepository(def: OCIRepositoryDef, opts: OciFetchOp
     opts.log?.(
       `OCIRepository ${def.namespace}/${def.name}: pulled ${revision} (${layer.mediaType}, ${layer.size} bytes)`,
     );
-    const dir = root;
-    return { root: dir, revision, cleanup: () => rm(dir, { recursive: true, force: true }), filtered: !copy };
+    return { root, revision, cleanup: scratch.remove, filtered: !copy };
   } catch (err) {
-    if (root !== undefined) await rm(root, { recursive: true, force: true });
+    if (scratch !== undefined) await scratch.remove();
     const auth = err instanceof AuthError && hint !== '' ? ` (${hint})` : '';
-    const what = `OCIRepository ${def.namespace}/${def.name} (${def.file}): ${redactUrl(def.url)} at ${describe}`;
+    const what = `${name} (${def.file}): ${redactUrl(def.url)} at ${describe}`;
     const said = (err as Error).message;
     const message = signal.aborted ? `timed out after ${timeoutMs / 1000}s (${said})` : said;
     throw new Error(`fetching ${what} failed: ${message}${auth}`, { cause: err });

@@ -10,6 +10,7 @@
  * The OCIRepository that names what to pull, and the pull itself, are oci.ts's.
  */
 import { createHash } from 'node:crypto';
+import { MAX_LIST_BYTES, MAX_TOKEN_BYTES, readBounded, readTruncated } from './bounded.js';
 import { basicAuth, redactUrl } from './git.js';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
@@ -250,11 +251,11 @@ export class RegistryClient {
         continue;
       }
       if (!res.ok) {
-        const text = (await readCapped(res, 64 << 10, what).catch(() => Buffer.alloc(0))).toString('utf8');
+        const text = await readTruncated(res);
         const said = `${what}: ${registryError(res.status, text)}`;
         throw res.status === 401 || res.status === 403 ? new AuthError(said) : new Error(said);
       }
-      return { res, body: await readCapped(res, max, what) };
+      return { res, body: await readBounded(res, max, what) };
     }
   }
 
@@ -297,11 +298,12 @@ export class RegistryClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (login !== undefined) headers['authorization'] = basicAuth(login.username, login.password);
     const res = await this.fetch(realm.toString(), headers);
-    const body = (await readCapped(res, 1 << 20, 'the token')).toString('utf8');
+    const service = `the token service ${realm.origin}${realm.pathname}`;
     if (!res.ok) {
-      const said = `the token service ${realm.origin}${realm.pathname} refused: ${registryError(res.status, body)}`;
+      const said = `${service} refused: ${registryError(res.status, await readTruncated(res))}`;
       throw res.status === 401 || res.status === 403 ? new AuthError(said) : new Error(said);
     }
+    const body = (await readBounded(res, MAX_TOKEN_BYTES, service)).toString('utf8');
     let token: unknown;
     try {
       const json = JSON.parse(body) as { token?: unknown; access_token?: unknown };
@@ -310,7 +312,7 @@ export class RegistryClient {
       token = undefined;
     }
     if (typeof token !== 'string' || token === '') {
-      throw new Error(`the token service ${realm.origin}${realm.pathname} answered no token`);
+      throw new Error(`${service} answered no token`);
     }
     this.secret(token);
     this.authorization = `Bearer ${token}`;
@@ -322,7 +324,7 @@ export class RegistryClient {
     let next: string | undefined = `/v2/${this.loc.repository}/tags/list?n=1000`;
     for (let page = 0; next !== undefined; page++) {
       if (page >= MAX_TAGS_PAGES) throw new Error(`the tags list has more than ${MAX_TAGS_PAGES} pages`);
-      const { res, body } = await this.get(next, 'application/json', 16 << 20, 'listing the tags');
+      const { res, body } = await this.get(next, 'application/json', MAX_LIST_BYTES, 'listing the tags');
       let list: unknown;
       try {
         list = (JSON.parse(body.toString('utf8')) as { tags?: unknown }).tags;
@@ -348,29 +350,6 @@ export function nextLink(link: string | null, url: string, base: string): string
     return next.toString();
   }
   return undefined;
-}
-
-async function readCapped(res: Response, max: number, what: string): Promise<Buffer> {
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (declared > max) {
-    await res.body?.cancel();
-    throw new Error(`${what}: the registry answered ${declared} bytes, more than the ${max} allowed`);
-  }
-  if (res.body === null) return Buffer.alloc(0);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > max) {
-      await reader.cancel();
-      throw new Error(`${what}: the registry answered more than the ${max} bytes allowed`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
 
 function networkError(err: unknown, url: string): Error {

@@ -5,7 +5,7 @@
  * a dot over HTTPS; Amazon S3 hosts replaced by the region's dual-stack endpoint), keys and queries
  * encoded as Signature Version 4 wants them, the ListObjectsV2 query, the region (that of an Amazon
  * S3 host name, else the bucket's location from GetBucketLocation, `us-east-1` when it has none),
- * the XML answers (ListObjectsV2 pages, `<Error>`, the location), and a GET signed with AWS Signature
+ * the XML answers (s3-xml.ts: ListObjectsV2 pages, `<Error>`, the location), and a GET signed with AWS Signature
  * Version 4 (sops/kms/aws.ts's signer) when there are credentials, retried once after a network
  * error or a 5xx. S3's error bodies are read for Code, Message and Region only, the message scrubbed
  * of the credentials; signatures are never logged nor put in a message.
@@ -13,15 +13,30 @@
 import type { BucketDef } from '../flux/source-defs.js';
 import { scrub } from '../objects/secret.js';
 import { signV4, type AwsCredentials } from '../sops/kms/aws.js';
+import { readBounded, readTruncated } from './bounded.js';
+import { DEFAULT_REGION, parseLocation, parseS3Error, type S3ErrorBody } from './s3-xml.js';
+
+export {
+  parseListObjectsV2,
+  parseLocation,
+  parseS3Error,
+  trimEtag,
+  xmlText,
+  type ListedObject,
+  type ListPage,
+  type S3ErrorBody,
+} from './s3-xml.js';
 
 /** The SHA-256 of an empty payload, sent as `x-amz-content-sha256` with every signed GET. */
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
-const DEFAULT_REGION = 'us-east-1';
+/** A GetBucketLocation answer is a few dozen bytes. */
+const MAX_LOCATION_BYTES = 64 << 10;
 
 // ---- endpoints, names, URLs ---------------------------------------------------------------------
 
 /** Why spec.endpoint is not `host[:port]`, or undefined. */
 export function endpointProblem(endpoint: string): string | undefined {
+  if (endpoint.length > 262) return `spec.endpoint is ${endpoint.length} characters long, more than host[:port] can be`;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint)) {
     return `spec.endpoint ${JSON.stringify(endpoint)} has a scheme: give host[:port] (spec.insecure: true for http)`;
   }
@@ -92,6 +107,52 @@ export function isAmazonS3Host(hostname: string): boolean {
   return h === 's3.amazonaws.com' || h === 's3-external-1.amazonaws.com' || regionOfS3Host(h) !== undefined;
 }
 
+/** A region's name: `us-east-1`, `us-gov-west-1`, `cn-north-1`, `ap-southeast-2`. */
+const REGION_NAME = /^[a-z]{2,4}(?:-[a-z]+)+-\d{1,2}$/;
+
+/**
+ * Whether `hostname` is Amazon S3's, where the environment's AWS credentials may be sent:
+ * `s3.amazonaws.com`, `s3-external-1.amazonaws.com`, `s3-<region>.amazonaws.com`, and
+ * `s3[-fips][.dualstack].<region>.amazonaws.com` (`s3[.dualstack].cn-….amazonaws.com.cn` in China),
+ * each also after a bucket's name (`<bucket>.s3.<region>.amazonaws.com`), and S3's PrivateLink
+ * names. No other `amazonaws.com` host: a load balancer's, an API gateway's or an EC2 instance's
+ * name there belongs to whoever made it, and an S3 website or Object Lambda endpoint serves what a
+ * bucket's owner puts there.
+ */
+export function isAwsS3Endpoint(hostname: string): boolean {
+  const h = hostname.toLowerCase();
+  if (h.length > 253 || !/^[a-z0-9.-]+$/.test(h)) return false;
+  const labels = h.split('.');
+  if (labels.some((l) => l === '' || l.length > 63)) return false;
+  const china = h.endsWith('.amazonaws.com.cn');
+  if (!china && !h.endsWith('.amazonaws.com')) return false;
+  const rest = labels.slice(0, china ? -3 : -2);
+  if (!china && rest.at(-1) === 'vpce') return regionOfS3Host(h) !== undefined;
+  const region = (r: string | undefined) => r !== undefined && REGION_NAME.test(r) && r.startsWith('cn-') === china;
+  const [last, prev, prev2] = [rest.at(-1), rest.at(-2), rest.at(-3)];
+  if (!china && (last === 's3' || last === 's3-external-1' || (last?.startsWith('s3-') && region(last.slice(3))))) {
+    return true;
+  }
+  if (!region(last)) return false;
+  const s3 = (label: string | undefined) => label === 's3' || (!china && label === 's3-fips');
+  return s3(prev) || (prev === 'dualstack' && s3(prev2));
+}
+
+/**
+ * Why the environment's AWS credentials may not sign the requests to a Bucket's endpoint, or
+ * undefined when it is Amazon S3's over https (its default port): a pull request may point
+ * spec.endpoint at any host.
+ */
+export function envCredentialsRefusal(endpoint: string, insecure: boolean): string | undefined {
+  if (insecure) return 'spec.insecure is true, and they are never sent over plain http';
+  const port = /:(\d+)$/.exec(endpoint)?.[1];
+  if (port !== undefined && port !== '443') return `spec.endpoint ${endpoint} names port ${port}`;
+  if (!isAwsS3Endpoint(hostnameOf(endpoint))) {
+    return `spec.endpoint ${endpoint} is not an Amazon S3 endpoint (s3.amazonaws.com, s3.<region>.amazonaws.com and the like)`;
+  }
+  return undefined;
+}
+
 /** Virtual-host addressing, as minio-go's default lookup chooses: Amazon S3, Google and Aliyun endpoints. */
 export function usesVirtualHost(t: S3Target): boolean {
   if (t.scheme === 'https' && t.bucket.includes('.')) return false;
@@ -148,116 +209,6 @@ export function listQuery(prefix: string, token: string | undefined, pageSize?: 
   if (token !== undefined) q.push(['continuation-token', token]);
   if (pageSize !== undefined) q.push(['max-keys', String(pageSize)]);
   return q;
-}
-
-// ---- XML -----------------------------------------------------------------------------------------
-
-const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
-
-/** Character data of an element: entities and character references decoded, CDATA kept as is. */
-export function xmlText(raw: string): string {
-  return raw
-    .split(/(<!\[CDATA\[[\s\S]*?\]\]>)/)
-    .map((part) =>
-      part.startsWith('<![CDATA[')
-        ? part.slice(9, -3)
-        : part.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[a-z]+);/g, (whole, name: string) => {
-            if (name.startsWith('#')) {
-              const cp = name[1] === 'x' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-              return cp <= 0x10ffff ? String.fromCodePoint(cp) : whole;
-            }
-            return ENTITIES[name] ?? whole;
-          }),
-    )
-    .join('');
-}
-
-/** The text of the first `<tag>` element of `xml` (attributes allowed, `<tag/>` is empty), or undefined. */
-function element(xml: string, tag: string): string | undefined {
-  const m = new RegExp(`<${tag}(?:\\s[^>]*)?(?:/>|>([\\s\\S]*?)</${tag}\\s*>)`).exec(xml);
-  return m ? xmlText(m[1] ?? '') : undefined;
-}
-
-/** minio-go's trimEtag: one pair of surrounding quotes removed. */
-export function trimEtag(etag: string): string {
-  return etag.replace(/^"/, '').replace(/"$/, '');
-}
-
-/** Go's url.QueryUnescape: `+` is a space, `%XX` a byte; throws on a malformed escape. */
-function queryUnescape(s: string): string {
-  return decodeURIComponent(s.replace(/\+/g, ' '));
-}
-
-export interface ListedObject {
-  key: string;
-  /** Quotes trimmed. */
-  etag: string;
-  size: number;
-}
-
-export interface ListPage {
-  objects: ListedObject[];
-  truncated: boolean;
-  nextToken?: string;
-}
-
-const CONTENTS = /<Contents(?:\s[^>]*)?>([\s\S]*?)<\/Contents\s*>/g;
-
-/** One ListObjectsV2 answer; keys decoded (`encoding-type=url` when the answer says so). Throws when it is none. */
-export function parseListObjectsV2(xml: string): ListPage {
-  if (!/<ListBucketResult[\s>/]/.test(xml)) throw new Error('the answer is not a ListBucketResult');
-  const outer = xml.replace(CONTENTS, '');
-  const urlEncoded = (element(outer, 'EncodingType') ?? '').trim().toLowerCase() === 'url';
-  const objects: ListedObject[] = [];
-  for (const m of xml.matchAll(CONTENTS)) {
-    const inner = m[1] ?? '';
-    const raw = element(inner, 'Key');
-    if (raw === undefined) throw new Error('the listing holds an object without a Key');
-    let key = raw;
-    if (urlEncoded) {
-      try {
-        key = queryUnescape(raw);
-      } catch {
-        throw new Error(`the listing holds a malformed URL-encoded key ${JSON.stringify(raw)}`);
-      }
-    }
-    const size = Number((element(inner, 'Size') ?? '0').trim());
-    objects.push({
-      key,
-      etag: trimEtag((element(inner, 'ETag') ?? '').trim()),
-      size: Number.isFinite(size) && size >= 0 ? size : 0,
-    });
-  }
-  const truncated = (element(outer, 'IsTruncated') ?? '').trim().toLowerCase() === 'true';
-  const token = element(outer, 'NextContinuationToken');
-  return { objects, truncated, ...(token ? { nextToken: token } : {}) };
-}
-
-export interface S3ErrorBody {
-  code?: string;
-  message?: string;
-  /** Given with AuthorizationHeaderMalformed and the like: the bucket's region. */
-  region?: string;
-}
-
-/** The `<Error>` an S3 server answers with, or empty when the body is none. */
-export function parseS3Error(xml: string): S3ErrorBody {
-  if (!/<Error[\s>]/.test(xml)) return {};
-  const out: S3ErrorBody = {};
-  const code = element(xml, 'Code')?.trim();
-  const message = element(xml, 'Message')?.trim();
-  const region = element(xml, 'Region')?.trim();
-  if (code) out.code = code;
-  if (message) out.message = message;
-  if (region) out.region = region;
-  return out;
-}
-
-/** The region of a GetBucketLocation answer: empty is us-east-1, `EU` is eu-west-1 (minio-go). */
-export function parseLocation(xml: string): string {
-  const loc = (element(xml, 'LocationConstraint') ?? '').trim();
-  if (loc === '') return DEFAULT_REGION;
-  return loc === 'EU' ? 'eu-west-1' : loc;
 }
 
 // ---- requests -----------------------------------------------------------------------------------
@@ -323,8 +274,7 @@ export class S3Client {
         await res.body?.cancel();
         continue;
       }
-      const text = (await res.text()).slice(0, 64 * 1024);
-      const body = parseS3Error(text);
+      const body = parseS3Error(await readTruncated(res));
       // What minio-go makes of a body-less answer.
       const code =
         body.code ??
@@ -345,7 +295,7 @@ export async function findRegion(client: S3Client, signal: AbortSignal, log?: (l
   let region: string;
   try {
     const res = await client.get(s3Url(client.target, undefined, undefined, [['location', '']]), signal);
-    region = parseLocation(await res.text());
+    region = parseLocation((await readBounded(res, MAX_LOCATION_BYTES, 'the bucket location')).toString('utf8'));
   } catch (err) {
     // What minio-go's processBucketLocationResponse lets through.
     const known = ['AuthorizationHeaderMalformed', 'InvalidRegion', 'AccessDenied'];

@@ -9,7 +9,8 @@
  * on symlinks too without that option (kustomize-controller's extraction of an artifact). Paths are
  * refused, naming the entry, when absolute, when they hold a `..` component (as fluxcd/pkg/tar
  * refuses `../`), a backslash or a NUL. The total size of the files and the number of entries are
- * capped, and so is how much gunzip may inflate.
+ * capped, and so is how much gunzip may inflate; each file written is also taken from the run's
+ * budget when the caller passes one (`spend`).
  */
 import { constants as fsConstants } from 'node:fs';
 import { lstat, mkdir, open } from 'node:fs/promises';
@@ -21,6 +22,11 @@ export interface TarLimits {
   maxBytes?: number;
   /** The most entries (files, directories and skipped ones) the archive may hold (default 20,000). */
   maxFiles?: number;
+  /**
+   * Called before each regular file is written with its size and 1 (the run's budget, budget.ts):
+   * throws to stop the extraction.
+   */
+  spend?: (bytes: number, files: number) => void;
 }
 
 export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
@@ -216,6 +222,7 @@ export async function extractTarGz(data: Buffer, dir: string, limits: TarLimits 
     }
     total += size;
     if (total > maxBytes) throw new Error(`the archive's files hold more than ${maxBytes} bytes`);
+    limits.spend?.(size, 1);
     await ensureDir(parts.slice(0, -1));
     const rel = parts.join('/');
     if (dirs.has(rel)) throw new Error(`the archive entry ${JSON.stringify(rel)} is both a directory and a file`);

@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import type { KubeObject } from '../objects/kube.js';
 import type { IgnoreRule, Selector } from '../flux/types.js';
 import { isMap } from './json.js';
@@ -103,12 +104,23 @@ function splitApiVersion(apiVersion: string): { group: string; version: string }
     : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
 }
 
-function anchored(pattern: string, field: string): RegExp {
+const anchoredCache = new Map<string, RE2JS>();
+
+/**
+ * A target's Go regular expression anchored `^(?:…)$`, matched by re2js: the Kustomization comes
+ * from the tree, so it runs in linear time (RE2 syntax, as Flux compiles it).
+ */
+function anchored(pattern: string, field: string): RE2JS {
+  let re = anchoredCache.get(pattern);
+  if (re !== undefined) return re;
   try {
-    return new RegExp(`^(?:${pattern})$`);
+    re = RE2JS.compile(`^(?:${pattern})$`);
   } catch (e) {
     throw new Error(`invalid ${field} regex "${pattern}" in ignore target: ${(e as Error).message}`, { cause: e });
   }
+  if (anchoredCache.size >= 1000) anchoredCache.clear();
+  anchoredCache.set(pattern, re);
+  return re;
 }
 
 type Requirement =
