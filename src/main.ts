@@ -1,4 +1,4 @@
-import * as core from '@actions/core';
+import * as core from './action/core.js';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { reportFileText } from './report/file.js';
@@ -10,6 +10,7 @@ import { Scrubber, scrubReport } from './report/scrub.js';
 import { readActionSettings } from './action/inputs.js';
 import { failFor, publishReport, reportKey, setOutputs, writeSummary } from './action/outputs.js';
 import { knownSecrets, type Settings } from './settings.js';
+import { untrustedTreeOf } from './source/trust.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
@@ -27,8 +28,17 @@ export async function run(): Promise<void> {
     return;
   }
   try {
-    const ctx = githubContext(process.env, await readEvent());
-    const settings = { ...readActionSettings(), fork: ctx?.fork === true };
+    const event = await readEvent();
+    const ctx = githubContext(process.env, event);
+    const read = readActionSettings();
+    // A preview, or any run on a pull request, builds a tree nobody has reviewed yet (source/trust.ts).
+    const untrusted = untrustedTreeOf({
+      mode: read.mode,
+      eventName: process.env['GITHUB_EVENT_NAME'],
+      event,
+      ...(read.base ? { base: read.base } : {}),
+    });
+    const settings = { ...read, fork: ctx?.fork === true, ...(untrusted ? { untrustedTree: untrusted } : {}) };
     // Each secret in every form it can take (newline-stripped, line by line, JSON-escaped, base64).
     const scrubber = new Scrubber();
     const secret = (s: string) => {

@@ -65,6 +65,13 @@ export interface Settings {
   timeout?: string;
   /** Let kustomize fetch remote bases (refused by default: the build uses the checkout alone). */
   allowRemoteBases: boolean;
+  /** Let sources point at loopback, link-local and metadata addresses (refused by default). */
+  allowPrivateSourceHosts: boolean;
+  /**
+   * The tree is not trusted (a preview, or a run on a pull_request event; set by the edges): sources
+   * get credentials only when their definition is the same on `trustBase` (source/trust.ts).
+   */
+  untrustedTree?: { reason: string; base?: string };
   /** Variables for postBuild substitution from the `vars` input or `--var` flags (lowest precedence). */
   vars: Record<string, string>;
   /** Like `vars`, from the `secret-vars` input: every value is masked in logs. */
@@ -175,6 +182,7 @@ export interface RawSettings {
   wait?: string | boolean;
   timeout?: string;
   allowRemoteBases?: string | boolean;
+  allowPrivateSourceHosts?: string | boolean;
   vars?: Record<string, string>;
   secretVars?: Record<string, string>;
   strictSubstitute?: string | boolean;
@@ -346,6 +354,7 @@ export function normalize(raw: RawSettings): Settings {
     wait,
     ...(timeout ? { timeout } : {}),
     allowRemoteBases: parseBool(raw.allowRemoteBases, 'allow-remote-bases'),
+    allowPrivateSourceHosts: parseBool(raw.allowPrivateSourceHosts, 'allow-private-source-hosts'),
     vars: raw.vars ?? {},
     secretVars: raw.secretVars ?? {},
     strictSubstitute: defaultTrue(raw.strictSubstitute, 'strict-substitute'),

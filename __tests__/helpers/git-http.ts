@@ -58,6 +58,8 @@ export async function gitHttpServer(fileUrl: string, authorization?: string): Pr
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
+  // A server shared by a test file's repositories must not keep its worker alive.
+  server.unref();
   return {
     urlOf: (f) => `http://127.0.0.1:${port}/${fileURLToPath(f).slice(root.length + 1)}`,
     seen,

@@ -1,21 +1,38 @@
-// Bare git repositories on local disk (file:// URLs) for the tests of GitRepository sources: no
-// network, real git.
+// Bare git repositories on local disk for the tests of GitRepository sources, served over HTTP on
+// loopback (git's own http-backend, git-http.ts) as the action fetches them: it refuses file://
+// URLs. Real git, no network beyond this machine.
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gitHttpServer, type GitHttpServer } from './git-http.js';
+
+let shared: Promise<{ root: string; server: GitHttpServer }> | undefined;
+let count = 0;
+
+/** One anonymous HTTP server (per test process) for every bare repository made here. */
+function sharedServer(): Promise<{ root: string; server: GitHttpServer }> {
+  shared ??= (async () => {
+    const root = await mkdtemp(join(tmpdir(), 'kr-git-bare-'));
+    return { root, server: await gitHttpServer(pathToFileURL(join(root, 'any.git')).href) };
+  })();
+  return shared;
+}
 
 const ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 
 /**
  * A bare repository whose branches hold the given files (branch → path → text), each branch one
- * commit of its own; returns its file:// URL and each branch's commit.
+ * commit of its own; returns its HTTP URL on loopback (sources there need allowPrivateSourceHosts),
+ * its file:// URL (for a server of a test's own, git-http.ts) and each branch's commit.
  */
 export async function bareRepository(
   branches: Record<string, Record<string, string>>,
-): Promise<{ url: string; commits: Record<string, string> }> {
+): Promise<{ url: string; fileUrl: string; commits: Record<string, string> }> {
   const work = await mkdtemp(join(tmpdir(), 'kr-git-work-'));
-  const bare = join(await mkdtemp(join(tmpdir(), 'kr-git-bare-')), 'repo.git');
+  const { root, server } = await sharedServer();
+  const bare = join(root, `repo-${process.pid}-${++count}.git`);
   const git = (...args: string[]) =>
     execFileSync('git', args, { cwd: work, env: { ...process.env, ...ENV } })
       .toString()
@@ -36,7 +53,8 @@ export async function bareRepository(
   }
   execFileSync('git', ['clone', '-q', '--bare', work, bare]);
   await rm(work, { recursive: true, force: true });
-  return { url: `file://${bare}`, commits };
+  const fileUrl = pathToFileURL(bare).href;
+  return { url: server.urlOf(fileUrl), fileUrl, commits };
 }
 
 /** git in `root` with a test identity; its output trimmed. */

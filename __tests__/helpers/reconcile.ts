@@ -13,7 +13,8 @@ export type LogSink = string[] | Hooks['log'];
 
 /**
  * The raw settings of a test run of `root`: the shared cluster's kubeconfig, the pinned kustomize, and
- * the Kustomization file ks.yaml unless `raw` names a path or Kustomization files; `raw` wins.
+ * the Kustomization file ks.yaml unless `raw` names a path or Kustomization files, and sources on
+ * loopback allowed; `raw` wins.
  */
 export function testRawSettings(root: string, raw: Partial<RawSettings> = {}): RawSettings {
   const named = raw.path !== undefined || raw.kustomizations !== undefined;
@@ -22,6 +23,8 @@ export function testRawSettings(root: string, raw: Partial<RawSettings> = {}): R
     root,
     ...(named ? {} : { kustomizations: ['ks.yaml'] }),
     kustomizeBin: KUSTOMIZE,
+    // The tests' git servers, registries and object stores listen on loopback.
+    allowPrivateSourceHosts: true,
     ...raw,
   };
 }

@@ -7,12 +7,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { repositoryId } from '../../src/inventory/identity.js';
+import type { Report } from '../../src/report/model.js';
 import { basicAuth } from '../../src/source/git.js';
 import { adminClient, exists, fluxSystemSecret, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { gitHttpServer } from '../helpers/git-http.js';
-import { bareRepository } from '../helpers/git-repos.js';
+import { bareRepository, commitAll, initRepository } from '../helpers/git-repos.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
-import { reconcileTree } from '../helpers/reconcile.js';
+import { reconcile, reconcileTree, testSettings } from '../helpers/reconcile.js';
 
 /** The Kustomization flux-system/`name` building ./<name> from the GitRepository `source`. */
 const ks = (name: string, source: string, spec = '') => kustomizationYaml({ name, prune: true, source, spec });
@@ -82,13 +83,13 @@ describe('the source of a Kustomization', () => {
   it('fetches a private tenant repository with the credentials its spec.secretRef Secret holds', async () => {
     const ns = await freshNamespace(client);
     const tenant = await bareRepository({ main: { 'tenant/cm.yaml': cm(ns, 'tenant', 'the private repository') } });
-    const server = await gitHttpServer(tenant.url, basicAuth('bob', 'hunter2'));
+    const server = await gitHttpServer(tenant.fileUrl, basicAuth('bob', 'hunter2'));
     const secret = `tenant-auth-${ns}`;
     let removeSecret = () => Promise.resolve();
     try {
       // The GitRepository's namespace, where its Secret is read.
       removeSecret = await fluxSystemSecret(client, secret, { username: 'bob', password: 'hunter2' });
-      const root = await fleet(ns, server.urlOf(tenant.url));
+      const root = await fleet(ns, server.urlOf(tenant.fileUrl));
       const file = join(root, 'clusters/dev/tenant.yaml');
       await writeFile(
         file,
@@ -103,6 +104,71 @@ describe('the source of a Kustomization', () => {
       expect(server.seen).toContain(basicAuth('bob', 'hunter2'));
     } finally {
       await server.close();
+      await removeSecret();
+    }
+  });
+
+  it('in a preview, uses the Secret only for a definition the base commit has, and says why not otherwise', async () => {
+    const ns = await freshNamespace(client);
+    const tenant = await bareRepository({ main: { 'tenant/cm.yaml': cm(ns, 'tenant', 'the private repository') } });
+    const server = await gitHttpServer(tenant.fileUrl, basicAuth('bob', 'hunter2'));
+    const other = await gitHttpServer(tenant.fileUrl, basicAuth('bob', 'hunter2'));
+    const secret = `tenant-auth-${ns}`;
+    let removeSecret = () => Promise.resolve();
+    try {
+      removeSecret = await fluxSystemSecret(client, secret, { username: 'bob', password: 'hunter2' });
+      const root = await fleet(ns, server.urlOf(tenant.fileUrl));
+      const file = join(root, 'clusters/dev/tenant.yaml');
+      const withSecret = (await readFile(file, 'utf8')).replace(
+        'ref: {branch: main}',
+        `ref: {branch: main}, secretRef: {name: ${secret}}`,
+      );
+      await writeFile(file, withSecret);
+      const base = initRepository(root);
+      const preview = (untrustedTree: { reason: string; base?: string }) =>
+        reconcile(
+          {
+            ...testSettings(root, {
+              mode: 'preview',
+              kustomizations: ['clusters/dev/*.yaml'],
+              inventoryNamespace: ns,
+              run: { holder: 'checkout test', source: 'acme/fleet', branch: 'main' },
+            }),
+            untrustedTree,
+          },
+          { log: () => {}, secret: () => {} },
+        );
+      const reason = 'this run is for a pull_request event, whose tree is not trusted';
+      const tenantOf = (r: Report) => (r.kustomizations ?? []).find((k) => k.kustomization === 'flux-system/tenant');
+
+      // Unchanged from the base commit: the Secret is read and sent to the repository's host.
+      const same = await preview({ reason, base });
+      expect(tenantOf(same)?.ok, tenantOf(same)?.error).toBe(true);
+      expect(server.seen).toContain(basicAuth('bob', 'hunter2'));
+
+      // The pull request points the same definition elsewhere: nothing is sent there, and the preview says why.
+      await writeFile(file, withSecret.replace(server.urlOf(tenant.fileUrl), other.urlOf(tenant.fileUrl)));
+      commitAll(root, 'the pull request');
+      const moved = await preview({ reason, base });
+      expect(other.seen.length).toBeGreaterThan(0);
+      expect(other.seen.filter((h) => h !== undefined)).toEqual([]);
+      expect(tenantOf(moved)?.ok).toBe(false);
+      expect(tenantOf(moved)?.notes.join('\n')).toContain(
+        'GitRepository flux-system/dev-team is fetched without credentials: this run is for a pull_request event, whose tree is not trusted, and its definition (URL or endpoint, provider, secretRef or namespace) is not the same on the base commit',
+      );
+      expect(tenantOf(moved)?.error).toContain('fetched without credentials');
+
+      // A base the checkout does not have: no credentials at all, even for the definition of the base.
+      await writeFile(file, withSecret);
+      const seen = server.seen.length;
+      const shallow = await preview({ reason, base: 'e'.repeat(40) });
+      expect(server.seen.slice(seen).filter((h) => h !== undefined)).toEqual([]);
+      expect(tenantOf(shallow)?.notes.join('\n')).toContain(
+        `the base commit ${'e'.repeat(40)} is not in this checkout`,
+      );
+    } finally {
+      await server.close();
+      await other.close();
       await removeSecret();
     }
   });

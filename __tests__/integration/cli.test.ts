@@ -167,6 +167,8 @@ spec:
           'flux-system/flux-system',
           '--kustomize-path',
           KUSTOMIZE,
+          // the tenant's git server listens on loopback
+          '--allow-private-source-hosts',
         ],
         { cwd: root },
       );

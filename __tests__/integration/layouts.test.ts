@@ -198,7 +198,7 @@ describe('the CLI on the public Flux layouts (golden files)', () => {
     const files = await readTree(join(FIXTURES, 'layouts', 'flux2-multi-tenancy-dev-team'));
     delete files['README.md'];
     const tenant = await bareRepository({ 'dev-team': files });
-    roots.push(dirname(fileURLToPath(tenant.url)));
+    roots.push(dirname(fileURLToPath(tenant.fileUrl)));
     replacements.push([tenant.url, '<dev-team repository>'], [tenant.commits['dev-team']!, '<dev-team commit>']);
     const sync = join(root, 'tenants/base/dev-team/sync.yaml');
     const placeholder = 'https://github.com/example/dev-team';
@@ -213,6 +213,7 @@ describe('the CLI on the public Flux layouts (golden files)', () => {
       'clusters/staging/*.yaml,tenants/base/dev-team/sync.yaml',
       '--source',
       'flux-system/flux-system',
+      '--allow-private-source-hosts',
     );
     // The tenant's source is fetched; its build is refused (see the golden files).
     expect(out.stderr).toContain('built from GitRepository apps/dev-team at dev-team@sha1:');

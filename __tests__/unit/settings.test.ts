@@ -109,6 +109,7 @@ describe('normalize', () => {
       force: false,
       pruneMaxShare: 0.5,
       allowLargePrune: false,
+      allowPrivateSourceHosts: false,
       removedKustomizations: 'report',
       driftCorrection: false,
       github: { comment: true, checkRun: true },

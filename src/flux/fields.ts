@@ -158,17 +158,18 @@ interface StringOptions {
   multiline?: boolean;
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029]/;
+
 /**
  * Why `text` is refused for its control characters, or undefined. A name, a path or a reference
  * with a line break (or another control character) is never meant, and one printed in a log
  * could start a line of its own.
  */
 export function controlCharacterProblem(text: string, multiline = false): string | undefined {
-  // eslint-disable-next-line no-control-regex
-  const re = multiline
-    ? /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029]/
-    : /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-  const m = re.exec(text);
+  const m = (multiline ? CONTROL_BUT_LINES : CONTROL).exec(text);
   if (m === null) return undefined;
   const code = `U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
   const what =

@@ -73,6 +73,25 @@ function varFlags(flag: string, list: readonly string[], secret: boolean): Recor
   return parseVarFlags(list);
 }
 
+/**
+ * `--git-credential HOST=TOKEN`-style values as a map: the key is a host (any text but "="), the
+ * value a credential, which no error shows.
+ */
+export function pairFlags(flag: string, list: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new Error(`--${flag}: expected HOST=VALUE (the argument is not shown: it may be a secret)`);
+    Object.defineProperty(out, item.slice(0, eq), {
+      value: item.slice(eq + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
 async function readKeyFile(path: string, flag: string, read: (path: string) => Promise<string>): Promise<string> {
   try {
     return await read(path);
@@ -98,6 +117,8 @@ async function fromFlag(
       return text ? readKeyFile(text, name, read) : undefined;
     case 'var':
       return varFlags(name, Array.isArray(value) ? value : [], option.secret !== undefined);
+    case 'pairs':
+      return pairFlags(name, Array.isArray(value) ? value : []);
     default:
       return Array.isArray(value) ? value.flatMap(splitPatterns) : value;
   }

@@ -83,14 +83,23 @@ export const INPUTS: readonly Option[] = [
     kind: 'map',
     secret: 'values',
     description:
-      "Tokens for fetching the GitRepositories that Kustomizations name as their source when they are not this checkout (another repository, or this one at another branch, tag or commit), as a map of host to token (e.g. `github.com:` followed by a token from your secrets). Sent to that host only, as HTTP basic auth (user x-access-token) through git's environment, and masked. Without one, the Secret the GitRepository's spec.secretRef names is read (username and password, or bearerToken) when the action may read it; else the repository is fetched anonymously.",
+      "Tokens for fetching the GitRepositories that Kustomizations name as their source when they are not this checkout (another repository, or this one at another branch, tag or commit), as a map of host to token (e.g. `github.com:` followed by a token from your secrets). Sent to that host only, as HTTP basic auth (user x-access-token) through git's environment, and masked. Without one, the Secret the GitRepository's spec.secretRef names is read (username and password, or bearerToken) when the action may read it; else the repository is fetched anonymously. In a preview, or any run on a pull request, no credential is used for a source whose definition (URL, secretRef, namespace) differs from the base commit's: see SECURITY.md.",
     flag: {
       name: 'git-credential',
       arg: 'HOST=TOKEN',
       multiple: true,
-      value: 'var',
+      value: 'pairs',
       help: 'a token for fetching other GitRepositories from HOST (masked in the output)',
     },
+  },
+  {
+    input: 'allow-private-source-hosts',
+    field: 'allowPrivateSourceHosts',
+    kind: 'boolean',
+    default: 'false',
+    description:
+      'Let GitRepository, OCIRepository and Bucket sources point at this machine or beside it: loopback (127.0.0.0/8, ::1, localhost), link-local (169.254.0.0/16, fe80::/10), the unspecified address and the cloud metadata services (169.254.169.254, metadata.google.internal). Off by default, so a tree cannot make the runner fetch from (or send a credential to) its own services. Private networks (10.0.0.0/8, 192.168.0.0/16, …) are allowed either way.',
+    flag: { help: 'let sources point at loopback, link-local and metadata addresses' },
   },
   {
     input: 'registry-credentials',
@@ -98,12 +107,12 @@ export const INPUTS: readonly Option[] = [
     kind: 'map',
     secret: 'values',
     description:
-      "Logins for pulling the OCIRepositories that Kustomizations (or ArtifactGenerators) name as their source, as a map of registry host to `USERNAME:PASSWORD` (for a token, any user name: `token:` followed by it). Sent to that registry only (basic auth, or exchanged for a bearer token as the registry asks), and masked. Without one, the kubernetes.io/dockerconfigjson Secret the OCIRepository's spec.secretRef names is read when the action may read it; for ghcr.io, github-token is used; else the pull is anonymous.",
+      "Logins for pulling the OCIRepositories that Kustomizations (or ArtifactGenerators) name as their source, as a map of registry host to `USERNAME:PASSWORD` (for a token, any user name: `token:` followed by it). Sent to that registry only (basic auth, or exchanged for a bearer token as the registry asks), and masked. Without one, the kubernetes.io/dockerconfigjson Secret the OCIRepository's spec.secretRef names is read when the action may read it; for ghcr.io, github-token is used; else the pull is anonymous. In a preview, or any run on a pull request, no credential is used for a source whose definition (URL, provider, secretRef, namespace) differs from the base commit's: see SECURITY.md.",
     flag: {
       name: 'registry-credential',
       arg: 'HOST=USER:PASSWORD',
       multiple: true,
-      value: 'var',
+      value: 'pairs',
       help: 'a login for pulling OCIRepositories from registry HOST (masked in the output)',
     },
   },

@@ -33,7 +33,7 @@ export interface Flag {
    * How the CLI reads the value where it differs from the action input: a file path (kubeconfig),
    * a file whose content is the value (key files), or NAME=VALUE pairs (variables).
    */
-  value?: 'path' | 'file' | 'var';
+  value?: 'path' | 'file' | 'var' | 'pairs';
   /** One line of usage text (wrapped when printed). */
   help: string;
   /** The default as the usage text says it, where the option has none of its own or the CLI's differs. */

@@ -54,12 +54,13 @@ export async function reconcileAll(
       tree = await fetched.get(verdict.source);
     } catch (err) {
       const failed = skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`, 'resolve');
-      return { ...failed, source: { ref } };
+      return { ...failed, notes: [...failed.notes, ...fetched.notesOf(verdict.source)], source: { ref } };
     }
     c.log.info(`Built from ${ref} at ${tree.revision}`);
     const report = await reconcileTarget({ ...c, settings: settingsFor(settings, tree, verdict.source) }, spec);
     return {
       ...report,
+      notes: [...report.notes, ...fetched.notesOf(verdict.source)],
       source: { ref, revision: tree.revision, ...(tree.originRevision ? { originRevision: tree.originRevision } : {}) },
     };
   };

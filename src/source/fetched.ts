@@ -6,22 +6,17 @@
 import { cp, mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FetchedPlan, IncludePlan, SourcePlan } from '../flux/checkout.js';
-import type { BucketDef, GitRepositoryDef, OCIRepositoryDef } from '../flux/source-defs.js';
 import { copySource } from '../kustomize/source.js';
 import type { Settings } from '../settings.js';
 import { scratchDir } from '../util/scratch.js';
 import { generateArtifact, type ArtifactInput } from './artifact.js';
+import { ExtractBudget } from './budget.js';
 import { fetchBucket } from './bucket.js';
 import { fetchGitRepository, redactUrl, type Fetched } from './git.js';
+import { guardedFetchers, type Fetchers } from './guarded.js';
 import { fetchOCIRepository } from './oci.js';
 
-/** How each kind of source is fetched (the edge: git, a registry, an object store). */
-export interface Fetchers {
-  GitRepository: (def: GitRepositoryDef) => Promise<Fetched>;
-  /** `filtered: false`: the layer was kept as it is (operation copy), and Flux filters nothing out of it. */
-  OCIRepository: (def: OCIRepositoryDef) => Promise<Fetched & { filtered?: boolean }>;
-  Bucket: (def: BucketDef) => Promise<Fetched>;
-}
+export type { Fetchers } from './guarded.js';
 
 /**
  * A fetched or made source tree, with the revision of the source it came from when there is one.
@@ -48,10 +43,14 @@ export class FetchedSources {
   private readonly trees = new Map<string, Promise<SourceTree>>();
   /** Source artifacts as an ArtifactGenerator reads them (a Git tree without what .sourceignore leaves out). */
   private readonly artifacts = new Map<string, Promise<Fetched>>();
+  /** Notes on how a source was had (fetched without credentials, and why), by `Kind ns/name`. */
+  private readonly notes = new Map<string, string>();
 
   constructor(
     private readonly opts: {
       fetchers: Fetchers;
+      /** The run's budget for extracted files, shared by its fetchers and the ArtifactGenerators it runs. */
+      budget?: ExtractBudget;
       /** This checkout: its root and revision. */
       checkout: { root: string; revision?: string };
       log: (line: string) => void;
@@ -134,7 +133,7 @@ export class FetchedSources {
     this.opts.log(
       `Making ExternalArtifact ${plan.namespace}/${plan.name} with ArtifactGenerator ${g.namespace}/${g.name} (${g.file})`,
     );
-    return { ...(await generateArtifact(g, plan.name, inputs)), artifact: true };
+    return { ...(await generateArtifact(g, plan.name, inputs, this.opts.budget)), artifact: true };
   }
 
   /**
@@ -162,6 +161,27 @@ export class FetchedSources {
       this.artifacts.set(key, artifact);
     }
     return artifact.then((a) => ({ root: a.root, revision: a.revision }));
+  }
+
+  noteFor(source: string, note: string): void {
+    this.notes.set(source, note);
+  }
+
+  /** The notes on the sources `plan` was had from (an ExternalArtifact's inputs too). */
+  notesOf(plan: SourcePlan): string[] {
+    const out: string[] = [];
+    const visit = (p: SourcePlan): void => {
+      if (p.kind === 'checkout') return;
+      if (p.kind === 'ExternalArtifact') {
+        for (const input of Object.values(p.inputs)) visit(input);
+        return;
+      }
+      const note = this.notes.get(`${p.kind} ${p.def.namespace}/${p.def.name}`);
+      if (note !== undefined && !out.includes(note)) out.push(note);
+      if (p.kind === 'GitRepository') for (const inc of p.include ?? []) visit(inc.source);
+    };
+    visit(plan);
+    return out;
   }
 
   async cleanup(): Promise<void> {
@@ -209,7 +229,11 @@ export function settingsFor(settings: Settings, tree: SourceTree, plan: FetchedP
   };
 }
 
-/** The sources of a run with `settings`: git's fetcher with the git-credentials input, and the others. */
+/**
+ * The sources of a run with `settings`: git's fetcher with the git-credentials input, and the
+ * others; each source's address checked first (address.ts, host-check.ts) and its credentials
+ * given only as the trust rule allows (trust.ts): otherwise it is fetched anonymously, with a note.
+ */
 export function runSources(
   settings: Settings,
   opts: {
@@ -218,34 +242,52 @@ export function runSources(
     log: (line: string) => void;
   },
 ): FetchedSources {
-  const shared = { secret: opts.secret, ...(opts.readSecret ? { readSecret: opts.readSecret } : {}) };
-  return new FetchedSources({
-    fetchers: {
+  /** The run's budget for extracted files: every OCI layer, Bucket and ArtifactGenerator of the run. */
+  const budget = new ExtractBudget();
+  /** The fetchers with every credential the run has, or (`anonymous`: why) with none. */
+  const fetchersWith = (anonymous?: string): Fetchers => {
+    const shared = {
+      secret: opts.secret,
+      ...(opts.readSecret && anonymous === undefined ? { readSecret: opts.readSecret } : {}),
+    };
+    return {
       GitRepository: (def) =>
         fetchGitRepository(def, {
-          credentials: settings.gitCredentials ?? {},
+          credentials: anonymous === undefined ? (settings.gitCredentials ?? {}) : {},
           ...shared,
+          ...(anonymous !== undefined ? { anonymous } : {}),
           ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
         }),
       OCIRepository: (def) =>
         fetchOCIRepository(def, {
-          credentials: settings.registryCredentials ?? {},
-          ...(settings.github.token ? { githubToken: settings.github.token } : {}),
+          credentials: anonymous === undefined ? (settings.registryCredentials ?? {}) : {},
+          ...(settings.github.token && anonymous === undefined ? { githubToken: settings.github.token } : {}),
           ...shared,
           log: opts.log,
+          budget,
           ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
         }),
       Bucket: (def) =>
         fetchBucket(def, {
           ...shared,
-          env: process.env,
+          env: anonymous === undefined ? process.env : {},
           log: opts.log,
+          budget,
           ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
         }),
-    },
+    };
+  };
+  const sources: FetchedSources = new FetchedSources({
+    fetchers: guardedFetchers(settings, fetchersWith, (def, why) => {
+      const line = `${def.kind} ${def.namespace}/${def.name} is fetched without credentials: ${why}`;
+      opts.log(line);
+      sources.noteFor(`${def.kind} ${def.namespace}/${def.name}`, line);
+    }),
+    budget,
     checkout: { root: settings.root, ...(settings.run.revision ? { revision: settings.run.revision } : {}) },
     log: opts.log,
   });
+  return sources;
 }
 
 /** A relative path inside a root as components, or undefined when it would leave the root. */

@@ -9,10 +9,11 @@
  * `sha1:<sha>`.
  */
 import { execFile } from 'node:child_process';
-import { appendFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GitRepositoryDef } from '../flux/source-defs.js';
+import { scratchDir } from '../util/scratch.js';
+import { sourceAddress } from './address.js';
 import { pickTag } from './semver.js';
 
 /** What to fetch for a spec.ref, and how the revision is named, pure. */
@@ -90,15 +91,31 @@ export function redactUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1');
 }
 
-/** git's environment for a fetch: no prompts, and the Authorization header when there is one. */
-export function gitEnv(authorization: string | undefined): Record<string, string> {
-  const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true' };
-  if (authorization === undefined) return env;
+/**
+ * git's environment for a fetch: no prompts, only the http, https and ssh transports (never
+ * `file://` or `ext::`), and the Authorization header when there is one, scoped with git's own
+ * URL-matched configuration (`http.<scheme>://<host>/.extraHeader`) so that git, not our reading of
+ * the URL, decides whether a request goes to that host; with no redirects followed, since git would
+ * send the header to wherever a redirect points.
+ */
+export function gitEnv(
+  authorization: string | undefined,
+  scope?: { scheme: string; authority: string },
+): Record<string, string> {
+  const env: Record<string, string> = {
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ASKPASS: 'true',
+    GIT_ALLOW_PROTOCOL: 'http:https:ssh',
+    GIT_CONFIG_NOSYSTEM: '1',
+  };
+  if (authorization === undefined || scope === undefined) return env;
   return {
     ...env,
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'http.extraHeader',
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: `http.${scope.scheme}://${scope.authority}/.extraHeader`,
     GIT_CONFIG_VALUE_0: `Authorization: ${authorization}`,
+    GIT_CONFIG_KEY_1: 'http.followRedirects',
+    GIT_CONFIG_VALUE_1: 'false',
   };
 }
 
@@ -127,6 +144,8 @@ export interface FetchOptions {
   /** Reads a Secret's data, decoded (spec.secretRef, in the GitRepository's namespace). */
   readSecret?: (namespace: string, name: string) => Promise<Record<string, string>>;
   timeoutMs?: number;
+  /** Why no credential at all may be used (the trust rule, trust.ts): the fetch is anonymous. */
+  anonymous?: string;
 }
 
 export interface Fetched {
@@ -143,6 +162,7 @@ async function authorizationFor(
   opts: FetchOptions,
 ): Promise<{ authorization?: string; missing?: string }> {
   if (host === undefined) return {};
+  if (opts.anonymous !== undefined) return { missing: `fetched without credentials: ${opts.anonymous}` };
   const token = opts.credentials[host];
   if (token !== undefined) {
     opts.secret(token);
@@ -170,11 +190,14 @@ async function authorizationFor(
 /** Fetches `repo` into a new temporary directory; throws a sentence naming it on failure. */
 export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOptions): Promise<Fetched> {
   let plan = fetchPlan(repo.ref);
-  const { authorization, missing } = await authorizationFor(repo, hostOf(repo.url), opts);
+  const address = sourceAddress('GitRepository', repo.url);
+  if ('problem' in address)
+    throw new Error(`GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${address.problem}`);
+  const host = address.scheme === 'ssh' ? undefined : address.authority;
+  const { authorization, missing } = await authorizationFor(repo, host, opts);
 
-  const root = await mkdtemp(join(tmpdir(), 'kr-source-'));
-  const cleanup = () => rm(root, { recursive: true, force: true });
-  const env = { ...process.env, ...gitEnv(authorization) };
+  const { dir: root, remove: cleanup } = await scratchDir('kr-source-');
+  const env = { ...process.env, ...gitEnv(authorization, address) };
   const git = (args: string[]) =>
     new Promise<string>((resolve, reject) => {
       execFile(

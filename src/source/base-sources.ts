@@ -1,0 +1,96 @@
+/**
+ * The source definitions on the base commit of a change (the edge: git), for the trust rule
+ * (trust.ts): every YAML file of the base commit under the root, read from git's object store (the
+ * working tree is the change's), bounded as the scan of the working tree is.
+ */
+import { execFile } from 'node:child_process';
+import { sourcesIn } from '../flux/source-files.js';
+import { credentialScope, type TreeTrust } from './trust.js';
+
+type BaseScopes = Extract<TreeTrust, { trusted: false }>['base'];
+
+const MAX_FILES = 20_000;
+const MAX_BYTES = 1024 * 1024;
+const SKIP = /(^|\/)(\.git|node_modules|\.github)\//;
+
+function gitBytes(root: string, args: string[], input?: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      {
+        cwd: root,
+        encoding: 'buffer',
+        maxBuffer: 256 << 20,
+        timeout: 60_000,
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+      },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(stderr.toString('utf8').trim().split('\n').pop() || err.message));
+        else resolve(stdout);
+      },
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+const git = async (root: string, args: string[]): Promise<string> => (await gitBytes(root, args)).toString('utf8');
+
+/** The credential scopes of the source definitions at commit `base` under `root`, or why they cannot be read. */
+export async function baseScopes(root: string, base: string | undefined): Promise<BaseScopes> {
+  if (base === undefined || /^0+$/.test(base)) {
+    return { problem: 'the base commit is not known (input base, or the pull request event, names it)' };
+  }
+  if (!/^[0-9a-zA-Z._/@^~-]+$/.test(base) || base.startsWith('-')) {
+    return { problem: `the base ${JSON.stringify(base)} is not a commit name` };
+  }
+  try {
+    await git(root, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`]);
+  } catch {
+    return {
+      problem: `the base commit ${base} is not in this checkout (actions/checkout with fetch-depth: 0 brings it)`,
+    };
+  }
+  try {
+    const prefix = (await git(root, ['rev-parse', '--show-prefix'])).trim();
+    const listing = await git(root, [
+      'ls-tree',
+      '-r',
+      '-z',
+      '--full-name',
+      '--long',
+      '--end-of-options',
+      base,
+      '--',
+      '.',
+    ]);
+    const files: { path: string; oid: string }[] = [];
+    for (const entry of listing.split('\0')) {
+      // <mode> SP <type> SP <object> SP+ <size> TAB <path>
+      const m = /^\d+ blob ([0-9a-f]+) +(\d+|-)\t(.+)$/s.exec(entry);
+      if (!m || !/\.ya?ml$/i.test(m[3]!) || SKIP.test(`/${m[3]!}`)) continue;
+      if (m[2] === '-' || Number(m[2]) > MAX_BYTES) continue;
+      files.push({ oid: m[1]!, path: m[3]! });
+      if (files.length >= MAX_FILES) break;
+    }
+    const scopes = new Set<string>();
+    if (files.length === 0) return scopes;
+    const out = await gitBytes(root, ['cat-file', '--batch'], files.map((f) => f.oid).join('\n') + '\n');
+    let at = 0;
+    for (const f of files) {
+      const nl = out.indexOf(0x0a, at);
+      const size = Number(out.subarray(at, nl).toString('latin1').split(' ')[2]);
+      if (nl < 0 || !Number.isInteger(size)) break;
+      const text = out.subarray(nl + 1, nl + 1 + size).toString('utf8');
+      at = nl + 1 + size + 1;
+      const file = f.path.startsWith(prefix) ? f.path.slice(prefix.length) : f.path;
+      const found = sourcesIn(text, file);
+      for (const g of found.git) scopes.add(credentialScope({ kind: 'GitRepository', ...g }));
+      for (const o of found.others.oci) scopes.add(credentialScope(o));
+      for (const b of found.others.buckets) scopes.add(credentialScope(b));
+    }
+    return scopes;
+  } catch (err) {
+    return { problem: `the base commit ${base} could not be read: ${(err as Error).message}` };
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The fetchers of a run behind the two rules that keep a tree from choosing where the runner
+ * reaches and what it sends (the edge: DNS and git): each source's address read once and refused
+ * when parsers could disagree or it is on this machine or its metadata service (address.ts), and
+ * its credentials used only as the trust rule allows (trust.ts), else it is fetched anonymously.
+ */
+import { lookup } from 'node:dns/promises';
+import type { Settings } from '../settings.js';
+import { privateHostProblem, sourceAddress } from './address.js';
+import { baseScopes } from './base-sources.js';
+import type { BucketDef, GitRepositoryDef, OCIRepositoryDef } from '../flux/source-defs.js';
+import type { Fetched } from './git.js';
+import { credentialVerdict, type FetchedDef, type TreeTrust } from './trust.js';
+
+/** How each kind of source is fetched (the edge: git, a registry, an object store). */
+export interface Fetchers {
+  GitRepository: (def: GitRepositoryDef) => Promise<Fetched>;
+  /** `filtered: false`: the layer was kept as it is (operation copy), and Flux filters nothing out of it. */
+  OCIRepository: (def: OCIRepositoryDef) => Promise<Fetched & { filtered?: boolean }>;
+  Bucket: (def: BucketDef) => Promise<Fetched>;
+}
+
+/** Throws a sentence naming the source when its address is refused. */
+export async function checkSourceAddress(
+  def: FetchedDef,
+  allowPrivate: boolean,
+  resolve: (host: string) => Promise<string[]> = async (host) =>
+    (await lookup(host, { all: true })).map((a) => a.address),
+): Promise<void> {
+  const where = `${def.kind} ${def.namespace}/${def.name} (${def.file})`;
+  const address = sourceAddress(def.kind, def.kind === 'Bucket' ? def.endpoint : def.url);
+  if ('problem' in address) throw new Error(`${where}: ${address.problem}`);
+  if (allowPrivate) return;
+  const allow = 'set the input allow-private-source-hosts (--allow-private-source-hosts) to allow it';
+  const literal = privateHostProblem(address.host);
+  if (literal !== undefined) throw new Error(`${where}: the source host ${literal}; ${allow}`);
+  // A name that resolves to such an address is refused too (git and fetch resolve it again, but a
+  // tree that controls a name's DNS could only point it elsewhere by changing it in between).
+  let addresses: string[];
+  try {
+    addresses = await resolve(address.host);
+  } catch {
+    return; // not resolvable: the fetch fails on its own, with the resolver's words
+  }
+  for (const a of addresses) {
+    const problem = privateHostProblem(a);
+    if (problem !== undefined)
+      throw new Error(`${where}: the source host ${address.host} resolves to ${a}: ${problem}; ${allow}`);
+  }
+}
+
+/** How far a run with `settings` trusts its tree; the base commit's definitions are read once, when first needed. */
+export function treeTrust(settings: Settings): () => Promise<TreeTrust> {
+  const untrusted = settings.untrustedTree;
+  if (untrusted === undefined) return () => Promise.resolve({ trusted: true });
+  let trust: Promise<TreeTrust> | undefined;
+  return () =>
+    (trust ??= baseScopes(settings.root, untrusted.base).then((base) => ({
+      trusted: false,
+      reason: untrusted.reason,
+      base,
+    })));
+}
+
+/**
+ * `fetchersWith()` (every credential) or `fetchersWith(why)` (none) for each source, as its verdict
+ * says; `anonymous` hears of each source fetched without credentials, and why.
+ */
+export function guardedFetchers(
+  settings: Settings,
+  fetchersWith: (anonymous?: string) => Fetchers,
+  anonymous: (def: FetchedDef, why: string) => void,
+): Fetchers {
+  const trust = treeTrust(settings);
+  const trusted = fetchersWith();
+  const choose = async (def: FetchedDef): Promise<Fetchers> => {
+    await checkSourceAddress(def, settings.allowPrivateSourceHosts);
+    const verdict = credentialVerdict(def, await trust());
+    if (verdict.use) return trusted;
+    anonymous(def, verdict.why);
+    return fetchersWith(verdict.why);
+  };
+  return {
+    GitRepository: async (def) => (await choose({ kind: 'GitRepository', ...def })).GitRepository(def),
+    OCIRepository: async (def) => (await choose(def)).OCIRepository(def),
+    Bucket: async (def) => (await choose(def)).Bucket(def),
+  };
+}

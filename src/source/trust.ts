@@ -1,0 +1,98 @@
+/**
+ * The trust rule for the credentials a source is fetched with (pure). In a run whose tree is
+ * untrusted (a preview, or any run on a pull_request event), the tree could point a source with
+ * credentials at a host of its choosing, or name a Secret it may not read. So a credential — a
+ * cluster Secret the source names, git-credentials, registry-credentials, github-token, the
+ * environment's cloud credentials — is used for a source only when its definition, in every field
+ * that decides where a credential goes or which Secret is read (kind, namespace, name, URL or
+ * endpoint and bucket, provider, insecure, region, secretRef), is the same as a definition on the
+ * base commit. When the run cannot read the base (a shallow checkout, no base given), no source
+ * gets credentials. In a trusted run (after review: apply on a push, drift on a schedule) the tree
+ * is the reviewed one. Either way a secretRef names a Secret in the source object's own namespace,
+ * as source-controller reads it.
+ */
+import type { BucketDef, GitRepositoryDef, OCIRepositoryDef } from '../flux/source-defs.js';
+
+export type FetchedDef = ({ kind: 'GitRepository' } & GitRepositoryDef) | OCIRepositoryDef | BucketDef;
+
+/** How far this run trusts its tree. */
+export type TreeTrust =
+  | { trusted: true }
+  | {
+      trusted: false;
+      /** Why the tree is not trusted, for the notes (`a preview of a pull request`). */
+      reason: string;
+      /** The scopes (credentialScope) of the source definitions on the base commit, or why there are none. */
+      base: ReadonlySet<string> | { problem: string };
+    };
+
+/** The fields of a definition that decide where its credentials go, as one comparable text. */
+export function credentialScope(def: FetchedDef): string {
+  const common = { kind: def.kind, namespace: def.namespace, name: def.name, secretRef: def.secretRef ?? null };
+  switch (def.kind) {
+    case 'GitRepository':
+      return JSON.stringify({ ...common, url: def.url });
+    case 'OCIRepository':
+      return JSON.stringify({
+        ...common,
+        url: def.url,
+        provider: def.provider ?? 'generic',
+        insecure: def.insecure === true,
+      });
+    case 'Bucket':
+      return JSON.stringify({
+        ...common,
+        endpoint: def.endpoint,
+        bucketName: def.bucketName,
+        provider: def.provider,
+        insecure: def.insecure === true,
+        region: def.region ?? null,
+      });
+  }
+}
+
+export type CredentialVerdict = { use: true } | { use: false; why: string };
+
+/** Whether `def` may be fetched with credentials in a run of `trust`, and why not. */
+export function credentialVerdict(def: FetchedDef, trust: TreeTrust): CredentialVerdict {
+  if (trust.trusted) return { use: true };
+  if (!(trust.base instanceof Set)) {
+    return { use: false, why: `${trust.reason}, and ${(trust.base as { problem: string }).problem}` };
+  }
+  if (trust.base.has(credentialScope(def))) return { use: true };
+  return {
+    use: false,
+    why: `${trust.reason}, and its definition (URL or endpoint, provider, secretRef or namespace) is not the same on the base commit: credentials are used only for sources the base branch defines`,
+  };
+}
+
+const PULL_REQUEST_EVENTS = new Set(['pull_request', 'pull_request_target', 'pull_request_review', 'merge_group']);
+
+/**
+ * Whether a run's tree is untrusted, why, and the base commit its sources are compared with: the
+ * action's previews (mode: preview, whatever the event) and any run on a pull-request event (the
+ * CLI's too); the base is the input (or flag) base, else the pull request's base commit, else a
+ * push's before commit. Undefined: the tree is trusted (an apply on a push, a scheduled drift check,
+ * the CLI on a workstation).
+ */
+export function untrustedTreeOf(run: {
+  /** The action's mode; the CLI passes none (a preview on a workstation is the user's own tree). */
+  mode?: string;
+  eventName?: string;
+  event?: unknown;
+  base?: string;
+}): { reason: string; base?: string } | undefined {
+  const event = (typeof run.event === 'object' && run.event !== null ? run.event : {}) as {
+    before?: unknown;
+    pull_request?: { base?: { sha?: unknown } };
+  };
+  const onPullRequest = run.eventName !== undefined && PULL_REQUEST_EVENTS.has(run.eventName);
+  if (!onPullRequest && run.mode !== 'preview') return undefined;
+  const prBase = event.pull_request?.base?.sha;
+  const base =
+    run.base ?? (typeof prBase === 'string' ? prBase : typeof event.before === 'string' ? event.before : undefined);
+  const reason = onPullRequest
+    ? `this run is for a ${run.eventName} event, whose tree is not trusted`
+    : 'this run is a preview, whose tree is not trusted';
+  return { reason, ...(base !== undefined ? { base } : {}) };
+}
