@@ -247,12 +247,19 @@ describe('fetching a Bucket from moto', () => {
       AWS_SECRET_ACCESS_KEY: 'env-secret-access-key-012345',
       AWS_SESSION_TOKEN: 'env-session-token-0123456789',
     };
-    const { opts, masked, logged } = recorder({ env });
+    // The emulator is admitted as Amazon S3 by the test-only KR_TEST_S3_ENDPOINTS (the runner's environment).
+    const { opts, masked, logged } = recorder({ env: { ...env, KR_TEST_S3_ENDPOINTS: s3.endpoint } });
     await withFetched(def(b, { provider: 'aws' }), opts, async ({ root }) => {
       expect(await readFile(join(root, 'cm.yaml'), 'utf8')).toBe('aws\n');
     });
     expect(masked).toEqual(expect.arrayContaining(Object.values(env)));
     expect(logged).toContain(`Bucket ${b}: region eu-west-1 (its location)`);
+
+    // Without it, an endpoint that is not Amazon S3 never gets them: unsigned, refused, saying why.
+    const unsigned = recorder({ env });
+    const refused = await failure(fetchBucket(def(b, { provider: 'aws' }), unsigned.opts));
+    expect(refused.message).toContain("the environment's AWS credentials are not sent");
+    expect(unsigned.masked).not.toContain(env.AWS_SECRET_ACCESS_KEY);
 
     // The generic provider never reads them: unsigned, refused.
     const err = await failure(fetchBucket(def(b), recorder({ env }).opts));

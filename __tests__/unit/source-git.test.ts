@@ -62,7 +62,7 @@ describe('credentials and messages', () => {
   });
 
   it('puts the header in git’s environment, scoped to the URL’s host by git, never prompts', () => {
-    const base = { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', GIT_ALLOW_PROTOCOL: 'http:https:ssh', GIT_CONFIG_NOSYSTEM: '1' };
+    const base = { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', GIT_ALLOW_PROTOCOL: 'http:https:ssh' };
     expect(gitEnv(undefined)).toEqual(base);
     const env = gitEnv(basicAuth('x-access-token', 'tok'), { scheme: 'https', authority: 'github.com' });
     expect(env).toEqual({

@@ -1,6 +1,8 @@
 // The rules that keep a pull request's tree from choosing where a credential goes or what the
 // runner reads as a workflow command: pure tables, plus the base commit read from a real git.
 import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +11,8 @@ import { guardStream } from '../../src/action/stream-guard.js';
 import { pairFlags } from '../../src/options/flags.js';
 import { privateHostProblem, sourceAddress, type SourceKind } from '../../src/source/address.js';
 import { baseScopes } from '../../src/source/base-sources.js';
-import { checkSourceAddress } from '../../src/source/guarded.js';
+import { checkHopUrl, checkSourceAddress } from '../../src/source/guarded.js';
+import { RegistryClient } from '../../src/source/registry.js';
 import { credentialScope, credentialVerdict, untrustedTreeOf, type FetchedDef } from '../../src/source/trust.js';
 import { CommandGuard, neutraliseCommands } from '../../src/util/workflow-commands.js';
 import { commitAll, gitIn, initRepository } from '../helpers/git-repos.js';
@@ -193,11 +196,7 @@ describe('the trust rule', () => {
 
   it.each<[string, FetchedDef, boolean]>([
     ['the same definition', def(), true],
-    [
-      'the same, in another file, with another ref',
-      def({ file: 'b.yaml', ref: { tag: 'v2' } }),
-      true,
-    ],
+    ['the same, in another file, with another ref', def({ file: 'b.yaml', ref: { tag: 'v2' } }), true],
     ['another URL', def({ url: 'http://127.0.0.1:9/apps' }), false],
     ['another Secret', def({ secretRef: 'registry-admin' }), false],
     ['another namespace', def({ namespace: 'kube-system' }), false],
@@ -309,5 +308,77 @@ describe('--git-credential and --registry-credential', () => {
     expect(() => pairFlags('git-credential', ['s3cr3t'])).toThrow(
       '--git-credential: expected HOST=VALUE (the argument is not shown: it may be a secret)',
     );
+  });
+});
+
+describe('where a registry sends the pull', () => {
+  it('checks every hop, and sends the login only to its own origin', async () => {
+    const seen: { port: number; path: string; authorization?: string }[] = [];
+    const listen = (answer: (req: http.IncomingMessage, res: http.ServerResponse) => void) =>
+      new Promise<http.Server>((resolve) => {
+        const server = http.createServer((req, res) => {
+          seen.push({
+            port: (server.address() as AddressInfo).port,
+            path: req.url ?? '',
+            ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+          });
+          answer(req, res);
+        });
+        server.listen(0, '127.0.0.1', () => { resolve(server); });
+      });
+    const far = await listen((_, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    const farUrl = `http://127.0.0.1:${(far.address() as AddressInfo).port}`;
+    const near = await listen((req, res) => {
+      const to = req.url?.includes('go-far') ? `${farUrl}/blocked` : `${farUrl}/ok`;
+      res.writeHead(302, { location: to }).end();
+    });
+    const base = `http://127.0.0.1:${(near.address() as AddressInfo).port}/v2`;
+    try {
+      const login = { username: 'u', password: 'p' };
+      const checked: string[] = [];
+      const client = new RegistryClient(
+        { registry: 'r', base, repository: 'app' },
+        login,
+        () => {},
+        AbortSignal.timeout(10_000),
+        (url) => {
+          checked.push(url);
+          return url.endsWith('/blocked') ? Promise.reject(new Error(`refused ${url}`)) : Promise.resolve();
+        },
+      );
+      // A login the client has (as after basic auth) goes to the registry, not to where it redirects.
+      (client as unknown as { authorization: string }).authorization = 'Basic dTpw';
+      await client.get('/app/manifests/ok', undefined, 1024, 'the manifest');
+      expect(checked).toEqual([`${base}/app/manifests/ok`, `${farUrl}/ok`]);
+      expect(seen.map((s) => s.authorization)).toEqual(['Basic dTpw', undefined]);
+      await expect(client.get('/app/manifests/go-far', undefined, 1024, 'the manifest')).rejects.toThrow(
+        `refused ${farUrl}/blocked`,
+      );
+      expect(seen.filter((s) => s.path === '/blocked')).toEqual([]);
+    } finally {
+      near.close();
+      far.close();
+    }
+  });
+
+  it('refuses a hop to this machine unless allowed', async () => {
+    const def: FetchedDef = {
+      kind: 'OCIRepository',
+      namespace: 'n',
+      name: 'o',
+      file: 'o.yaml',
+      url: 'oci://ghcr.io/app',
+    };
+    await expect(
+      checkHopUrl(def, 'http://169.254.169.254/latest/meta-data', false, () => Promise.resolve([])),
+    ).rejects.toThrow(
+      'OCIRepository n/o (o.yaml): its server sent the fetch to http://169.254.169.254: 169.254.169.254 is a cloud metadata service',
+    );
+    await expect(
+      checkHopUrl(def, 'https://pkg-containers.githubusercontent.com/x', false, () =>
+        Promise.resolve(['185.199.108.154']),
+      ),
+    ).resolves.toBeUndefined();
+    await expect(checkHopUrl(def, 'http://127.0.0.1:9/x', true)).resolves.toBeUndefined();
   });
 });

@@ -13,7 +13,7 @@ import { generateArtifact, type ArtifactInput } from './artifact.js';
 import { ExtractBudget } from './budget.js';
 import { fetchBucket } from './bucket.js';
 import { fetchGitRepository, redactUrl, type Fetched } from './git.js';
-import { guardedFetchers, type Fetchers } from './guarded.js';
+import { checkHopUrl, guardedFetchers, type Fetchers } from './guarded.js';
 import { fetchOCIRepository } from './oci.js';
 
 export type { Fetchers } from './guarded.js';
@@ -260,6 +260,7 @@ export function runSources(
         }),
       OCIRepository: (def) =>
         fetchOCIRepository(def, {
+          checkUrl: (url) => checkHopUrl(def, url, settings.allowPrivateSourceHosts),
           credentials: anonymous === undefined ? (settings.registryCredentials ?? {}) : {},
           ...(settings.github.token && anonymous === undefined ? { githubToken: settings.github.token } : {}),
           ...shared,

@@ -106,7 +106,6 @@ export function gitEnv(
     GIT_TERMINAL_PROMPT: '0',
     GIT_ASKPASS: 'true',
     GIT_ALLOW_PROTOCOL: 'http:https:ssh',
-    GIT_CONFIG_NOSYSTEM: '1',
   };
   if (authorization === undefined || scope === undefined) return env;
   return {

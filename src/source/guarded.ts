@@ -20,33 +20,63 @@ export interface Fetchers {
   Bucket: (def: BucketDef) => Promise<Fetched>;
 }
 
-/** Throws a sentence naming the source when its address is refused. */
-export async function checkSourceAddress(
+/**
+ * Throws when `url` (a URL a source's server sends the run to: a registry's token realm, a
+ * redirect) names a host the source's own address could not: on this machine or its metadata
+ * service, unless allowed.
+ */
+export async function checkHopUrl(
   def: FetchedDef,
+  url: string,
   allowPrivate: boolean,
-  resolve: (host: string) => Promise<string[]> = async (host) =>
-    (await lookup(host, { all: true })).map((a) => a.address),
+  resolve: (host: string) => Promise<string[]> = systemResolve,
 ): Promise<void> {
-  const where = `${def.kind} ${def.namespace}/${def.name} (${def.file})`;
-  const address = sourceAddress(def.kind, def.kind === 'Bucket' ? def.endpoint : def.url);
-  if ('problem' in address) throw new Error(`${where}: ${address.problem}`);
   if (allowPrivate) return;
-  const allow = 'set the input allow-private-source-hosts (--allow-private-source-hosts) to allow it';
-  const literal = privateHostProblem(address.host);
-  if (literal !== undefined) throw new Error(`${where}: the source host ${literal}; ${allow}`);
+  const where = `${def.kind} ${def.namespace}/${def.name} (${def.file})`;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  await refusePrivate(where, host, `its server sent the fetch to ${new URL(url).origin}:`, resolve);
+}
+
+async function systemResolve(host: string): Promise<string[]> {
+  return (await lookup(host, { all: true })).map((a) => a.address);
+}
+
+const ALLOW = 'set the input allow-private-source-hosts (--allow-private-source-hosts) to allow it';
+
+/** Throws when `host`, literally or as resolved, is on this machine or its metadata service. */
+async function refusePrivate(
+  where: string,
+  host: string,
+  what: string,
+  resolve: (host: string) => Promise<string[]>,
+): Promise<void> {
+  const literal = privateHostProblem(host);
+  if (literal !== undefined) throw new Error(`${where}: ${what} ${literal}; ${ALLOW}`);
   // A name that resolves to such an address is refused too (git and fetch resolve it again, but a
   // tree that controls a name's DNS could only point it elsewhere by changing it in between).
   let addresses: string[];
   try {
-    addresses = await resolve(address.host);
+    addresses = await resolve(host);
   } catch {
     return; // not resolvable: the fetch fails on its own, with the resolver's words
   }
   for (const a of addresses) {
     const problem = privateHostProblem(a);
-    if (problem !== undefined)
-      throw new Error(`${where}: the source host ${address.host} resolves to ${a}: ${problem}; ${allow}`);
+    if (problem !== undefined) throw new Error(`${where}: ${what} ${host} resolves to ${a}: ${problem}; ${ALLOW}`);
   }
+}
+
+/** Throws a sentence naming the source when its address is refused. */
+export async function checkSourceAddress(
+  def: FetchedDef,
+  allowPrivate: boolean,
+  resolve: (host: string) => Promise<string[]> = systemResolve,
+): Promise<void> {
+  const where = `${def.kind} ${def.namespace}/${def.name} (${def.file})`;
+  const address = sourceAddress(def.kind, def.kind === 'Bucket' ? def.endpoint : def.url);
+  if ('problem' in address) throw new Error(`${where}: ${address.problem}`);
+  if (allowPrivate) return;
+  await refusePrivate(where, address.host, 'the source host', resolve);
 }
 
 /** How far a run with `settings` trusts its tree; the base commit's definitions are read once, when first needed. */

@@ -69,6 +69,11 @@ export interface OciFetchOptions {
   log?: (line: string) => void;
   /** The run's budget for extracted files, shared with every other source (budget.ts). */
   budget?: ExtractBudget;
+  /**
+   * Throws when a URL the registry sends the pull to (its token realm, a redirect) may not be
+   * reached: the address rule of the source itself (guarded.ts).
+   */
+  checkUrl?: (url: string) => Promise<void>;
 }
 
 /** A pulled artifact's tree; `filtered` is false when Flux applies no ignore rule to it (operation copy). */
@@ -232,7 +237,7 @@ export async function fetchOCIRepository(def: OCIRepositoryDef, opts: OciFetchOp
     const loc = parseOciUrl(def.url, def.insecure === true);
     const who = await loginFor(def, loc.registry, opts);
     hint = who.login !== undefined ? `the login from ${who.from} for ${loc.registry} was refused` : who.missing;
-    const client = new RegistryClient(loc, who.login, opts.secret, signal);
+    const client = new RegistryClient(loc, who.login, opts.secret, signal, opts.checkUrl);
 
     let tag: string | undefined;
     let reference: string;

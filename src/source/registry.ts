@@ -219,6 +219,8 @@ export function registryError(status: number, body: string): string {
 /** Raised for a 401 or 403 that a login might cure: the message is completed with the login's story. */
 export class AuthError extends Error {}
 
+const MAX_REDIRECTS = 10;
+
 /** One registry's API for one repository, with the token or basic auth a challenge asked for. */
 export class RegistryClient {
   private authorization: string | undefined;
@@ -229,6 +231,7 @@ export class RegistryClient {
     private readonly login: Login | undefined,
     private readonly secret: (v: string) => void,
     private readonly signal: AbortSignal,
+    private readonly checkUrl: (url: string) => Promise<void> = () => Promise.resolve(),
   ) {}
 
   /** GET `url` (a path under /v2/<repository>/, or an absolute URL), authenticating once when challenged. */
@@ -259,12 +262,36 @@ export class RegistryClient {
     }
   }
 
+  /**
+   * GET `url`, following redirects (blobs are often served elsewhere) one at a time: each hop's
+   * host is checked as the source's own is (the registry, chosen by the tree, must not send the
+   * runner to its own services), and the Authorization header goes only to the origin it was meant for.
+   */
   private async fetch(url: string, headers: Record<string, string>): Promise<Response> {
-    try {
-      return await fetch(url, { headers, signal: this.signal, redirect: 'follow' });
-    } catch (err) {
-      throw networkError(err, url);
+    let at = url;
+    let sent = headers;
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      await this.checkUrl(at);
+      let res: Response;
+      try {
+        res = await fetch(at, { headers: sent, signal: this.signal, redirect: 'manual' });
+      } catch (err) {
+        throw networkError(err, at);
+      }
+      const location = res.headers.get('location');
+      if (![301, 302, 303, 307, 308].includes(res.status) || location === null) return res;
+      await res.body?.cancel();
+      const next = new URL(location, at);
+      if (next.protocol !== 'https:' && next.protocol !== 'http:') {
+        throw new Error(`the registry redirected to ${next.protocol} (only http and https are followed)`);
+      }
+      if (next.origin !== new URL(at).origin) {
+        const { authorization: _dropped, ...rest } = sent;
+        sent = rest;
+      }
+      at = next.toString();
     }
+    throw new Error(`the registry redirected more than ${MAX_REDIRECTS} times (${new URL(url).origin})`);
   }
 
   /** Answers a 401's challenge: a bearer token from its realm, or basic auth, with the login when there is one. */
