@@ -100,7 +100,7 @@ export async function main(argv: string[]): Promise<number> {
       event: await readEventFile(process.env['GITHUB_EVENT_PATH']),
       ...(settings.base ? { base: settings.base } : {}),
     });
-    if (untrusted) settings = { ...settings, untrustedTree: untrusted };
+    if (untrusted) settings = { ...settings, untrustedTree: { ...untrusted, root: settings.root } };
   } catch (err) {
     return fail(err);
   }

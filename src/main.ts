@@ -38,7 +38,11 @@ export async function run(): Promise<void> {
       event,
       ...(read.base ? { base: read.base } : {}),
     });
-    const settings = { ...read, fork: ctx?.fork === true, ...(untrusted ? { untrustedTree: untrusted } : {}) };
+    const settings = {
+      ...read,
+      fork: ctx?.fork === true,
+      ...(untrusted ? { untrustedTree: { ...untrusted, root: read.root } } : {}),
+    };
     // Each secret in every form it can take (newline-stripped, line by line, JSON-escaped, base64).
     const scrubber = new Scrubber();
     const secret = (s: string) => {

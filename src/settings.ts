@@ -69,9 +69,10 @@ export interface Settings {
   allowPrivateSourceHosts: boolean;
   /**
    * The tree is not trusted (a preview, or a run on a pull_request event; set by the edges): sources
-   * get credentials only when their definition is the same on `trustBase` (source/trust.ts).
+   * get credentials, and Kustomizations the Secrets of substituteFrom, only as the commit `base`
+   * defines them (source/trust.ts); `root` is the checkout's (a git work tree).
    */
-  untrustedTree?: { reason: string; base?: string };
+  untrustedTree?: { reason: string; base?: string; root?: string };
   /** Variables for postBuild substitution from the `vars` input or `--var` flags (lowest precedence). */
   vars: Record<string, string>;
   /** Like `vars`, from the `secret-vars` input: every value is masked in logs. */

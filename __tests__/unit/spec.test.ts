@@ -380,9 +380,15 @@ describe('parseKustomizations: invalid fields', () => {
     [{ nameSuffix: 'x'.repeat(201) }, 'spec.nameSuffix: is 201 characters long, more than the 200 allowed'],
     [{ serviceAccountName: 7 }, 'spec.serviceAccountName: must be a string, got number 7 (quote it: "7")'],
     [{ serviceAccountName: 'Team_A' }, 'spec.serviceAccountName: "Team_A" is not a DNS-1123 subdomain'],
-    [{ serviceAccountName: 'a\nImpersonate-Group: system:masters' }, 'spec.serviceAccountName: must not contain a line break'],
+    [
+      { serviceAccountName: 'a\nImpersonate-Group: system:masters' },
+      'spec.serviceAccountName: must not contain a line break',
+    ],
     [{ path: './leak\n::stop-commands::k7f3' }, 'spec.path: must not contain a line break (U+000A, at character 7)'],
-    [{ sourceRef: { kind: 'GitRepository', name: 'a\r::warning::x' } }, 'spec.sourceRef.name: must not contain a carriage return'],
+    [
+      { sourceRef: { kind: 'GitRepository', name: 'a\r::warning::x' } },
+      'spec.sourceRef.name: must not contain a carriage return',
+    ],
     [{ targetNamespace: 'a\u2028b' }, 'spec.targetNamespace: must not contain a control character (U+2028'],
     [{ serviceAccountName: '' }, 'spec.serviceAccountName: must not be empty'],
     [

@@ -81,3 +81,53 @@ describe('secret provenance of substituted fields', () => {
     expect(run).not.toThrow(/alias-secret/);
   });
 });
+
+describe('an untrusted tree: secrets only in values', () => {
+  const layers: VariableLayer[] = [
+    { source: 'Secret kube-system/db-admin', vars: { password: PW }, secret: true },
+    { source: 'spec.postBuild.substitute', vars: { env: 'prod' } },
+  ];
+  const substitute = (obj: KubeObject, secretsOnlyInValues = true) =>
+    substituteObjects([obj], mergeVariables(layers), {
+      strict: true,
+      strategy: 'WithVariables',
+      secretNames: secretNames(layers),
+      secretsOnlyInValues,
+    });
+
+  it.each<[string, KubeObject, string | undefined]>([
+    ['a value', cm({ a: '${password}' }), undefined],
+    ['a slice in a value', cm({ a: 'x-${password:0:3}' }), undefined],
+    ['a plain variable in the name', cm({ a: 'b' }, { name: 'c-${env}' }), undefined],
+    [
+      'a slice in the name',
+      cm({ a: 'b' }, { name: 'p0-${password:0:3}' }),
+      'a secret variable went into metadata.name',
+    ],
+    [
+      'the namespace',
+      cm({ a: 'b' }, { namespace: '${password:3:3}' }),
+      'a secret variable went into metadata.namespace',
+    ],
+    ['a data key', cm({ 'k-${password:0:3}': 'v' }), 'a secret variable went into a key under /data'],
+    ['a label key', cm({ a: 'b' }, { labels: { '${password:1:2}': 'x' } }), 'a key under /metadata/labels'],
+  ])('%s', (_, obj, refused) => {
+    if (refused === undefined) {
+      expect(() => substitute(obj)).not.toThrow();
+      return;
+    }
+    let message = '';
+    try {
+      substitute(obj);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain(refused);
+    expect(message).toContain('values from Secrets may only fill in field values, never names or keys');
+    // No 3-character piece of the value, outside the expressions the message quotes from the manifest.
+    const said = message.replace(/\$\{[^}]*\}/g, '');
+    for (let i = 0; i + 3 <= PW.length; i++) expect(said).not.toContain(PW.slice(i, i + 3));
+    // A trusted tree (an apply after review) substitutes as Flux does.
+    expect(() => substitute(obj, false)).not.toThrow();
+  });
+});

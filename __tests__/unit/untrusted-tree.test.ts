@@ -10,10 +10,17 @@ import { controlCharacterProblem } from '../../src/flux/fields.js';
 import { guardStream } from '../../src/action/stream-guard.js';
 import { pairFlags } from '../../src/options/flags.js';
 import { privateHostProblem, sourceAddress, type SourceKind } from '../../src/source/address.js';
-import { baseScopes } from '../../src/source/base-sources.js';
+import { baseScopes, substituteSecretsIn } from '../../src/source/base-sources.js';
 import { checkHopUrl, checkSourceAddress } from '../../src/source/guarded.js';
 import { RegistryClient } from '../../src/source/registry.js';
-import { credentialScope, credentialVerdict, untrustedTreeOf, type FetchedDef } from '../../src/source/trust.js';
+import {
+  credentialScope,
+  credentialVerdict,
+  substituteScope,
+  substituteVerdict,
+  untrustedTreeOf,
+  type FetchedDef,
+} from '../../src/source/trust.js';
 import { CommandGuard, neutraliseCommands } from '../../src/util/workflow-commands.js';
 import { commitAll, gitIn, initRepository } from '../helpers/git-repos.js';
 
@@ -324,7 +331,9 @@ describe('where a registry sends the pull', () => {
           });
           answer(req, res);
         });
-        server.listen(0, '127.0.0.1', () => { resolve(server); });
+        server.listen(0, '127.0.0.1', () => {
+          resolve(server);
+        });
       });
     const far = await listen((_, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
     const farUrl = `http://127.0.0.1:${(far.address() as AddressInfo).port}`;
@@ -380,5 +389,41 @@ describe('where a registry sends the pull', () => {
       ),
     ).resolves.toBeUndefined();
     await expect(checkHopUrl(def, 'http://127.0.0.1:9/x', true)).resolves.toBeUndefined();
+  });
+});
+
+describe('Secrets of postBuild.substituteFrom in an untrusted tree', () => {
+  const ks = (ns: string | undefined, name: string, from: string) =>
+    `apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: ${name}\n${ns ? `  namespace: ${ns}\n` : ''}spec:\n  postBuild:\n    substituteFrom:\n${from}`;
+  it.each([
+    ['a Secret', ks('apps', 'web', '      - kind: Secret\n        name: db\n'), [substituteScope('apps', 'web', 'db')]],
+    [
+      'the default namespace',
+      ks(undefined, 'web', '      - {kind: Secret, name: db}\n'),
+      [substituteScope('flux-system', 'web', 'db')],
+    ],
+    ['a ConfigMap only', ks('apps', 'web', '      - {kind: ConfigMap, name: vars}\n'), []],
+    [
+      'a null entry',
+      ks('apps', 'web', '      -\n      - {kind: Secret, name: db}\n'),
+      [substituteScope('apps', 'web', 'db')],
+    ],
+    ['another kind', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: substituteFrom}\n', []],
+  ])('%s', (_, text, want) => {
+    expect(substituteSecretsIn(text)).toEqual(want);
+  });
+
+  it('reads one only for the Kustomization that reads it on the base commit', () => {
+    const trust = {
+      trusted: false as const,
+      reason: 'this run is a preview, whose tree is not trusted',
+      base: new Set([substituteScope('apps', 'web', 'db')]),
+    };
+    expect(substituteVerdict('apps', 'web', 'db', trust)).toEqual({ use: true });
+    expect(substituteVerdict('kube-system', 'web', 'db', trust).use).toBe(false);
+    expect(substituteVerdict('apps', 'web', 'db-admin', trust).use).toBe(false);
+    const other = substituteVerdict('apps', 'evil', 'db', trust);
+    expect(other.use ? '' : other.why).toContain("the base commit's Kustomization apps/evil does not read it");
+    expect(substituteVerdict('apps', 'evil', 'db', { trusted: true }).use).toBe(true);
   });
 });

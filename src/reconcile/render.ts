@@ -19,6 +19,8 @@ import { decryptSources } from '../sops/sources.js';
 import { SopsError, type DecryptOptions } from '../sops/types.js';
 import { substituteObjects } from '../substitute/objects.js';
 import { readSubstituteFrom } from '../substitute/sources.js';
+import { treeTrust } from '../source/guarded.js';
+import { substituteVerdict } from '../source/trust.js';
 import { mergeVariables, secretNames, type VariableLayer } from '../substitute/variables.js';
 import { collectSecretPaths, type SecretPaths } from '../substitute/provenance.js';
 import { ObjectError, subjectOfError } from '../objects/errors.js';
@@ -166,6 +168,7 @@ async function substitute(
   let fromCluster: VariableLayer[] = [];
   if (spec.postBuild?.substituteFrom.length) {
     if (client) {
+      await refuseUntrustedSecrets(settings, spec);
       fromCluster = await readSubstituteFrom(client, spec, hooks.secret);
     } else {
       hooks.note(
@@ -182,9 +185,32 @@ async function substitute(
     strict: settings.strictSubstitute,
     strategy: spec.postBuild?.substituteStrategy ?? 'WithVariables',
     secretNames: secretNames(layers),
+    // An untrusted tree may not turn a secret into names or keys, which no mask covers.
+    ...(settings.untrustedTree ? { secretsOnlyInValues: true } : {}),
     onSecretPaths,
     onSecret: hooks.secret,
   });
+}
+
+/**
+ * In an untrusted tree (source/trust.ts), a Secret of postBuild.substituteFrom is read only when the
+ * base commit's Kustomization of the same name reads it too; otherwise the render fails, saying why.
+ */
+async function refuseUntrustedSecrets(settings: Settings, spec: KustomizationSpec): Promise<void> {
+  if (settings.untrustedTree === undefined) return;
+  const secrets = (spec.postBuild?.substituteFrom ?? [])
+    .map((ref, i) => ({ ref, i }))
+    .filter(({ ref }) => ref.kind === 'Secret');
+  if (secrets.length === 0) return;
+  const trust = await treeTrust(settings)();
+  for (const { ref, i } of secrets) {
+    const verdict = substituteVerdict(spec.namespace, spec.name, ref.name, trust);
+    if (!verdict.use) {
+      throw new Error(
+        `spec.postBuild.substituteFrom[${i}]: Secret ${spec.namespace}/${ref.name} is not read: ${verdict.why}`,
+      );
+    }
+  }
 }
 
 /** One Kustomization rendered for the apply: the objects as they are sent, and where each came from. */

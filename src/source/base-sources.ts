@@ -5,7 +5,10 @@
  */
 import { execFile } from 'node:child_process';
 import { sourcesIn } from '../flux/source-files.js';
-import { credentialScope, type TreeTrust } from './trust.js';
+import { parseAllDocuments } from 'yaml';
+import { FLUX_GROUP } from '../objects/flux.js';
+import { DEFAULT_NAMESPACE } from '../flux/parse.js';
+import { credentialScope, substituteScope, type TreeTrust } from './trust.js';
 
 type BaseScopes = Extract<TreeTrust, { trusted: false }>['base'];
 
@@ -35,6 +38,46 @@ function gitBytes(root: string, args: string[], input?: string): Promise<Buffer>
 }
 
 const git = async (root: string, args: string[]): Promise<string> => (await gitBytes(root, args)).toString('utf8');
+
+/**
+ * The substituteScope of each Secret a Flux Kustomization of `text` reads through
+ * postBuild.substituteFrom (its namespace defaulting to flux-system, as the parser's does).
+ */
+export function substituteSecretsIn(text: string): string[] {
+  if (!/kind:\s*["']?Kustomization\b/.test(text) || !text.includes('substituteFrom')) return [];
+  const out: string[] = [];
+  let docs;
+  try {
+    docs = parseAllDocuments(text, { uniqueKeys: false });
+  } catch {
+    return out;
+  }
+  for (const doc of Array.isArray(docs) ? docs : [docs]) {
+    let v: unknown;
+    try {
+      v = doc.toJS({ maxAliasCount: 100 });
+    } catch {
+      continue;
+    }
+    const o = (typeof v === 'object' && v !== null ? v : {}) as {
+      apiVersion?: unknown;
+      kind?: unknown;
+      metadata?: { name?: unknown; namespace?: unknown };
+      spec?: { postBuild?: { substituteFrom?: unknown } };
+    };
+    if (o.kind !== 'Kustomization' || typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith(FLUX_GROUP))
+      continue;
+    const name = o.metadata?.name;
+    const namespace = typeof o.metadata?.namespace === 'string' ? o.metadata.namespace : DEFAULT_NAMESPACE;
+    const from = o.spec?.postBuild?.substituteFrom;
+    if (typeof name !== 'string' || !Array.isArray(from)) continue;
+    for (const entry of from as unknown[]) {
+      const ref = (typeof entry === 'object' && entry !== null ? entry : {}) as { kind?: unknown; name?: unknown };
+      if (ref.kind === 'Secret' && typeof ref.name === 'string') out.push(substituteScope(namespace, name, ref.name));
+    }
+  }
+  return out;
+}
 
 /** The credential scopes of the source definitions at commit `base` under `root`, or why they cannot be read. */
 export async function baseScopes(root: string, base: string | undefined): Promise<BaseScopes> {
@@ -88,6 +131,7 @@ export async function baseScopes(root: string, base: string | undefined): Promis
       for (const g of found.git) scopes.add(credentialScope({ kind: 'GitRepository', ...g }));
       for (const o of found.others.oci) scopes.add(credentialScope(o));
       for (const b of found.others.buckets) scopes.add(credentialScope(b));
+      for (const s of substituteSecretsIn(text)) scopes.add(s);
     }
     return scopes;
   } catch (err) {

@@ -79,17 +79,27 @@ export async function checkSourceAddress(
   await refusePrivate(where, address.host, 'the source host', resolve);
 }
 
-/** How far a run with `settings` trusts its tree; the base commit's definitions are read once, when first needed. */
+const trusts = new WeakMap<object, Promise<TreeTrust>>();
+
+/**
+ * How far a run with `settings` trusts its tree; the base commit's definitions are read once per
+ * run (the settings of every Kustomization share the run's `untrustedTree`), when first needed.
+ */
 export function treeTrust(settings: Settings): () => Promise<TreeTrust> {
   const untrusted = settings.untrustedTree;
   if (untrusted === undefined) return () => Promise.resolve({ trusted: true });
-  let trust: Promise<TreeTrust> | undefined;
-  return () =>
-    (trust ??= baseScopes(settings.root, untrusted.base).then((base) => ({
-      trusted: false,
-      reason: untrusted.reason,
-      base,
-    })));
+  return () => {
+    let trust = trusts.get(untrusted);
+    if (trust === undefined) {
+      trust = baseScopes(untrusted.root ?? settings.root, untrusted.base).then((base) => ({
+        trusted: false,
+        reason: untrusted.reason,
+        base,
+      }));
+      trusts.set(untrusted, trust);
+    }
+    return trust;
+  };
 }
 
 /**

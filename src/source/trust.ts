@@ -51,6 +51,34 @@ export function credentialScope(def: FetchedDef): string {
   }
 }
 
+/** A Kustomization reading a Secret through postBuild.substituteFrom, as one comparable text. */
+export function substituteScope(namespace: string, name: string, secret: string): string {
+  return JSON.stringify({ kind: 'Kustomization', namespace, name, substituteFromSecret: secret });
+}
+
+/**
+ * Whether Kustomization `namespace/name` may read Secret `secret` (of its own namespace) for
+ * postBuild.substituteFrom in a run of `trust`: in an untrusted tree, only when the base commit's
+ * Kustomization of that name reads it too, so that a pull request cannot make a preview read a
+ * Secret the reviewed configuration never gave that Kustomization.
+ */
+export function substituteVerdict(
+  namespace: string,
+  name: string,
+  secret: string,
+  trust: TreeTrust,
+): CredentialVerdict {
+  if (trust.trusted) return { use: true };
+  if (!(trust.base instanceof Set)) {
+    return { use: false, why: `${trust.reason}, and ${(trust.base as { problem: string }).problem}` };
+  }
+  if (trust.base.has(substituteScope(namespace, name, secret))) return { use: true };
+  return {
+    use: false,
+    why: `${trust.reason}, and the base commit's Kustomization ${namespace}/${name} does not read it: Secrets are read only for the Kustomizations the base branch gives them to`,
+  };
+}
+
 export type CredentialVerdict = { use: true } | { use: false; why: string };
 
 /** Whether `def` may be fetched with credentials in a run of `trust`, and why not. */

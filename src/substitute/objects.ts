@@ -20,6 +20,12 @@ export interface SubstituteOptions {
   onSecretPaths?: (index: number, paths: string[]) => void;
   /** The text each expression that read a secret variable produced (e.g. `${v^^}`), to be masked. */
   onSecret?: (value: string) => void;
+  /**
+   * A secret variable may fill in a field's value only: one that goes into a key, or into the
+   * object's apiVersion, kind, name or namespace (printed everywhere, masked nowhere, and short
+   * slices of a value are too short to mask) is an error. Set for untrusted trees.
+   */
+  secretsOnlyInValues?: boolean;
 }
 
 /**
@@ -102,7 +108,23 @@ function substituteObject(
       },
     );
   }
-  if (ranges.length > 0) opts.onSecretPaths?.(index, pathsIn(expanded, ranges));
+  if (ranges.length > 0) {
+    const { paths, keys } = pathsIn(expanded, ranges);
+    if (opts.secretsOnlyInValues) {
+      const named = paths.filter((p) => IDENTITY.has(p));
+      if (named.length > 0 || keys.length > 0) {
+        const where =
+          named.length > 0
+            ? named.map((p) => p.slice(1).replace('/', '.')).join(', ')
+            : `a key under ${keys.join(', ') || '/'}`;
+        throw new ObjectError(
+          subject,
+          `${subject}: a secret variable went into ${where}; in a tree that is not trusted (a pull request), values from Secrets may only fill in field values, never names or keys`,
+        );
+      }
+    }
+    opts.onSecretPaths?.(index, paths);
+  }
   const problem = structureChange(obj, result, '');
   if (problem) {
     throw new ObjectError(
@@ -157,8 +179,10 @@ function charRanges(text: string, byteRanges: readonly [number, number][]): [num
 
 /** Where a secret went into text that no longer parses: its fields where the parser gets that far, else the line. */
 function secretFields(text: string, ranges: readonly [number, number][], err: unknown): string {
-  const paths = pathsIn(text, ranges);
-  if (paths.length > 0) return paths.join(', ');
+  // A key a secret went into holds the secret's text: the map it is in is named instead.
+  const { paths, keys, keyPaths } = pathsIn(text, ranges);
+  const shown = [...paths.filter((p) => !keyPaths.includes(p)), ...keys.map((k) => `a key under ${k}`)];
+  if (shown.length > 0) return shown.join(', ');
   const line = (err as { linePos?: [{ line: number }] }).linePos?.[0]?.line;
   return line === undefined ? 'position unknown' : `line ${line}`;
 }
@@ -167,9 +191,21 @@ function secretFields(text: string, ranges: readonly [number, number][], err: un
  * The JSON pointers of the fields of the YAML `text` that overlap `ranges`: scalars (or, when the
  * range is in a key, the whole value of that key). An empty range marks the scalar it sits in.
  */
-function pathsIn(text: string, ranges: readonly [number, number][]): string[] {
+/** The fields an identity is made of: a secret there would be printed with every mention of the object. */
+const IDENTITY = new Set(['/apiVersion', '/kind', '/metadata/name', '/metadata/namespace', '/metadata/generateName']);
+
+/**
+ * The JSON pointers of the fields `ranges` of `text` fall in, and (`keys`) the pointers of the maps
+ * whose keys they fall in (the key itself left out: it holds the secret text).
+ */
+function pathsIn(
+  text: string,
+  ranges: readonly [number, number][],
+): { paths: string[]; keys: string[]; keyPaths: string[] } {
   const doc = parseDocument(text);
   const out = new Set<string>();
+  const keys = new Set<string>();
+  const keyPaths = new Set<string>();
   const hits = (node: Node | null | undefined): boolean => {
     const r = node?.range;
     if (!r) return false;
@@ -181,8 +217,11 @@ function pathsIn(text: string, ranges: readonly [number, number][]): string[] {
         if (!isPair(item)) continue;
         const key = isScalar(item.key) ? String(item.key.value) : String(item.key);
         const p = `${path}/${escapePointer(key)}`;
-        if (isScalar(item.key) && hits(item.key)) out.add(p);
-        else visit(item.value, p);
+        if (isScalar(item.key) && hits(item.key)) {
+          out.add(p);
+          keyPaths.add(p);
+          keys.add(path || '/');
+        } else visit(item.value, p);
       }
     } else if (isSeq(node)) {
       node.items.forEach((item, i) => {
@@ -191,5 +230,5 @@ function pathsIn(text: string, ranges: readonly [number, number][]): string[] {
     } else if ((isScalar(node) || isAlias(node)) && hits(node)) out.add(path || '/');
   };
   visit(doc.contents, '');
-  return [...out];
+  return { paths: [...out], keys: [...keys], keyPaths: [...keyPaths] };
 }
