@@ -21,6 +21,17 @@ export default defineConfig({
       },
       {
         test: {
+          // The hostile-PR suite (npm run attack): each case writes reports/attack/<case>.json.
+          name: 'attack',
+          include: ['__tests__/attack/**/*.test.ts'],
+          globalSetup: ['__tests__/helpers/global-setup.ts', '__tests__/attack/setup.ts'],
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+          maxConcurrency: 3,
+        },
+      },
+      {
+        test: {
           name: 'parity',
           include: ['__tests__/parity/**/*.test.ts'],
           globalSetup: ['__tests__/parity/setup.ts'],

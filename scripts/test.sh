@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: set up what is missing, then run exactly what CI runs
-# (format, lint, typecheck, unit and integration tests against a real cluster), and print
+# (format, lint, typecheck, unit, integration and hostile-PR tests against a real cluster), and print
 # one plain "N passed, N failed" line from the test runner's JSON report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,8 @@ if [ -f reports/vitest.json ]; then
   [ "$total" -gt 0 ] || { echo "no tests ran"; status=1; }
   [ "$failed" -eq 0 ] || status=1
   echo "tests: finished in $((SECONDS - start))s"
+  # The hostile-PR suite ran above (the attack project of vitest run): its one line, from its result files.
+  node scripts/attack-summary.mjs || status=1
   echo "$passed passed, $failed failed"
 else
   echo "the test runner wrote no report (a check before the tests failed)"

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +41,10 @@ export async function runAction(
     event?: { name: string; payload: unknown };
     /** The bundle to run instead of dist/index.js (e.g. a fresh bundle of src/). */
     script?: string;
+    /** Kill the action (SIGKILL) after this long; the result then says `timedOut`. */
+    timeoutMs?: number;
+    /** Called with the action's process once it is started. */
+    onStart?: (child: ChildProcess) => void;
   } = {},
 ): Promise<ActionResult> {
   const dir = await mkdtemp(join(tmpdir(), 'kr-gha-'));
@@ -63,7 +68,12 @@ export async function runAction(
     env['GITHUB_EVENT_PATH'] = eventFile;
   }
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
-  const result = await runNode(opts.script ?? 'dist/index.js', [], { env, cwd: workspace });
+  const result = await runNode(opts.script ?? 'dist/index.js', [], {
+    env,
+    cwd: workspace,
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.onStart ? { onStart: opts.onStart } : {}),
+  });
   return {
     ...result,
     outputs: parseOutputs(await readFile(outputFile, 'utf8')),

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -87,6 +87,10 @@ export interface RunResult {
   code: number;
   stdout: string;
   stderr: string;
+  /** Set when `timeoutMs` passed and the process was killed (SIGKILL). */
+  timedOut?: boolean;
+  /** The signal that ended the process, when one did. */
+  signal?: string;
 }
 
 /**
@@ -96,18 +100,36 @@ export interface RunResult {
 export function runNode(
   script: string,
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  opts: {
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    /** Kill the process (SIGKILL) after this long; the result then says `timedOut`. */
+    timeoutMs?: number;
+    /** Called with the process once it is started (its pid, its output streams as they come). */
+    onStart?: (child: ChildProcess) => void;
+  } = {},
 ): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const child = execFile(
       NODE,
       [resolveScript(script), ...args],
       { cwd: opts.cwd ?? REPO, env: opts.env ?? process.env, maxBuffer: 64 * 1024 * 1024 },
       (err, stdout, stderr) => {
+        if (timer !== undefined) clearTimeout(timer);
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
+        const signal = err && typeof err.signal === 'string' ? err.signal : undefined;
+        resolve({ code, stdout, stderr, ...(timedOut ? { timedOut } : {}), ...(signal ? { signal } : {}) });
       },
     );
+    if (opts.timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }, opts.timeoutMs);
+    }
+    opts.onStart?.(child);
   });
 }
 
