@@ -193,6 +193,15 @@ const GIT_TRICKS = {
   'query-at': (h: string) => `'http://${h}/org/repo?x=@github.com'`,
 };
 
+/** A gzipped tarball holding one file of zeros of `size` (truncate's units), as ctx.extra.tarball. */
+async function zeroTarball(ctx: { extra: Record<string, unknown> }, size: string): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(join(tmpdir(), 'atk-tar-'));
+  execFileSync('truncate', ['-s', size, join(dir, 'zero')]);
+  execFileSync('tar', ['-czf', join(dir, 'z.tar.gz'), '-C', dir, 'zero']);
+  ctx.extra['tarball'] = await readFile(join(dir, 'z.tar.gz'));
+  return () => rm(dir, { recursive: true, force: true });
+}
+
 const CASES: Case[] = [
   // -- 1: a Secret the tree names, sent where the tree points --------------------------------------
   {
@@ -602,13 +611,7 @@ data: {a: b}
   {
     id: '6-extract-budget',
     title: 'an ArtifactGenerator extracting one small tarball (a 200 MiB zero file) four times',
-    prepare: async (ctx) => {
-      const dir = await mkdtemp(join(tmpdir(), 'atk-tar-'));
-      execFileSync('truncate', ['-s', '200M', join(dir, 'zero')]);
-      execFileSync('tar', ['-czf', join(dir, 'z.tar.gz'), '-C', dir, 'zero']);
-      ctx.extra['tarball'] = await readFile(join(dir, 'z.tar.gz'));
-      return () => rm(dir, { recursive: true, force: true });
-    },
+    prepare: (ctx) => zeroTarball(ctx, '200M'),
     head: ({ ns, extra }) => ({
       // A root .sourceignore replaces Flux's default exclusions, which leave *.tar.gz out.
       '.sourceignore': '/not-here/\n',
@@ -641,13 +644,7 @@ data: {a: b}
   {
     id: '6b-extract-gzip-bomb',
     title: 'an ArtifactGenerator extracting a ~1 MiB tarball that holds a 1 GiB zero file, once',
-    prepare: async (ctx) => {
-      const dir = await mkdtemp(join(tmpdir(), 'atk-tar-'));
-      execFileSync('truncate', ['-s', '1G', join(dir, 'zero')]);
-      execFileSync('tar', ['-czf', join(dir, 'z.tar.gz'), '-C', dir, 'zero']);
-      ctx.extra['tarball'] = await readFile(join(dir, 'z.tar.gz'));
-      return () => rm(dir, { recursive: true, force: true });
-    },
+    prepare: (ctx) => zeroTarball(ctx, '1G'),
     head: ({ ns, extra }) => ({
       '.sourceignore': '/not-here/\n',
       'blob/z.tar.gz': extra['tarball'] as Buffer,

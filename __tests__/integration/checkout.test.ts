@@ -48,6 +48,29 @@ describe('the source of a Kustomization', () => {
     });
   }
 
+  /**
+   * The fleet with a private tenant repository (basic auth bob:hunter2) and, in flux-system, the
+   * Secret with those credentials; `withSecret` is the tenant's file naming it as spec.secretRef.
+   */
+  async function privateFleet(ns: string) {
+    const tenant = await bareRepository({ main: { 'tenant/cm.yaml': cm(ns, 'tenant', 'the private repository') } });
+    const server = await gitHttpServer(tenant.fileUrl, basicAuth('bob', 'hunter2'));
+    const secret = `tenant-auth-${ns}`;
+    // The GitRepository's namespace, where its Secret is read.
+    const removeSecret = await fluxSystemSecret(client, secret, { username: 'bob', password: 'hunter2' });
+    const root = await fleet(ns, server.urlOf(tenant.fileUrl));
+    const file = join(root, 'clusters/dev/tenant.yaml');
+    const withSecret = (await readFile(file, 'utf8')).replace(
+      'ref: {branch: main}',
+      `ref: {branch: main}, secretRef: {name: ${secret}}`,
+    );
+    const close = async () => {
+      await server.close();
+      await removeSecret();
+    };
+    return { tenant, server, root, file, withSecret, close };
+  }
+
   function run(root: string, ns: string, source: string, explicit?: string, branch = 'main') {
     return reconcileTree(root, {
       kustomizations: ['clusters/dev/*.yaml'],
@@ -82,47 +105,23 @@ describe('the source of a Kustomization', () => {
 
   it('fetches a private tenant repository with the credentials its spec.secretRef Secret holds', async () => {
     const ns = await freshNamespace(client);
-    const tenant = await bareRepository({ main: { 'tenant/cm.yaml': cm(ns, 'tenant', 'the private repository') } });
-    const server = await gitHttpServer(tenant.fileUrl, basicAuth('bob', 'hunter2'));
-    const secret = `tenant-auth-${ns}`;
-    let removeSecret = () => Promise.resolve();
+    const tenant = await privateFleet(ns);
     try {
-      // The GitRepository's namespace, where its Secret is read.
-      removeSecret = await fluxSystemSecret(client, secret, { username: 'bob', password: 'hunter2' });
-      const root = await fleet(ns, server.urlOf(tenant.fileUrl));
-      const file = join(root, 'clusters/dev/tenant.yaml');
-      await writeFile(
-        file,
-        (await readFile(file, 'utf8')).replace(
-          'ref: {branch: main}',
-          `ref: {branch: main}, secretRef: {name: ${secret}}`,
-        ),
-      );
-      const report = await run(root, ns, 'acme/fleet');
+      await writeFile(tenant.file, tenant.withSecret);
+      const report = await run(tenant.root, ns, 'acme/fleet');
       expect(report.ok, report.error).toBe(true);
       expect(await from(ns, 'tenant')).toBe('the private repository');
-      expect(server.seen).toContain(basicAuth('bob', 'hunter2'));
+      expect(tenant.server.seen).toContain(basicAuth('bob', 'hunter2'));
     } finally {
-      await server.close();
-      await removeSecret();
+      await tenant.close();
     }
   });
 
   it('in a preview, uses the Secret only for a definition the base commit has, and says why not otherwise', async () => {
     const ns = await freshNamespace(client);
-    const tenant = await bareRepository({ main: { 'tenant/cm.yaml': cm(ns, 'tenant', 'the private repository') } });
-    const server = await gitHttpServer(tenant.fileUrl, basicAuth('bob', 'hunter2'));
+    const { tenant, server, root, file, withSecret, close } = await privateFleet(ns);
     const other = await gitHttpServer(tenant.fileUrl, basicAuth('bob', 'hunter2'));
-    const secret = `tenant-auth-${ns}`;
-    let removeSecret = () => Promise.resolve();
     try {
-      removeSecret = await fluxSystemSecret(client, secret, { username: 'bob', password: 'hunter2' });
-      const root = await fleet(ns, server.urlOf(tenant.fileUrl));
-      const file = join(root, 'clusters/dev/tenant.yaml');
-      const withSecret = (await readFile(file, 'utf8')).replace(
-        'ref: {branch: main}',
-        `ref: {branch: main}, secretRef: {name: ${secret}}`,
-      );
       await writeFile(file, withSecret);
       const base = initRepository(root);
       const preview = (untrustedTree: { reason: string; base?: string }) =>
@@ -167,9 +166,8 @@ describe('the source of a Kustomization', () => {
         `the base commit ${'e'.repeat(40)} is not in this checkout`,
       );
     } finally {
-      await server.close();
       await other.close();
-      await removeSecret();
+      await close();
     }
   });
 

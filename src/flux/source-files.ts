@@ -8,23 +8,30 @@ import { parseAllDocuments } from 'yaml';
 import { mapLimit } from '../util/concurrency.js';
 import { gitRepositoryOf, sourceDefOf, type GitRepositoryDef, type SourceDefs } from './source-defs.js';
 
-/** The source objects a YAML text defines: GitRepositories, and the other kinds (source-defs.ts); pure. */
-export function sourcesIn(text: string, file: string): { git: GitRepositoryDef[]; others: SourceDefs } {
-  const found = { git: [] as GitRepositoryDef[], others: { oci: [], buckets: [], generators: [] } as SourceDefs };
-  if (!/kind:\s*["']?(?:GitRepository|OCIRepository|Bucket|ArtifactGenerator)\b/.test(text)) return found;
+/** Each document of a YAML text that parses, as a plain value (aliases bounded); the others left out. */
+export function documentValues(text: string): unknown[] {
   let docs;
   try {
     docs = parseAllDocuments(text, { uniqueKeys: false });
   } catch {
-    return found;
+    return [];
   }
+  const out: unknown[] = [];
   for (const doc of Array.isArray(docs) ? docs : [docs]) {
-    let value: unknown;
     try {
-      value = doc.toJS({ maxAliasCount: 100 });
+      out.push(doc.toJS({ maxAliasCount: 100 }));
     } catch {
-      continue;
+      // a document that does not parse defines nothing
     }
+  }
+  return out;
+}
+
+/** The source objects a YAML text defines: GitRepositories, and the other kinds (source-defs.ts); pure. */
+export function sourcesIn(text: string, file: string): { git: GitRepositoryDef[]; others: SourceDefs } {
+  const found = { git: [] as GitRepositoryDef[], others: { oci: [], buckets: [], generators: [] } as SourceDefs };
+  if (!/kind:\s*["']?(?:GitRepository|OCIRepository|Bucket|ArtifactGenerator)\b/.test(text)) return found;
+  for (const value of documentValues(text)) {
     const git = gitRepositoryOf(value, file);
     if (git !== undefined) {
       found.git.push(git);

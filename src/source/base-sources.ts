@@ -4,8 +4,7 @@
  * working tree is the change's), bounded as the scan of the working tree is.
  */
 import { execFile } from 'node:child_process';
-import { sourcesIn } from '../flux/source-files.js';
-import { parseAllDocuments } from 'yaml';
+import { documentValues, sourcesIn } from '../flux/source-files.js';
 import { FLUX_GROUP } from '../objects/flux.js';
 import { DEFAULT_NAMESPACE } from '../flux/parse.js';
 import { credentialScope, substituteScope, type TreeTrust } from './trust.js';
@@ -46,19 +45,7 @@ const git = async (root: string, args: string[]): Promise<string> => (await gitB
 export function substituteSecretsIn(text: string): string[] {
   if (!/kind:\s*["']?Kustomization\b/.test(text) || !text.includes('substituteFrom')) return [];
   const out: string[] = [];
-  let docs;
-  try {
-    docs = parseAllDocuments(text, { uniqueKeys: false });
-  } catch {
-    return out;
-  }
-  for (const doc of Array.isArray(docs) ? docs : [docs]) {
-    let v: unknown;
-    try {
-      v = doc.toJS({ maxAliasCount: 100 });
-    } catch {
-      continue;
-    }
+  for (const v of documentValues(text)) {
     const o = (typeof v === 'object' && v !== null ? v : {}) as {
       apiVersion?: unknown;
       kind?: unknown;
