@@ -75,6 +75,26 @@ describe('fetchBucket provider aws with the environment credentials', () => {
     expect(masked).toEqual([]);
   });
 
+  it('withheld by the trust rule, neither the environment nor the Secret is used', async () => {
+    seen.length = 0;
+    const masked: string[] = [];
+    let read = 0;
+    const got = await fetchBucket(def({ provider: 'aws', secretRef: 'keys' }), {
+      secret: (v) => masked.push(v),
+      env: AWS_ENV,
+      readSecret: () => {
+        read++;
+        return Promise.resolve({ accesskey: 'AKIDSECRET', secretkey: 'sk' });
+      },
+      anonymous: 'its definition is not the same on the base commit',
+    }).catch((err: unknown) => err as Error);
+    if ('cleanup' in got) await got.cleanup();
+    expect(read).toBe(0);
+    expect(masked).toEqual([]);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.filter((r) => r.headers.authorization !== undefined || r.headers['x-amz-security-token'])).toEqual([]);
+  });
+
   it('a generic provider never reads them', async () => {
     seen.length = 0;
     const got = await fetchBucket(def(), { secret: () => undefined, env: AWS_ENV });

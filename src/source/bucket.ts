@@ -84,6 +84,8 @@ export interface BucketFetchOptions {
   maxBytes?: number;
   /** The run's budget for extracted files, shared with every other source (budget.ts). */
   budget?: ExtractBudget;
+  /** Why no credential at all may be used (the trust rule, trust.ts): the requests are unsigned. */
+  anonymous?: string;
 }
 
 // ---- providers ----------------------------------------------------------------------------------
@@ -161,6 +163,7 @@ interface Auth extends S3Auth {
 }
 
 async function authFor(def: BucketDef, aws: boolean, opts: BucketFetchOptions): Promise<Auth> {
+  if (opts.anonymous !== undefined) return { note: `the requests were unsigned: ${opts.anonymous}`, secrets: [] };
   const notes: string[] = [];
   if (def.secretRef !== undefined) {
     const ref = `spec.secretRef ${def.secretRef}`;

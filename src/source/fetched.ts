@@ -249,13 +249,13 @@ export function runSources(
     const shared = {
       secret: opts.secret,
       ...(opts.readSecret && anonymous === undefined ? { readSecret: opts.readSecret } : {}),
+      ...(anonymous !== undefined ? { anonymous } : {}),
     };
     return {
       GitRepository: (def) =>
         fetchGitRepository(def, {
           credentials: anonymous === undefined ? (settings.gitCredentials ?? {}) : {},
           ...shared,
-          ...(anonymous !== undefined ? { anonymous } : {}),
           ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
         }),
       OCIRepository: (def) =>

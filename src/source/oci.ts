@@ -74,6 +74,8 @@ export interface OciFetchOptions {
    * reached: the address rule of the source itself (guarded.ts).
    */
   checkUrl?: (url: string) => Promise<void>;
+  /** Why no credential at all may be used (the trust rule, trust.ts): the pull is anonymous. */
+  anonymous?: string;
 }
 
 /** A pulled artifact's tree; `filtered` is false when Flux applies no ignore rule to it (operation copy). */
@@ -172,6 +174,7 @@ interface LoginFor {
 }
 
 async function loginFor(def: OCIRepositoryDef, registry: string, opts: OciFetchOptions): Promise<LoginFor> {
+  if (opts.anonymous !== undefined) return { missing: `no login was used: ${opts.anonymous}` };
   const mask = (login: Login) => {
     if (login.password !== '') opts.secret(login.password);
     opts.secret(basicAuth(login.username, login.password).slice('Basic '.length));
