@@ -2,6 +2,8 @@
 // would report, credentials kept to their host, and real fetches from a local repository (file://)
 // by branch, tag, commit and name.
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +74,12 @@ describe('credentials and messages', () => {
       GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from('x-access-token:tok').toString('base64')}`,
       GIT_CONFIG_KEY_1: 'http.followRedirects',
       GIT_CONFIG_VALUE_1: 'false',
+    });
+    expect(gitEnv(undefined, undefined, false)).toEqual({
+      ...base,
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'http.followRedirects',
+      GIT_CONFIG_VALUE_0: 'false',
     });
   });
 
@@ -263,6 +271,37 @@ describe('fetchGitRepository, over HTTP with credentials', () => {
       ).rejects.toThrow(/; spec\.secretRef tenant-auth could not be read: secrets "tenant-auth" is forbidden\)$/);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('fetchGitRepository and redirects', () => {
+  it('follows a redirect by default, and not when told (an untrusted tree)', async () => {
+    const repo = await bareRepository({ main: { 'app.yaml': 'redirected\n' } });
+    const target = await gitHttpServer(repo.fileUrl);
+    const hops: string[] = [];
+    const redirect = http.createServer((req, res) => {
+      hops.push(req.url ?? '');
+      res
+        .writeHead(302, { location: `${target.urlOf(repo.fileUrl)}${(req.url ?? '').replace(/^\/r\.git/, '')}` })
+        .end();
+    });
+    await new Promise<void>((r) => redirect.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(redirect.address() as AddressInfo).port}/r.git`;
+    const at: GitRepositoryDef = { namespace: 'n', name: 'r', file: 'r.yaml', url, ref: { branch: 'main' } };
+    try {
+      const got = await fetchGitRepository(at, { credentials: {}, secret: () => {} });
+      expect(await readFile(join(got.root, 'app.yaml'), 'utf8')).toBe('redirected\n');
+      await got.cleanup();
+      const before = target.seen.length;
+      await expect(
+        fetchGitRepository(at, { credentials: {}, secret: () => {}, followRedirects: false }),
+      ).rejects.toThrow(/fetching GitRepository n\/r/);
+      expect(target.seen.length).toBe(before);
+      expect(hops.length).toBeGreaterThan(1);
+    } finally {
+      redirect.close();
+      await target.close();
     }
   });
 });

@@ -254,6 +254,8 @@ export function runSources(
     return {
       GitRepository: (def) =>
         fetchGitRepository(def, {
+          // In an untrusted tree, redirects could lead past the address rule: not followed.
+          followRedirects: settings.untrustedTree === undefined,
           credentials: anonymous === undefined ? (settings.gitCredentials ?? {}) : {},
           ...shared,
           ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),

@@ -101,21 +101,25 @@ export function redactUrl(url: string): string {
 export function gitEnv(
   authorization: string | undefined,
   scope?: { scheme: string; authority: string },
+  followRedirects = true,
 ): Record<string, string> {
   const env: Record<string, string> = {
     GIT_TERMINAL_PROMPT: '0',
     GIT_ASKPASS: 'true',
     GIT_ALLOW_PROTOCOL: 'http:https:ssh',
   };
-  if (authorization === undefined || scope === undefined) return env;
-  return {
-    ...env,
-    GIT_CONFIG_COUNT: '2',
-    GIT_CONFIG_KEY_0: `http.${scope.scheme}://${scope.authority}/.extraHeader`,
-    GIT_CONFIG_VALUE_0: `Authorization: ${authorization}`,
-    GIT_CONFIG_KEY_1: 'http.followRedirects',
-    GIT_CONFIG_VALUE_1: 'false',
-  };
+  const config: [string, string][] = [];
+  if (authorization !== undefined && scope !== undefined) {
+    config.push([`http.${scope.scheme}://${scope.authority}/.extraHeader`, `Authorization: ${authorization}`]);
+  }
+  if (config.length > 0 || !followRedirects) config.push(['http.followRedirects', 'false']);
+  if (config.length === 0) return env;
+  const out: Record<string, string> = { ...env, GIT_CONFIG_COUNT: String(config.length) };
+  config.forEach(([key, value], i) => {
+    out[`GIT_CONFIG_KEY_${i}`] = key;
+    out[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return out;
 }
 
 /** HTTP basic auth's header value. */
@@ -145,6 +149,11 @@ export interface FetchOptions {
   timeoutMs?: number;
   /** Why no credential at all may be used (the trust rule, trust.ts): the fetch is anonymous. */
   anonymous?: string;
+  /**
+   * false: a redirect is not followed (an untrusted tree's server could send git to a host the
+   * address rule refuses, such as the metadata service). Default true, as git's `initial`.
+   */
+  followRedirects?: boolean;
 }
 
 export interface Fetched {
@@ -196,7 +205,7 @@ export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOpti
   const { authorization, missing } = await authorizationFor(repo, host, opts);
 
   const { dir: root, remove: cleanup } = await scratchDir('kr-source-');
-  const env = { ...process.env, ...gitEnv(authorization, address) };
+  const env = { ...process.env, ...gitEnv(authorization, address, opts.followRedirects ?? true) };
   const git = (args: string[]) =>
     new Promise<string>((resolve, reject) => {
       execFile(
