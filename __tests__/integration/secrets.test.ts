@@ -3,6 +3,7 @@
 // dist/ with KR_SECRETS_BUNDLE=dist to see the defects), the CLI and the fake GitHub API. Every byte of
 // every surface is searched for the canary values and their base64, JSON-escaped and upper-cased forms.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { runAction, type ActionResult } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, runNode, writeTree, type RunResult } from '../helpers/cluster.js';
+import { commitAll, initRepository } from '../helpers/git-repos.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
 import { KUSTOMIZE, NODE, REPO, TOOLS } from '../helpers/paths.js';
@@ -133,12 +135,32 @@ describe('secret values never leave the cluster path', () => {
     await fake.close();
   });
 
-  const action = (workspace: string, inputs: Record<string, string>, pr = false): Promise<ActionResult> =>
-    runAction(
+  /**
+   * The bundled action on `workspace`. A run that is not a pull request's commits the tree as it is
+   * (the branch the cluster follows); a pull request's run has that commit as its base, as a PR's
+   * checkout with its history does, so the Kustomizations the base defines keep their Secrets.
+   */
+  const bases = new Map<string, string>();
+  const action = (workspace: string, inputs: Record<string, string>, pr = false): Promise<ActionResult> => {
+    if (!pr)
+      bases.set(
+        workspace,
+        existsSync(join(workspace, '.git')) ? commitAll(workspace, 'applied') : initRepository(workspace),
+      );
+    const base = bases.get(workspace);
+    const event = {
+      ...PR_EVENT,
+      payload: {
+        ...PR_EVENT.payload,
+        pull_request: { ...PR_EVENT.payload.pull_request, ...(base ? { base: { sha: base } } : {}) },
+      },
+    };
+    return runAction(
       workspace,
       { kubeconfig: kubeconfigPath(), 'sops-age-key': key.identity, 'github-token': 'tok-rw', ...inputs },
-      { script: script.index, env: REPO_ENV(fake), ...(pr ? { event: PR_EVENT } : {}) },
+      { script: script.index, env: REPO_ENV(fake), ...(pr ? { event } : {}) },
     );
+  };
 
   async function cli(root: string, args: string[]): Promise<RunResult> {
     const keyFile = join(root, '..', `age-${Math.random().toString(36).slice(2)}.txt`);
