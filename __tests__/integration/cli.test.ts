@@ -141,6 +141,24 @@ spec:
     );
   });
 
+  it('in a workflow step, no line of its output is a workflow command; elsewhere the bytes are as built', async () => {
+    const root = await writeTree({
+      'app/cm.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}\ndata:\n  v: |\n    ::warning::KRMARK\n    ok ##[add-mask]y\n',
+    });
+    const build = (env: NodeJS.ProcessEnv) =>
+      runNode('dist/cli.js', ['build', '--path', 'app', '--kustomize-path', KUSTOMIZE], { cwd: root, env });
+    const { GITHUB_ACTIONS: _, ...outside } = process.env;
+    const inStep = await build({ ...outside, GITHUB_ACTIONS: 'true' });
+    expect(inStep.code, inStep.stderr).toBe(0);
+    const commands = inStep.stdout.split(/\r\n|\r|\n/).filter((l) => /^\s*::/.test(l) || l.includes('##['));
+    expect(commands).toEqual([]);
+    expect(inStep.stdout).toContain('%3A:warning::KRMARK');
+    const plain = await build(outside);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toContain('    ::warning::KRMARK\n    ok ##[add-mask]y\n');
+  });
+
   it('build takes a Kustomization of another GitRepository from that repository, and refuses one it cannot fetch', async () => {
     const tenant = await bareRepository({
       main: {
