@@ -15,6 +15,7 @@ import { describeSpec } from './flux/support.js';
 import { describePlan, runSources, settingsFor } from './source/fetched.js';
 import { secretReader } from './source/secret.js';
 import { untrustedTreeOf } from './source/trust.js';
+import { readEventFile } from './github/event.js';
 import { exitCode } from './report/model.js';
 import { closingLines } from './report/render.js';
 import { Scrubber, scrubReport } from './report/scrub.js';
@@ -32,16 +33,6 @@ import { applyOrder } from './objects/order.js';
 import { timingsFromEnv } from './util/timings.js';
 
 /** The terminal edge: flags in; report on stdout, progress on stderr, exit code out. */
-/** The event payload a workflow step sees, or undefined. */
-async function readEventFile(path: string | undefined): Promise<unknown> {
-  if (!path) return undefined;
-  try {
-    return JSON.parse(await readFile(path, 'utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 export async function main(argv: string[]): Promise<number> {
   // KR_TIMINGS=<file>: wall-time marks of the run for the benchmark's profile (bench/profile.ts).
   const timings = timingsFromEnv(process.env);
@@ -97,10 +88,11 @@ export async function main(argv: string[]): Promise<number> {
     // In a workflow run for a pull request, the tree is the pull request's (source/trust.ts).
     const untrusted = untrustedTreeOf({
       eventName: process.env['GITHUB_EVENT_NAME'],
-      event: await readEventFile(process.env['GITHUB_EVENT_PATH']),
+      event: (await readEventFile(process.env['GITHUB_EVENT_PATH'])).event,
       ...(settings.base ? { base: settings.base } : {}),
+      root: settings.root,
     });
-    if (untrusted) settings = { ...settings, untrustedTree: { ...untrusted, root: settings.root } };
+    if (untrusted) settings = { ...settings, untrustedTree: untrusted };
   } catch (err) {
     return fail(err);
   }

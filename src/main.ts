@@ -1,8 +1,9 @@
 import * as core from './action/core.js';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { reportFileText } from './report/file.js';
 import { githubContext, type GitHubContext } from './github/context.js';
+import { readEventFile } from './github/event.js';
 import { reconcile } from './reconcile/index.js';
 import { exitCode, type Report } from './report/model.js';
 import { closingLines } from './report/render.js';
@@ -37,12 +38,9 @@ export async function run(): Promise<void> {
       eventName: process.env['GITHUB_EVENT_NAME'],
       event,
       ...(read.base ? { base: read.base } : {}),
+      root: read.root,
     });
-    const settings = {
-      ...read,
-      fork: ctx?.fork === true,
-      ...(untrusted ? { untrustedTree: { ...untrusted, root: read.root } } : {}),
-    };
+    const settings = { ...read, fork: ctx?.fork === true, ...(untrusted ? { untrustedTree: untrusted } : {}) };
     // Each secret in every form it can take (newline-stripped, line by line, JSON-escaped, base64).
     const scrubber = new Scrubber();
     const secret = (s: string) => {
@@ -116,11 +114,7 @@ async function writeReportFile(report: Report, settings: Settings, ctx: GitHubCo
 
 async function readEvent(): Promise<unknown> {
   const path = process.env['GITHUB_EVENT_PATH'];
-  if (!path) return undefined;
-  try {
-    return JSON.parse(await readFile(path, 'utf8')) as unknown;
-  } catch (err) {
-    core.warning(`Could not read the event payload ${path}: ${(err as Error).message}`);
-    return undefined;
-  }
+  const { event, error } = await readEventFile(path);
+  if (error !== undefined) core.warning(`Could not read the event payload ${path}: ${error}`);
+  return event;
 }

@@ -72,7 +72,7 @@ export interface Settings {
    * get credentials, and Kustomizations the Secrets of substituteFrom, only as the commit `base`
    * defines them (source/trust.ts); `root` is the checkout's (a git work tree).
    */
-  untrustedTree?: { reason: string; base?: string; root?: string };
+  untrustedTree?: { reason: string; base?: string; root: string };
   /** Variables for postBuild substitution from the `vars` input or `--var` flags (lowest precedence). */
   vars: Record<string, string>;
   /** Like `vars`, from the `secret-vars` input: every value is masked in logs. */

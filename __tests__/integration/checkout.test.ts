@@ -133,7 +133,7 @@ describe('the source of a Kustomization', () => {
               inventoryNamespace: ns,
               run: { holder: 'checkout test', source: 'acme/fleet', branch: 'main' },
             }),
-            untrustedTree,
+            untrustedTree: { ...untrustedTree, root },
           },
           { log: () => {}, secret: () => {} },
         );

@@ -50,10 +50,11 @@ export function gitRepositoriesIn(text: string, file: string): GitRepositoryDef[
   return sourcesIn(text, file).git;
 }
 
-const SKIP = new Set(['.git', 'node_modules', '.github']);
-/** Bounds on the scan of an untrusted tree. */
-const MAX_FILES = 20_000;
-const MAX_BYTES = 1024 * 1024;
+/** Directories the scan of a tree leaves out. */
+export const SKIP = new Set(['.git', 'node_modules', '.github']);
+/** Bounds on the scan of an untrusted tree (the working tree's, and the base commit's: source/base-sources.ts). */
+export const MAX_FILES = 20_000;
+export const MAX_BYTES = 1024 * 1024;
 const READ_CONCURRENCY = 16;
 
 /** Every source object defined in a YAML file under `root` (at most 20,000 files, each up to 1 MiB). */

@@ -4,16 +4,12 @@
  * working tree is the change's), bounded as the scan of the working tree is.
  */
 import { execFile } from 'node:child_process';
-import { documentValues, sourcesIn } from '../flux/source-files.js';
+import { MAX_BYTES, MAX_FILES, SKIP, documentValues, sourcesIn } from '../flux/source-files.js';
 import { FLUX_GROUP } from '../objects/flux.js';
 import { DEFAULT_NAMESPACE } from '../flux/parse.js';
 import { credentialScope, substituteScope, type TreeTrust } from './trust.js';
 
 type BaseScopes = Extract<TreeTrust, { trusted: false }>['base'];
-
-const MAX_FILES = 20_000;
-const MAX_BYTES = 1024 * 1024;
-const SKIP = /(^|\/)(\.git|node_modules|\.github)\//;
 
 function gitBytes(root: string, args: string[], input?: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -82,7 +78,6 @@ export async function baseScopes(root: string, base: string | undefined): Promis
     };
   }
   try {
-    const prefix = (await git(root, ['rev-parse', '--show-prefix'])).trim();
     const listing = await git(root, [
       'ls-tree',
       '-r',
@@ -98,7 +93,15 @@ export async function baseScopes(root: string, base: string | undefined): Promis
     for (const entry of listing.split('\0')) {
       // <mode> SP <type> SP <object> SP+ <size> TAB <path>
       const m = /^\d+ blob ([0-9a-f]+) +(\d+|-)\t(.+)$/s.exec(entry);
-      if (!m || !/\.ya?ml$/i.test(m[3]!) || SKIP.test(`/${m[3]!}`)) continue;
+      if (
+        !m ||
+        !/\.ya?ml$/i.test(m[3]!) ||
+        m[3]!
+          .split('/')
+          .slice(0, -1)
+          .some((d) => SKIP.has(d))
+      )
+        continue;
       if (m[2] === '-' || Number(m[2]) > MAX_BYTES) continue;
       files.push({ oid: m[1]!, path: m[3]! });
       if (files.length >= MAX_FILES) break;
@@ -113,8 +116,8 @@ export async function baseScopes(root: string, base: string | undefined): Promis
       if (nl < 0 || !Number.isInteger(size)) break;
       const text = out.subarray(nl + 1, nl + 1 + size).toString('utf8');
       at = nl + 1 + size + 1;
-      const file = f.path.startsWith(prefix) ? f.path.slice(prefix.length) : f.path;
-      const found = sourcesIn(text, file);
+      // The file is no part of a scope (a definition may move between files): its repository path will do.
+      const found = sourcesIn(text, f.path);
       for (const g of found.git) scopes.add(credentialScope({ kind: 'GitRepository', ...g }));
       for (const o of found.others.oci) scopes.add(credentialScope(o));
       for (const b of found.others.buckets) scopes.add(credentialScope(b));

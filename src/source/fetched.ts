@@ -13,7 +13,8 @@ import { generateArtifact, type ArtifactInput } from './artifact.js';
 import { ExtractBudget } from './budget.js';
 import { fetchBucket } from './bucket.js';
 import { fetchGitRepository, redactUrl, type Fetched } from './git.js';
-import { checkHopUrl, guardedFetchers, type Fetchers } from './guarded.js';
+import { guardedFetchers, hopChecker, type Fetchers } from './guarded.js';
+import { sourceName } from './trust.js';
 import { fetchOCIRepository } from './oci.js';
 
 export type { Fetchers } from './guarded.js';
@@ -43,7 +44,7 @@ export class FetchedSources {
   private readonly trees = new Map<string, Promise<SourceTree>>();
   /** Source artifacts as an ArtifactGenerator reads them (a Git tree without what .sourceignore leaves out). */
   private readonly artifacts = new Map<string, Promise<Fetched>>();
-  /** Notes on how a source was had (fetched without credentials, and why), by `Kind ns/name`. */
+  /** Notes on how a source was had (fetched without credentials, and why), by its sourceName. */
   private readonly notes = new Map<string, string>();
 
   constructor(
@@ -176,7 +177,7 @@ export class FetchedSources {
         for (const input of Object.values(p.inputs)) visit(input);
         return;
       }
-      const note = this.notes.get(`${p.kind} ${p.def.namespace}/${p.def.name}`);
+      const note = this.notes.get(sourceName(p.kind === 'GitRepository' ? { kind: p.kind, ...p.def } : p.def));
       if (note !== undefined && !out.includes(note)) out.push(note);
       if (p.kind === 'GitRepository') for (const inc of p.include ?? []) visit(inc.source);
     };
@@ -231,7 +232,7 @@ export function settingsFor(settings: Settings, tree: SourceTree, plan: FetchedP
 
 /**
  * The sources of a run with `settings`: git's fetcher with the git-credentials input, and the
- * others; each source's address checked first (address.ts, host-check.ts) and its credentials
+ * others; each source's address checked first (address.ts, guarded.ts) and its credentials
  * given only as the trust rule allows (trust.ts): otherwise it is fetched anonymously, with a note.
  */
 export function runSources(
@@ -262,7 +263,7 @@ export function runSources(
         }),
       OCIRepository: (def) =>
         fetchOCIRepository(def, {
-          checkUrl: (url) => checkHopUrl(def, url, settings.allowPrivateSourceHosts),
+          checkUrl: hopChecker(def, settings.allowPrivateSourceHosts),
           credentials: anonymous === undefined ? (settings.registryCredentials ?? {}) : {},
           ...(settings.github.token && anonymous === undefined ? { githubToken: settings.github.token } : {}),
           ...shared,
@@ -282,9 +283,9 @@ export function runSources(
   };
   const sources: FetchedSources = new FetchedSources({
     fetchers: guardedFetchers(settings, fetchersWith, (def, why) => {
-      const line = `${def.kind} ${def.namespace}/${def.name} is fetched without credentials: ${why}`;
+      const line = `${sourceName(def)} is fetched without credentials: ${why}`;
       opts.log(line);
-      sources.noteFor(`${def.kind} ${def.namespace}/${def.name}`, line);
+      sources.noteFor(sourceName(def), line);
     }),
     budget,
     checkout: { root: settings.root, ...(settings.run.revision ? { revision: settings.run.revision } : {}) },

@@ -13,7 +13,7 @@ import { appendFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GitRepositoryDef } from '../flux/source-defs.js';
 import { scratchDir } from '../util/scratch.js';
-import { sourceAddress } from './address.js';
+import { sourceAddress, type SourceAddress } from './address.js';
 import { pickTag } from './semver.js';
 
 /** What to fetch for a spec.ref, and how the revision is named, pure. */
@@ -76,14 +76,9 @@ export function fetchPlan(ref: GitRepositoryDef['ref']): FetchPlan {
   return { want: `refs/heads/${branch}`, revision: (sha) => `${branch}@sha1:${sha}`, describe: `branch ${branch}` };
 }
 
-/** The host (and port) of an http(s) URL, lower-cased, or undefined. */
-export function hostOf(url: string): string | undefined {
-  try {
-    const u = new URL(url);
-    return u.protocol === 'https:' || u.protocol === 'http:' ? u.host.toLowerCase() : undefined;
-  } catch {
-    return undefined;
-  }
+/** The host (and port) whose git-credentials token an address gets: http(s) only (ssh has its own keys). */
+export function credentialHost(address: SourceAddress): string | undefined {
+  return address.scheme === 'ssh' ? undefined : address.authority;
 }
 
 /** `url` without the user and password it may carry, for messages. */
@@ -201,8 +196,7 @@ export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOpti
   const address = sourceAddress('GitRepository', repo.url);
   if ('problem' in address)
     throw new Error(`GitRepository ${repo.namespace}/${repo.name} (${repo.file}): ${address.problem}`);
-  const host = address.scheme === 'ssh' ? undefined : address.authority;
-  const { authorization, missing } = await authorizationFor(repo, host, opts);
+  const { authorization, missing } = await authorizationFor(repo, credentialHost(address), opts);
 
   const { dir: root, remove: cleanup } = await scratchDir('kr-source-');
   const env = { ...process.env, ...gitEnv(authorization, address, opts.followRedirects ?? true) };

@@ -10,7 +10,7 @@ import { privateHostProblem, sourceAddress } from './address.js';
 import { baseScopes } from './base-sources.js';
 import type { BucketDef, GitRepositoryDef, OCIRepositoryDef } from '../flux/source-defs.js';
 import type { Fetched } from './git.js';
-import { credentialVerdict, type FetchedDef, type TreeTrust } from './trust.js';
+import { credentialVerdict, sourceName, type FetchedDef, type TreeTrust } from './trust.js';
 
 /** How each kind of source is fetched (the edge: git, a registry, an object store). */
 export interface Fetchers {
@@ -32,10 +32,34 @@ export async function checkHopUrl(
   resolve: (host: string) => Promise<string[]> = systemResolve,
 ): Promise<void> {
   if (allowPrivate) return;
-  const where = `${def.kind} ${def.namespace}/${def.name} (${def.file})`;
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  await refusePrivate(where, host, `its server sent the fetch to ${new URL(url).origin}:`, resolve);
+  const { hostname, origin } = new URL(url);
+  await refusePrivate(
+    whereOf(def),
+    hostname.replace(/^\[|\]$/g, ''),
+    `its server sent the fetch to ${origin}:`,
+    resolve,
+  );
 }
+
+/**
+ * checkHopUrl for every URL of one source's fetch, each origin checked (and resolved) once: a
+ * registry sends every manifest and blob request through it.
+ */
+export function hopChecker(def: FetchedDef, allowPrivate: boolean): (url: string) => Promise<void> {
+  const checked = new Map<string, Promise<void>>();
+  return (url) => {
+    const origin = new URL(url).origin;
+    let check = checked.get(origin);
+    if (check === undefined) {
+      check = checkHopUrl(def, url, allowPrivate);
+      checked.set(origin, check);
+    }
+    return check;
+  };
+}
+
+/** `GitRepository flux-system/apps (clusters/prod/apps.yaml)`, for errors. */
+const whereOf = (def: FetchedDef): string => `${sourceName(def)} (${def.file})`;
 
 async function systemResolve(host: string): Promise<string[]> {
   return (await lookup(host, { all: true })).map((a) => a.address);
@@ -72,7 +96,7 @@ export async function checkSourceAddress(
   allowPrivate: boolean,
   resolve: (host: string) => Promise<string[]> = systemResolve,
 ): Promise<void> {
-  const where = `${def.kind} ${def.namespace}/${def.name} (${def.file})`;
+  const where = whereOf(def);
   const address = sourceAddress(def.kind, def.kind === 'Bucket' ? def.endpoint : def.url);
   if ('problem' in address) throw new Error(`${where}: ${address.problem}`);
   if (allowPrivate) return;
@@ -91,7 +115,7 @@ export function treeTrust(settings: Settings): () => Promise<TreeTrust> {
   return () => {
     let trust = trusts.get(untrusted);
     if (trust === undefined) {
-      trust = baseScopes(untrusted.root ?? settings.root, untrusted.base).then((base) => ({
+      trust = baseScopes(untrusted.root, untrusted.base).then((base) => ({
         trusted: false,
         reason: untrusted.reason,
         base,

@@ -68,30 +68,37 @@ export function substituteVerdict(
   secret: string,
   trust: TreeTrust,
 ): CredentialVerdict {
-  if (trust.trusted) return { use: true };
-  if (!(trust.base instanceof Set)) {
-    return { use: false, why: `${trust.reason}, and ${(trust.base as { problem: string }).problem}` };
-  }
-  if (trust.base.has(substituteScope(namespace, name, secret))) return { use: true };
-  return {
-    use: false,
-    why: `${trust.reason}, and the base commit's Kustomization ${namespace}/${name} does not read it: Secrets are read only for the Kustomizations the base branch gives them to`,
-  };
+  return verdict(
+    substituteScope(namespace, name, secret),
+    trust,
+    `the base commit's Kustomization ${namespace}/${name} does not read it: Secrets are read only for the Kustomizations the base branch gives them to`,
+  );
 }
 
 export type CredentialVerdict = { use: true } | { use: false; why: string };
 
 /** Whether `def` may be fetched with credentials in a run of `trust`, and why not. */
 export function credentialVerdict(def: FetchedDef, trust: TreeTrust): CredentialVerdict {
+  return verdict(
+    credentialScope(def),
+    trust,
+    'its definition (URL or endpoint, provider, secretRef or namespace) is not the same on the base commit: credentials are used only for sources the base branch defines',
+  );
+}
+
+/** The one rule: a trusted tree, or a scope the base commit has; else why not (`notOnBase` when the base lacks it). */
+function verdict(scope: string, trust: TreeTrust, notOnBase: string): CredentialVerdict {
   if (trust.trusted) return { use: true };
   if (!(trust.base instanceof Set)) {
     return { use: false, why: `${trust.reason}, and ${(trust.base as { problem: string }).problem}` };
   }
-  if (trust.base.has(credentialScope(def))) return { use: true };
-  return {
-    use: false,
-    why: `${trust.reason}, and its definition (URL or endpoint, provider, secretRef or namespace) is not the same on the base commit: credentials are used only for sources the base branch defines`,
-  };
+  if (trust.base.has(scope)) return { use: true };
+  return { use: false, why: `${trust.reason}, and ${notOnBase}` };
+}
+
+/** `GitRepository flux-system/apps`: a source definition as messages and notes name it. */
+export function sourceName(def: FetchedDef): string {
+  return `${def.kind} ${def.namespace}/${def.name}`;
 }
 
 const PULL_REQUEST_EVENTS = new Set(['pull_request', 'pull_request_target', 'pull_request_review', 'merge_group']);
@@ -109,7 +116,9 @@ export function untrustedTreeOf(run: {
   eventName?: string;
   event?: unknown;
   base?: string;
-}): { reason: string; base?: string } | undefined {
+  /** The checkout (a git work tree), where the base commit is read. */
+  root: string;
+}): { reason: string; base?: string; root: string } | undefined {
   const event = (typeof run.event === 'object' && run.event !== null ? run.event : {}) as {
     before?: unknown;
     pull_request?: { base?: { sha?: unknown } };
@@ -122,5 +131,5 @@ export function untrustedTreeOf(run: {
   const reason = onPullRequest
     ? `this run is for a ${run.eventName} event, whose tree is not trusted`
     : 'this run is a preview, whose tree is not trusted';
-  return { reason, ...(base !== undefined ? { base } : {}) };
+  return { reason, ...(base !== undefined ? { base } : {}), root: run.root };
 }
