@@ -139,6 +139,13 @@ describe('source addresses: read once, the way every reader reads them', () => {
     expect('problem' in a ? a.problem : 'accepted').toContain(want);
   });
 
+  it('does not repeat a password a refused URL carries', () => {
+    const a = sourceAddress('GitRepository', 'https://x-access-token:ghp_s3cr3t@github.com/org/repo');
+    expect('problem' in a ? a.problem : '').toBe(
+      'spec.url "https://x-access-token:***@github.com/org/repo": must not carry a user name or password before the host (credentials come from Secrets and inputs)',
+    );
+  });
+
   it.each([
     ['127.0.0.1', 'loopback'],
     ['127.8.9.10', 'loopback'],

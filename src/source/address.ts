@@ -85,7 +85,9 @@ function authorityOf(text: string): { host: string; authority: string } | string
  */
 export function sourceAddress(kind: SourceKind, text: string): SourceAddress | { problem: string } {
   const field = kind === 'Bucket' ? 'spec.endpoint' : 'spec.url';
-  const refuse = (why: string) => ({ problem: `${field} ${JSON.stringify(text)}: ${why}` });
+  // A password in the URL (the tree's, but a token all the same) is not repeated in the message.
+  const shown = text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^@/]*@/i, '$1:***@');
+  const refuse = (why: string) => ({ problem: `${field} ${JSON.stringify(shown)}: ${why}` });
   const bad = FORBIDDEN.exec(text);
   if (bad) return refuse(`must not contain ${describeChar(bad[0])}`);
   // eslint-disable-next-line no-control-regex
