@@ -24,6 +24,7 @@ import { substituteVerdict } from '../source/trust.js';
 import { mergeVariables, secretNames, type VariableLayer } from '../substitute/variables.js';
 import { collectSecretPaths, type SecretPaths } from '../substitute/provenance.js';
 import { ObjectError, subjectOfError } from '../objects/errors.js';
+import { reservedProblem } from '../inventory/reserved.js';
 import type { Hooks } from './context.js';
 import { StageError } from './errors.js';
 
@@ -96,6 +97,7 @@ export async function renderSpec(
       await substitute(settings, spec, decrypted, client, hooks, addPaths),
       spec.commonMetadata,
     );
+    refuseReserved(objects, (i) => built.objects[i] && origin(built.objects[i]));
     return { ...built, objects, secretPaths: collectSecretPaths(objects, byIndex, values) };
   } catch (err) {
     // An error about one object points at the file it came from (a check-run annotation).
@@ -111,6 +113,22 @@ export async function renderSpec(
     }
     throw StageError.of('render', err, { file });
   }
+}
+
+/**
+ * No build may contain an object of this tool's own state (an inventory, a lock: see
+ * inventory/reserved.ts), judged on the objects as they would be sent. Thrown as an error about the
+ * object and its file (substitution and commonMetadata keep the objects' order, and may have renamed one).
+ */
+function refuseReserved(objects: readonly KubeObject[], fileOf: (index: number) => string | undefined): void {
+  objects.forEach((obj, i) => {
+    const problem = reservedProblem(obj);
+    if (problem === undefined) return;
+    const subject = subjectOf(obj);
+    const file = fileOf(i);
+    const message = `${subject}${file === undefined ? '' : ` (${file})`}: ${problem}; nothing was applied`;
+    throw StageError.of('render', new ObjectError(subject, message), file === undefined ? {} : { file });
+  });
 }
 
 /**
