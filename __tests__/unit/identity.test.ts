@@ -152,7 +152,12 @@ describe('ownershipProblem', () => {
   const claim = { kustomization: 'flux-system/apps', source: 'acme/app2', origin: 'clusters/prod/apps.yaml' };
   it.each([
     ['no inventory yet', undefined, false],
-    ['an inventory written before sources were recorded', { kustomization: 'flux-system/apps' }, false],
+    [
+      'an inventory that records no repository (forged, or older than recorded sources)',
+      { kustomization: 'flux-system/apps' },
+      true,
+    ],
+    ['an inventory that records an empty repository', { kustomization: 'flux-system/apps', source: '' }, true],
     ['the same repository', { kustomization: 'flux-system/apps', source: 'acme/app2' }, false],
     ['the same repository, other case', { kustomization: 'flux-system/apps', source: 'Acme/App2' }, false],
     ['another repository', { kustomization: 'flux-system/apps', source: 'acme/app1', origin: 'path: deploy' }, true],
@@ -168,7 +173,12 @@ describe('ownershipProblem', () => {
     const source = (recorded as { source?: string } | undefined)?.source;
     if (source?.startsWith('local:')) expect(ownershipProblem(recorded, 'inv', local)).toBeUndefined();
     expect(problem !== undefined).toBe(refused);
-    if (problem) {
+    if (problem && !(recorded as { source?: string }).source) {
+      // The way out: which inventory, which command, and that its objects stay.
+      expect(problem).toContain('records no repository');
+      expect(problem).toContain('kubectl -n flux-system delete configmap kustomize-reconcile.flux-system.apps');
+      expect(problem).toContain('Nothing was applied or pruned');
+    } else if (problem) {
       expect(problem).toContain('flux-system/kustomize-reconcile.flux-system.apps');
       expect(problem).toContain((recorded as { source: string }).source);
       expect(problem).toContain('acme/app2 (clusters/prod/apps.yaml)');

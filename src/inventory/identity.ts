@@ -116,19 +116,24 @@ export interface Claim {
 
 /**
  * Why this run may not take over the inventory `recorded` (undefined when it may). An inventory
- * written from another repository is never taken over or pruned; one with no recorded source
- * (written by a version that did not record it) is, as before, and so is one written from a
- * directory without a git remote by a run from another such directory: a directory is not a
- * repository, and the same files copied elsewhere are the same Kustomization. (Path-mode names
- * include the directory, so only Kustomization files can meet this way.) Problems name both.
+ * written from another repository is never taken over or pruned. Nor is one that records no
+ * repository: every version writes one (since fb2fe83, 2026-12-03, before any release), so such an
+ * inventory was written by hand, by another tool, or by a development build older than that;
+ * its entries prove nothing, and adopting them would let whoever wrote it choose what this run
+ * prunes. The migration rule is to delete it (its objects stay; the next run records what it
+ * applies). An inventory written from a directory without a git remote is taken over by a run from
+ * another such directory: a directory is not a repository, and the same files copied elsewhere are
+ * the same Kustomization. (Path-mode names include the directory, so only Kustomization files can
+ * meet this way.) Problems name both sides and what to do.
  */
 export function ownershipProblem(
   recorded: Pick<InventoryStatus, 'source' | 'kustomization' | 'origin'> | undefined,
   inventory: string,
   claim: Claim,
 ): string | undefined {
-  if (recorded?.source === undefined || recordedBy({ ...recorded, source: recorded.source }, claim.source))
-    return undefined;
+  if (recorded === undefined) return undefined;
+  if (recorded.source === undefined || recorded.source === '') return unprovenProblem(inventory, claim);
+  if (recordedBy({ ...recorded, source: recorded.source }, claim.source)) return undefined;
   if (recorded.source.startsWith('local:') && claim.source.startsWith('local:')) return undefined;
   const theirs = recorded.origin ? `${recorded.source} (${recorded.origin})` : recorded.source;
   return (
@@ -137,5 +142,21 @@ export function ownershipProblem(
     'Two repositories (or folders) must not share a Kustomization name in one cluster: give this one another ' +
     'name (input name, or metadata.name in the Kustomization file), or delete that inventory if the other ' +
     'repository no longer deploys it'
+  );
+}
+
+/** The refusal of an inventory that records no repository, with the way out (the migration rule). */
+function unprovenProblem(inventory: string, claim: Claim): string {
+  const slash = inventory.indexOf('/');
+  const [namespace, name] = slash > 0 ? [inventory.slice(0, slash), inventory.slice(slash + 1)] : ['', inventory];
+  const command = `kubectl${namespace ? ` -n ${namespace}` : ''} delete configmap ${name}`;
+  return (
+    `inventory ${inventory} records no repository, so nothing proves it was written by kustomize-reconcile for ` +
+    `this Kustomization (${claim.kustomization} of ${claim.source}, ${claim.origin}): kustomize-reconcile ` +
+    'records the repository in every inventory it writes, so this one was written by hand, by another tool or ' +
+    'by a development build. ' +
+    'Nothing was applied or pruned. If this Kustomization is yours, delete that inventory ' +
+    `(\`${command}\`; its objects stay in the cluster, the next run records what it applies, and objects ` +
+    'removed from Git meanwhile must be deleted by hand), then run again'
   );
 }
