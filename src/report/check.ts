@@ -6,6 +6,7 @@ import { CHECK_TEXT_LIMIT, errorCap, normaliseLimit, Out, pick, SLACK, summaryTi
 import type { HeadFacts, Tier } from './budget.js';
 import type { Report } from './model.js';
 import { compose, errorBlock, table } from './sections.js';
+import { plainText } from './markdown.js';
 import { clamp, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
 import { view, type View } from './view.js';
 
@@ -41,7 +42,8 @@ function checkTitle(v: View): string {
   if (!r.ok) {
     const failed = r.kustomizations?.find((k) => !k.ok);
     const error = r.error ?? failed?.error ?? 'unknown error';
-    return `Failed: ${firstLine(error, FIRST_LINE_MAX)}`;
+    // The title is plain text to GitHub: one line, with nothing in it that could mention or link.
+    return `Failed: ${plainText(firstLine(error, FIRST_LINE_MAX))}`;
   }
   const parts: [number, string][] = [
     [r.counts.created, v.words.create],

@@ -4,6 +4,8 @@ import { diffBlockLines, maskSecretData } from '../ssa/diff.js';
 import { takesWithIt } from './deletions.js';
 import { sourceText } from './source.js';
 import { byCluster, clusterNames, clusterNameOf, clusterShare, inClusters } from './clusters.js';
+import { fence } from './text.js';
+import { htmlText, mdCode, mdText } from './markdown.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 
@@ -68,22 +70,26 @@ export function renderSummary(report: Report): string {
   const clusters = clusterNames(report);
   const what =
     n > 0
-      ? `${n} Kustomization${n === 1 ? '' : 's'}${escapeText(inClusters(report))}`
-      : `\`${escapeCode(report.kustomization || report.path)}\``;
-  out.push(`### ${icon} kustomize-reconcile: ${report.mode} ${what}`);
-  if (n === 0 && report.kustomization && report.path) out.push('', `Path \`${escapeCode(report.path)}\``);
+      ? `${n} Kustomization${n === 1 ? '' : 's'}${mdText(inClusters(report))}`
+      : mdCode(report.kustomization || report.path);
+  out.push(`### ${icon} kustomize-reconcile: ${mdText(report.mode)} ${what}`);
+  if (n === 0 && report.kustomization && report.path) out.push('', `Path ${mdCode(report.path)}`);
   out.push('');
   if (!report.ok) {
-    out.push('**Failed:** ' + escapeText(report.error ?? 'unknown error'));
+    // One line as a line; more (kustomize's errors) in a text block, whose lines are shown as they are.
+    const error = report.error ?? 'unknown error';
+    if (/[\r\n\u2028\u2029]/.test(error.trim()))
+      out.push('**Failed:**', '', '```text', ...fence(error.trim()).split(/\r?\n/), '```');
+    else out.push('**Failed:** ' + mdText(error));
     out.push('');
   }
   const source = report.kustomizations?.length ? undefined : sourceText(report);
-  if (source !== undefined) out.push(`Built from ${escapeText(source)}`, '');
+  if (source !== undefined) out.push(`Built from ${mdText(source)}`, '');
   // Deletions stand out: a preview that would delete anything says so with a warning sign.
   const deletes =
-    deleted > 0 ? `⚠️ **${deleted}** ${report.mode === 'apply' ? 'deleted' : 'to delete'}` : '**0** deleted';
+    deleted > 0 ? `⚠️ **${num(deleted)}** ${report.mode === 'apply' ? 'deleted' : 'to delete'}` : '**0** deleted';
   out.push(
-    `**${created}** created · **${configured}** configured · ${deletes} · **${unchanged}** unchanged${skipped ? ` · **${skipped}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
+    `**${num(created)}** created · **${num(configured)}** configured · ${deletes} · **${num(unchanged)}** unchanged${skipped ? ` · **${num(skipped)}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
   );
   if (report.kustomizations?.length) {
     const cluster = clusters.length > 0;
@@ -94,13 +100,13 @@ export function renderSummary(report: Report): string {
     );
     let last: string | undefined;
     for (const k of byCluster(report.kustomizations, clusters)) {
-      const result = k.ok ? 'ok' : `❌ ${escapeText(k.error?.split('\n')[0] ?? 'failed')}`;
+      const result = k.ok ? 'ok' : `❌ ${mdText(k.error?.split(/\r?\n/)[0] ?? 'failed')}`;
       const c = k.counts;
       // A section per cluster: its name on its first row only.
       const first = cluster && clusterNameOf(k) !== last ? `| ${clusterCell(clusterNameOf(k))} ` : cluster ? '| ' : '';
       last = clusterNameOf(k);
       out.push(
-        `${first}| \`${escapeCode(k.kustomization)}\`${sourceCell(k)} | ${result} | ${c.created} | ${c.configured} | ${c.deleted} | ${c.unchanged} |`,
+        `${first}| ${mdCode(k.kustomization, 'cell')}${sourceCell(k)} | ${result} | ${num(c.created)} | ${num(c.configured)} | ${num(c.deleted)} | ${num(c.unchanged)} |`,
       );
     }
   }
@@ -108,7 +114,7 @@ export function renderSummary(report: Report): string {
   for (const c of clusters) {
     const section: string[] = [];
     objectTables(section, clusterShare(report, c));
-    const title = c === '' ? 'Without a cluster' : `Cluster ${clusterCell(c)}`;
+    const title = c === '' ? 'Without a cluster' : `Cluster ${clusterCell(c, 'text')}`;
     if (section.length > 0) out.push('', `#### ${title}`, ...section);
   }
   return out.join('\n') + '\n';
@@ -124,22 +130,22 @@ function objectTables(out: string[], report: Report): void {
       const heavy = p.action === 'deleted' ? takesWithIt(p.subject, report.pruned) : undefined;
       const reason = [p.reason, heavy].filter((x) => x !== undefined && x !== '').join('; ');
       // A preview deletes nothing: it says what prune would do.
-      const result = report.mode !== 'apply' && p.action === 'deleted' ? 'would delete' : p.action;
-      out.push(`| ${heavy ? '⚠️ ' : ''}\`${escapeCode(p.subject)}\` | ${result} | ${escapeText(reason)} |`);
+      const result = report.mode !== 'apply' && p.action === 'deleted' ? 'would delete' : mdText(p.action);
+      out.push(`| ${heavy ? '⚠️ ' : ''}${mdCode(p.subject, 'cell')} | ${result} | ${mdText(reason)} |`);
     }
   }
   const changed = report.changeset.filter((e) => e.action !== 'unchanged');
   if (changed.length > 0) {
     out.push('', '| Object | Action |', '| --- | --- |');
     for (const e of changed) {
-      out.push(`| \`${escapeCode(e.subject)}\` | ${e.action}${e.note ? ` (${escapeText(e.note)})` : ''} |`);
+      out.push(`| ${mdCode(e.subject, 'cell')} | ${mdText(e.action)}${e.note ? ` (${mdText(e.note)})` : ''} |`);
     }
     for (const e of changed.filter((c) => c.diff?.length)) {
       // Secret data shown as changed, never as values (masked again here, whatever the caller did).
       const changes = maskSecretData(e, e.diff!);
       out.push(
         '',
-        `<details${changes.length <= 10 ? ' open' : ''}><summary>${escapeText(e.subject)}: ${changes.length} field change(s)</summary>`,
+        `<details${changes.length <= 10 ? ' open' : ''}><summary>${htmlText(e.subject)}: ${changes.length} field change(s)</summary>`,
         '',
         '```diff',
       );
@@ -147,7 +153,7 @@ function objectTables(out: string[], report: Report): void {
       const lines = e.yamlDiff ? e.yamlDiff.slice(0, 200) : changes.slice(0, 50).flatMap(diffBlockLines);
       const more = e.yamlDiff ? e.yamlDiff.length - 200 : changes.length - 50;
       if (more > 0) lines.push(`… and ${more} more ${e.yamlDiff ? 'lines' : 'changes'}`);
-      out.push(lines.join('\n').replaceAll('```', "'''"));
+      out.push(fence(lines.join('\n')));
       out.push('```', '', '</details>');
     }
   }
@@ -159,37 +165,34 @@ function objectTables(out: string[], report: Report): void {
     );
     for (const r of report.removed)
       out.push(
-        `| \`${escapeCode(r.kustomization)}\` | ${r.objects} | ${r.deletionPolicy} | ${r.action} | ${escapeText(r.reason)} |`,
+        `| ${mdCode(r.kustomization, 'cell')} | ${num(r.objects)} | ${mdText(r.deletionPolicy)} | ${mdText(r.action)} | ${mdText(r.reason)} |`,
       );
   }
   if (report.health?.length) {
     out.push('', '| Health | Status | Message |', '| --- | --- | --- |');
     for (const h of report.health)
-      out.push(`| \`${escapeCode(h.subject)}\` | ${h.status} | ${escapeText(h.message)} |`);
+      out.push(`| ${mdCode(h.subject, 'cell')} | ${mdText(h.status)} | ${mdText(h.message)} |`);
   }
   const same = report.changeset.filter((e) => e.action === 'unchanged');
   if (same.length > 0) {
     out.push('', `<details><summary>${same.length} unchanged</summary>`, '');
-    for (const e of same) out.push(`- \`${escapeCode(e.subject)}\``);
+    for (const e of same) out.push(`- ${mdCode(e.subject)}`);
     out.push('', '</details>');
   }
 }
 
-export function escapeCode(s: string): string {
-  return s.replaceAll('`', "'").replaceAll('|', '\\|');
+/** A count from a report (a report file's may be anything): the number, else its text escaped. */
+function num(n: unknown): string {
+  return typeof n === 'number' ? String(n) : mdText(String(n));
 }
 
-export function escapeText(s: string): string {
-  return s.replace(/[<>&|]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '|': '\\|' })[c] ?? c);
-}
-
-/** A cluster as a table cell or part of a heading: code, cut like a name; a dash for no cluster. */
-export function clusterCell(cluster: string): string {
-  return cluster === '' ? '–' : `\`${escapeCode(cluster.length > 100 ? `${cluster.slice(0, 100)}…` : cluster)}\``;
+/** A cluster as a table cell (or, `where` 'text', part of a heading): code, cut like a name; a dash for no cluster. */
+export function clusterCell(cluster: string, where: 'cell' | 'text' = 'cell'): string {
+  return cluster === '' ? '–' : mdCode(cluster.length > 100 ? `${cluster.slice(0, 100)}…` : cluster, where);
 }
 
 /** Where a Kustomization was built from (when not this checkout), as a line under its name in a table cell, or ''. */
 export function sourceCell(k: Pick<Report, 'source'>): string {
   const text = sourceText(k);
-  return text === undefined ? '' : `<br><sub>built from ${escapeText(text)}</sub>`;
+  return text === undefined ? '' : `<br><sub>built from ${mdText(text)}</sub>`;
 }

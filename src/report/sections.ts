@@ -7,9 +7,10 @@ import { diffBlockLines, maskSecretData, type FieldChange } from '../ssa/diff.js
 import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.js';
 import type { PrunedObject } from './model.js';
 import { takesWithIt } from './deletions.js';
-import { clusterCell, escapeCode, escapeText } from './render.js';
+import { clusterCell } from './render.js';
+import { htmlText, mdCode, mdText } from './markdown.js';
 import { clusterNameOf, inClusters } from './clusters.js';
-import { cutChars, fence, fields, fmt, oneLine, subject } from './text.js';
+import { cutChars, fence, fields, fmt, subject } from './text.js';
 import type { View, Words } from './view.js';
 
 /**
@@ -44,12 +45,12 @@ export function heading(out: Out, v: View, revision: string | undefined): void {
   // A Kustomization is named by its name, as Flux names it; its folder comes after.
   const named = r.kustomization || r.path;
   const what = v.multi
-    ? `${n} Kustomization${n === 1 ? '' : 's'}${escapeText(inClusters(r))}`
-    : `\`${escapeCode(cutChars(named, 200).text)}\``;
+    ? `${n} Kustomization${n === 1 ? '' : 's'}${mdText(inClusters(r))}`
+    : mdCode(cutChars(named, 200).text);
   out.push(`### ${icon} kustomize-reconcile ${v.words.title}: ${what}`);
   const meta: string[] = [];
-  if (!v.multi && r.kustomization && r.path) meta.push(`path \`${escapeCode(cutChars(r.path, 200).text)}\``);
-  if (revision) meta.push(`revision \`${escapeCode(cutChars(revision, 80).text)}\``);
+  if (!v.multi && r.kustomization && r.path) meta.push(`path ${mdCode(cutChars(r.path, 200).text)}`);
+  if (revision) meta.push(`revision ${mdCode(cutChars(revision, 80).text)}`);
   if (meta.length > 0) {
     const line = meta.join(' · ');
     out.push('', line.charAt(0).toUpperCase() + line.slice(1));
@@ -96,8 +97,7 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     const empty =
       g.created.length + g.configured.length + g.skipped.length + g.pruned.length + g.unhealthy.length === 0;
     if (empty) continue;
-    if (g.title !== undefined)
-      out.push(`#### ${groupCluster(g.cluster)}\`${escapeCode(cutChars(g.title, 200).text)}\``, '');
+    if (g.title !== undefined) out.push(`#### ${groupCluster(g.cluster)}${mdCode(cutChars(g.title, 200).text)}`, '');
     // Deletions first: they are what a reviewer must not miss.
     if (g.pruned.length > 0) {
       section(w.pruneHead, g.pruned.length);
@@ -106,8 +106,7 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     }
     if (g.created.length > 0) {
       section(w.createHead, g.created.length);
-      for (const e of g.created)
-        out.push(`- ${subject(e.subject)}${e.note ? ` — ${escapeText(oneLine(e.note))}` : ''}`);
+      for (const e of g.created) out.push(`- ${subject(e.subject)}${e.note ? ` — ${mdText(e.note)}` : ''}`);
       out.push('');
     }
     if (g.configured.length > 0) {
@@ -131,7 +130,7 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     if (g.unhealthy.length > 0) {
       section('Not healthy', g.unhealthy.length);
       for (const h of g.unhealthy)
-        out.push(`- ${subject(h.subject)} — ${h.status}${h.message ? `: ${escapeText(oneLine(h.message))}` : ''}`);
+        out.push(`- ${subject(h.subject)} — ${mdText(h.status)}${h.message ? `: ${mdText(h.message)}` : ''}`);
       out.push('');
     }
   }
@@ -139,9 +138,9 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     if (v.multi) out.push('#### Removed from the repository', '');
     else section('Removed from the repository', v.removed.length);
     for (const { r, pruned } of v.removed) {
-      const what = r.action === 'deleted' ? w.deleted : r.action;
+      const what = r.action === 'deleted' ? w.deleted : mdText(r.action);
       out.push(
-        `- ${groupCluster(v.clusters.length > 0 ? clusterNameOf(r) : undefined)}${subject(r.kustomization)} — ${what} (deletionPolicy ${r.deletionPolicy}, ${fmt(r.objects)} object${r.objects === 1 ? '' : 's'}, inventory ${subject(r.inventory)})${r.reason ? `: ${escapeText(oneLine(r.reason))}` : ''}`,
+        `- ${groupCluster(v.clusters.length > 0 ? clusterNameOf(r) : undefined)}${subject(r.kustomization)} — ${what} (deletionPolicy ${mdText(r.deletionPolicy)}, ${fmt(r.objects)} object${r.objects === 1 ? '' : 's'}, inventory ${subject(r.inventory)})${r.reason ? `: ${mdText(r.reason)}` : ''}`,
       );
       for (const p of pruned) out.push(`  - ${prunedLine(p, w, `${r.kustomization} removed`, pruned)}`);
     }
@@ -149,7 +148,7 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
   }
   if (v.report.notes.length > 0) {
     section('Notes', v.report.notes.length);
-    for (const n of v.report.notes) out.push(`- ${escapeText(oneLine(n))}`);
+    for (const n of v.report.notes) out.push(`- ${mdText(n)}`);
     out.push('');
   }
   return cut;
@@ -157,7 +156,7 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
 
 /** `\`production\` · ` before a Kustomization's name in a report with clusters; '' otherwise. */
 function groupCluster(cluster: string | undefined): string {
-  return cluster === undefined || cluster === '' ? '' : `${clusterCell(cluster)} · `;
+  return cluster === undefined || cluster === '' ? '' : `${clusterCell(cluster, 'text')} · `;
 }
 
 /** Diffs of at most this many fields are shown open. */
@@ -168,7 +167,7 @@ function diffBlock(out: Out, e: ChangeSetEntry, cap: number): boolean {
   const changes = visibleChanges(e);
   out.push(
     // Open unless long: a reviewer should not have to click to see a two-line change.
-    `<details${changes.length <= OPEN_DIFF_FIELDS ? ' open' : ''}><summary>${escapeText(e.subject)} — configured (${fields(changes.length)})</summary>`,
+    `<details${changes.length <= OPEN_DIFF_FIELDS ? ' open' : ''}><summary>${htmlText(e.subject)} — configured (${fields(changes.length)})</summary>`,
     '',
     '```diff',
   );
@@ -209,8 +208,8 @@ function changeLine(c: FieldChange): string {
 function prunedLine(p: PrunedObject, w: Words, tag: string, all: readonly PrunedObject[]): string {
   let reason = p.reason ?? '';
   if (tag && reason.startsWith(tag)) reason = reason.slice(tag.length).replace(/^; /, '');
-  const action = p.action === 'deleted' ? w.deleted : p.action;
+  const action = p.action === 'deleted' ? w.deleted : mdText(p.action);
   const heavy = p.action === 'deleted' ? takesWithIt(p.subject, all) : undefined;
-  const line = `${subject(p.subject)} — ${action}${reason ? `: ${escapeText(oneLine(reason))}` : ''}`;
+  const line = `${subject(p.subject)} — ${action}${reason ? `: ${mdText(reason)}` : ''}`;
   return heavy === undefined ? line : `⚠️ ${line} — **${heavy}**`;
 }

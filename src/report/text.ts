@@ -1,9 +1,10 @@
 /**
  * Markdown text helpers for the PR comment and the check run: cutting to a length, one-line forms,
  * inline code and fences that the text cannot break out of, numbers as GitHub readers expect them.
- * Lengths are JS string lengths (UTF-16 code units).
+ * Lengths are JS string lengths (UTF-16 code units). Text from a tree, a server or a file goes into
+ * Markdown through markdown.ts only.
  */
-import { escapeCode } from './render.js';
+import { mdCode, mdText } from './markdown.js';
 
 /** Longest first line of an error in a table cell or a check run title. */
 export const FIRST_LINE_MAX = 100;
@@ -31,13 +32,9 @@ export function firstLine(s: string, max: number): string {
   return cut > 0 ? `${text}…` : text;
 }
 
-export function oneLine(s: string): string {
-  return s.replace(/\s*(?:\r\n|[\r\n\u2028\u2029])\s*/g, ' ');
-}
-
-/** An object's subject as inline code. */
+/** An object's subject as inline code (outside a table: in a table cell, mdCode(s, 'cell')). */
 export function subject(s: string): string {
-  return `\`${escapeCode(s)}\``;
+  return mdCode(s);
 }
 
 export function fields(n: number): string {
@@ -49,8 +46,9 @@ export function fence(s: string): string {
   return s.replaceAll('```', "'''");
 }
 
+/** A count with thousands separators; what a report file has instead of a number, as escaped text. */
 export function fmt(n: number): string {
-  return n.toLocaleString('en-US');
+  return typeof n === 'number' ? n.toLocaleString('en-US') : mdText(String(n));
 }
 
 /** A URL as a Markdown link destination: whitespace, angle brackets and parentheses percent-encoded. */

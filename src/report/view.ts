@@ -9,7 +9,8 @@ import type { HealthResult } from '../kstatus/wait.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
 import { byCluster, clusterNames, clusterNameOf, ofRemoved, type InCluster } from './clusters.js';
 import type { PrunedObject, RemovedKustomization, Report } from './model.js';
-import { clusterCell, escapeCode, escapeText, sourceCell } from './render.js';
+import { clusterCell, sourceCell } from './render.js';
+import { mdCode, mdText } from './markdown.js';
 import { cutChars, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
 
 export interface Words {
@@ -146,13 +147,13 @@ function clusterRows(
 function row(k: Report, g: Group, words: Words): string {
   const deletes = g.pruned.filter((p) => p.action === 'deleted').length;
   const result = !k.ok
-    ? `❌ ${escapeText(firstLine(k.error ?? 'failed', FIRST_LINE_MAX))}`
+    ? `❌ ${mdText(firstLine(k.error ?? 'failed', FIRST_LINE_MAX))}`
     : k.counts.created + k.counts.configured + deletes > 0
       ? `🔄 ${words.changed}`
       : '✅ no changes';
-  const name = escapeCode(cutChars(k.kustomization || k.path || '-', FIRST_LINE_MAX).text);
+  const name = mdCode(cutChars(k.kustomization || k.path || '-', FIRST_LINE_MAX).text, 'cell');
   const c = k.counts;
-  return `| \`${name}\`${sourceCell(k)} | ${result} | ${fmt(c.created)} | ${fmt(c.configured)} | ${fmt(deletes)} | ${fmt(c.unchanged)} |`;
+  return `| ${name}${sourceCell(k)} | ${result} | ${fmt(c.created)} | ${fmt(c.configured)} | ${fmt(deletes)} | ${fmt(c.unchanged)} |`;
 }
 
 function removedRow({ r, pruned }: Removed, words: Words): string {
@@ -163,7 +164,7 @@ function removedRow({ r, pruned }: Removed, words: Words): string {
     deleted: `🗑️ removed from Git; ${words.deleted} its objects`,
     failed: '❌ removed from Git; deleting failed',
     refused: '⛔ removed from Git; deleting refused',
-  }[r.action];
-  const name = escapeCode(cutChars(r.kustomization, FIRST_LINE_MAX).text);
-  return `| \`${name}\` (removed) | ${result} | – | – | ${fmt(deletes)} | – |`;
+  }[r.action] as string | undefined;
+  const name = mdCode(cutChars(r.kustomization, FIRST_LINE_MAX).text, 'cell');
+  return `| ${name} (removed) | ${result ?? mdText(r.action)} | – | – | ${fmt(deletes)} | – |`;
 }
