@@ -1,5 +1,5 @@
 // A local emulation of the GitHub REST endpoints the action uses (issue comments on a pull request,
-// check runs), for tests: nothing here can reach api.github.com. It answers the way GitHub does, as
+// check runs, the list of a repository's pull requests), for tests: nothing here can reach api.github.com. It answers the way GitHub does, as
 // far as that is known: the same paths (also under /repositories/{id}, which GitHub's Link headers
 // use), the same JSON shapes, the same pagination (per_page/page and a Link header), the same
 // permission model for a GITHUB_TOKEN (403 "Resource not accessible by integration" with
@@ -82,6 +82,47 @@ export interface StoredCheckRun {
   annotations: StoredAnnotation[];
 }
 
+/**
+ * A pull request as the fake stores it: what GitHub's pull-request object is made from, plus the
+ * repository it belongs to (its base). `head.repo` is `owner/name`, or null once the head repository
+ * (a fork) was deleted, as GitHub shows it then.
+ */
+export interface StoredPull {
+  id: number;
+  node_id: string;
+  number: number;
+  state: 'open' | 'closed';
+  title: string;
+  body: string | null;
+  draft: boolean;
+  /** The author, also the head's user. */
+  user: string;
+  created_at: string;
+  updated_at: string;
+  closed_at: string | null;
+  merged_at: string | null;
+  merge_commit_sha: string | null;
+  owner: string;
+  repo: string;
+  head: { repo: string | null; ref: string; sha: string; user: string };
+  base: { ref: string; sha: string };
+}
+
+/** A pull request to add: `head.repo` is `owner/name` (a fork when not the base's), or null. */
+export interface NewPull {
+  owner: string;
+  repo: string;
+  /** Default: the repository's next number. */
+  number?: number;
+  state?: 'open' | 'closed';
+  title?: string;
+  draft?: boolean;
+  head: { repo: string | null; ref: string; sha: string; user?: string };
+  base?: { ref?: string; sha?: string };
+  /** ISO time; default now. Also updated_at. */
+  created_at?: string;
+}
+
 export interface FakeGitHubRequest {
   method: string;
   /** The URL path, without the query. */
@@ -97,6 +138,10 @@ export interface FakeGitHub {
   /** All issue comments, any repo, in creation order. */
   comments: StoredComment[];
   checkRuns: StoredCheckRun[];
+  /** Pull requests, any repo, in the order they were added (addPull). */
+  pulls: StoredPull[];
+  /** Opens (or records closed) a pull request; GET /repos/{owner}/{repo}/pulls lists it. */
+  addPull(p: NewPull): StoredPull;
   /** Every request, in arrival order. */
   requests: FakeGitHubRequest[];
   /** Make the next matching request (path without query) fail once with this status and GitHub-shaped JSON body. */
@@ -107,6 +152,7 @@ export interface FakeGitHub {
 const DOCS = 'https://docs.github.com/rest';
 const COMMENT_DOCS = `${DOCS}/issues/comments`;
 const CHECK_DOCS = `${DOCS}/checks/runs`;
+const PULL_DOCS = `${DOCS}/pulls/pulls`;
 
 /**
  * GitHub enforces 262,144 UTF-8 bytes on an issue comment body (measured; 'a'.repeat(262144) and
@@ -271,6 +317,7 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
   const maxPerPage = opts.maxPerPage ?? 100;
   const comments: StoredComment[] = [];
   const checkRuns: StoredCheckRun[] = [];
+  const pulls: StoredPull[] = [];
   const requests: FakeGitHubRequest[] = [];
   const faults: { method: string; pattern: RegExp; status: number; message: string }[] = [];
   const repos = new Map<string, Repo>();
@@ -280,6 +327,7 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
   let nextCommentId = 2_100_000_001;
   let nextCheckRunId = 31_000_000_001;
   let nextSuiteId = 29_000_000_001;
+  let nextPullId = 1_800_000_001;
   const suites = new Map<string, number>();
   let base = '';
 
@@ -296,6 +344,10 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
   const sameRepo = (r: Repo, owner: string, name: string) =>
     `${r.owner}/${r.name}`.toLowerCase() === `${owner}/${name}`.toLowerCase();
   const apiRepo = (r: Repo) => `${base}/repos/${r.owner}/${r.name}`;
+  const splitFull = (full: string): [string, string] => {
+    const i = full.indexOf('/');
+    return [full.slice(0, i), full.slice(i + 1)];
+  };
 
   const renderUser = () => ({
     login: BOT.login,
@@ -376,6 +428,135 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
     message: a.message,
     raw_details: a.raw_details,
   });
+
+  /** A stable id per login (GitHub's are fixed per account). */
+  const accountId = (login: string): number => {
+    let n = 7;
+    const lower = login.toLowerCase();
+    for (let i = 0; i < lower.length; i++) n = (n * 31 + lower.charCodeAt(i)) % 9_000_000;
+    return 1_000_000 + n;
+  };
+
+  // A user as pull requests show one (the head's, the base's and the author): a plain account.
+  const renderAccount = (login: string) => {
+    const url = `${base}/users/${login}`;
+    return {
+      login,
+      id: accountId(login),
+      node_id: `U_kgDO${Buffer.from(login.toLowerCase()).toString('base64url')}`,
+      avatar_url: `https://avatars.githubusercontent.com/${login}?v=4`,
+      gravatar_id: '',
+      url,
+      html_url: `https://github.com/${login}`,
+      followers_url: `${url}/followers`,
+      following_url: `${url}/following{/other_user}`,
+      gists_url: `${url}/gists{/gist_id}`,
+      starred_url: `${url}/starred{/owner}{/repo}`,
+      subscriptions_url: `${url}/subscriptions`,
+      organizations_url: `${url}/orgs`,
+      repos_url: `${url}/repos`,
+      events_url: `${url}/events{/privacy}`,
+      received_events_url: `${url}/received_events`,
+      type: 'User',
+      user_view_type: 'public',
+      site_admin: false,
+    };
+  };
+
+  /** A repository as a pull request's head and base show it (GitHub's full repository object, abridged to what is stable). */
+  const renderRepository = (r: Repo, fork: boolean) => {
+    const api = apiRepo(r);
+    return {
+      id: r.id,
+      node_id: `R_kgDO${Buffer.from(String(r.id)).toString('base64url')}`,
+      name: r.name,
+      full_name: `${r.owner}/${r.name}`,
+      private: false,
+      owner: renderAccount(r.owner),
+      html_url: `https://github.com/${r.owner}/${r.name}`,
+      description: null,
+      fork,
+      url: api,
+      pulls_url: `${api}/pulls{/number}`,
+      issues_url: `${api}/issues{/number}`,
+      commits_url: `${api}/commits{/sha}`,
+      git_url: `git://github.com/${r.owner}/${r.name}.git`,
+      ssh_url: `git@github.com:${r.owner}/${r.name}.git`,
+      clone_url: `https://github.com/${r.owner}/${r.name}.git`,
+      visibility: 'public',
+      default_branch: 'main',
+    };
+  };
+
+  /** A pull request as GET /repos/{owner}/{repo}/pulls lists it ("Pull Request Simple"). */
+  const renderPull = (p: StoredPull) => {
+    const baseRepo = repoFor(p.owner, p.repo);
+    const api = apiRepo(baseRepo);
+    const html = `https://github.com/${p.owner}/${p.repo}/pull/${p.number}`;
+    const headRepo = p.head.repo === null ? null : repoFor(...splitFull(p.head.repo));
+    const url = `${api}/pulls/${p.number}`;
+    return {
+      url,
+      id: p.id,
+      node_id: p.node_id,
+      html_url: html,
+      diff_url: `${html}.diff`,
+      patch_url: `${html}.patch`,
+      issue_url: `${api}/issues/${p.number}`,
+      commits_url: `${url}/commits`,
+      review_comments_url: `${url}/comments`,
+      review_comment_url: `${api}/pulls/comments{/number}`,
+      comments_url: `${api}/issues/${p.number}/comments`,
+      statuses_url: `${api}/statuses/${p.head.sha}`,
+      number: p.number,
+      state: p.state,
+      locked: false,
+      title: p.title,
+      user: renderAccount(p.user),
+      body: p.body,
+      labels: [],
+      milestone: null,
+      active_lock_reason: null,
+      created_at: p.created_at,
+      updated_at: p.updated_at,
+      closed_at: p.closed_at,
+      merged_at: p.merged_at,
+      merge_commit_sha: p.merge_commit_sha,
+      assignee: null,
+      assignees: [],
+      requested_reviewers: [],
+      requested_teams: [],
+      head: {
+        // GitHub keeps the label (and user) of a deleted head repository's pull request.
+        label: `${p.head.user}:${p.head.ref}`,
+        ref: p.head.ref,
+        sha: p.head.sha,
+        user: renderAccount(p.head.user),
+        repo: headRepo === null ? null : renderRepository(headRepo, headRepo.id !== baseRepo.id),
+      },
+      base: {
+        label: `${p.owner}:${p.base.ref}`,
+        ref: p.base.ref,
+        sha: p.base.sha,
+        user: renderAccount(p.owner),
+        repo: renderRepository(baseRepo, false),
+      },
+      _links: {
+        self: { href: url },
+        html: { href: html },
+        issue: { href: `${api}/issues/${p.number}` },
+        comments: { href: `${api}/issues/${p.number}/comments` },
+        review_comments: { href: `${url}/comments` },
+        review_comment: { href: `${api}/pulls/comments{/number}` },
+        commits: { href: `${url}/commits` },
+        statuses: { href: `${api}/statuses/${p.head.sha}` },
+      },
+      author_association:
+        p.head.repo !== null && sameRepo(baseRepo, ...splitFull(p.head.repo)) ? 'MEMBER' : 'CONTRIBUTOR',
+      auto_merge: null,
+      draft: p.draft,
+    };
+  };
 
   /** One page of `items`, with GitHub's Link header (rels in GitHub's order: prev, next, last, first). */
   const paginate = <T>(items: T[], ctx: Ctx): { page: T[]; headers: Record<string, string> } => {
@@ -595,7 +776,44 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
     ['issues', 'write'],
   ];
 
+  const PULLS_READ: Requirement = [['pull_requests', 'read']];
+
+  /**
+   * GET /repos/{owner}/{repo}/pulls: state (open, closed, all; default open), head (`user:ref-name`:
+   * the head repository's owner and branch; a value without `user:` is ignored, as GitHub ignores it
+   * and lists every pull request), base (branch), sort (created, updated; default created) and
+   * direction (default desc for created, asc otherwise), paginated.
+   */
+  const listPulls = (ctx: Ctx): Reply => {
+    const state = ctx.query.get('state') ?? 'open';
+    const head = ctx.query.get('head');
+    const baseRef = ctx.query.get('base');
+    const sort = ctx.query.get('sort') ?? 'created';
+    const direction = ctx.query.get('direction') ?? (sort === 'created' ? 'desc' : 'asc');
+    const colon = head?.indexOf(':') ?? -1;
+    const headUser = head && colon > 0 ? head.slice(0, colon).toLowerCase() : undefined;
+    const headRef = head && colon > 0 ? head.slice(colon + 1) : undefined;
+    const all = pulls
+      .filter((p) => sameRepo(ctx.repo, p.owner, p.repo))
+      .filter((p) => state === 'all' || p.state === state)
+      .filter((p) => headUser === undefined || (p.head.user.toLowerCase() === headUser && p.head.ref === headRef))
+      .filter((p) => baseRef === null || p.base.ref === baseRef);
+    const key = (p: StoredPull) =>
+      (sort === 'updated' ? p.updated_at : p.created_at) + String(p.number).padStart(12, '0');
+    all.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    if (direction === 'desc') all.reverse();
+    const { page, headers } = paginate(all, ctx);
+    return { status: 200, body: page.map(renderPull), headers };
+  };
+
   const routes: Route[] = [
+    {
+      method: 'GET',
+      pattern: /^\/pulls$/,
+      doc: `${PULL_DOCS}#list-pull-requests`,
+      needs: PULLS_READ,
+      handle: listPulls,
+    },
     {
       method: 'GET',
       pattern: /^\/issues\/(\d+)\/comments$/,
@@ -905,6 +1123,38 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
     url: base,
     comments,
     checkRuns,
+    pulls,
+    addPull: (p) => {
+      const repo = repoFor(p.owner, p.repo);
+      const taken = pulls.filter((x) => sameRepo(repo, x.owner, x.repo)).map((x) => x.number);
+      const number = p.number ?? Math.max(0, ...taken) + 1;
+      const id = nextPullId++;
+      const at = p.created_at ? normalizeTime(p.created_at) : timestamp();
+      const state = p.state ?? 'open';
+      const user = p.head.user ?? (p.head.repo === null ? 'ghost' : splitFull(p.head.repo)[0]);
+      const stored: StoredPull = {
+        id,
+        node_id: `PR_kwDO${Buffer.from(`${repo.id}:${id}`).toString('base64url')}`,
+        number,
+        state,
+        title: p.title ?? `Pull request ${number}`,
+        body: null,
+        draft: p.draft ?? false,
+        user,
+        created_at: at,
+        updated_at: at,
+        closed_at: state === 'closed' ? at : null,
+        merged_at: null,
+        merge_commit_sha: null,
+        owner: repo.owner,
+        repo: repo.name,
+        head: { repo: p.head.repo, ref: p.head.ref, sha: p.head.sha, user },
+        base: { ref: p.base?.ref ?? 'main', sha: p.base?.sha ?? 'base0000000000000000000000000000000000cc' },
+      };
+      if (p.head.repo !== null) repoFor(...splitFull(p.head.repo));
+      pulls.push(stored);
+      return stored;
+    },
     requests,
     failNext: (method, pathPattern, status, message) => {
       faults.push({ method: method.toUpperCase(), pattern: pathPattern, status, message });
@@ -942,3 +1192,83 @@ export const prEvent = (headRepo = 'org/repo') => ({
     repository: { full_name: 'org/repo' },
   },
 });
+
+/** What a workflow_run event says about the run that triggered it (defaults: a fork's pull_request run). */
+export interface TriggeringRun {
+  /** The triggering run's event. */
+  event?: string;
+  headSha: string;
+  headBranch: string;
+  /** owner/name of the head commit's repository. */
+  headRepo: string;
+  conclusion?: string;
+  /** workflow_run.pull_requests: what GitHub fills in for a pull request of the same repository only. */
+  pullRequests?: { number: number; headSha: string; headRef: string; baseRepo?: string }[];
+}
+
+/**
+ * A workflow_run `completed` event in org/repo (repository id 4242) for the run `t` describes, as
+ * GitHub sends it: the triggering run's head commit, branch and repository, its event and
+ * conclusion, and pull_requests, which GitHub leaves empty for a pull request from a fork.
+ */
+export const workflowRunEvent = (t: TriggeringRun) => {
+  const repoObj = (full: string, id: number) => {
+    const [owner = '', name = ''] = full.split('/');
+    return {
+      id,
+      name,
+      full_name: full,
+      private: false,
+      owner: { login: owner, type: 'User' },
+      html_url: `https://github.com/${full}`,
+      fork: full !== 'org/repo',
+      url: `https://api.github.com/repos/${full}`,
+    };
+  };
+  const repoRef = (full: string, id: number) => ({
+    id,
+    url: `https://api.github.com/repos/${full}`,
+    name: full.split('/')[1],
+  });
+  const repository = repoObj('org/repo', 4242);
+  const headRepository = t.headRepo === 'org/repo' ? repository : repoObj(t.headRepo, 5151);
+  return {
+    name: 'workflow_run',
+    payload: {
+      action: 'completed',
+      workflow_run: {
+        id: 8801,
+        name: 'preview',
+        display_title: 'A change',
+        path: '.github/workflows/preview.yaml',
+        run_number: 12,
+        run_attempt: 1,
+        event: t.event ?? 'pull_request',
+        status: 'completed',
+        conclusion: t.conclusion ?? 'success',
+        head_branch: t.headBranch,
+        head_sha: t.headSha,
+        workflow_id: 161335,
+        url: 'https://api.github.com/repos/org/repo/actions/runs/8801',
+        html_url: 'https://github.com/org/repo/actions/runs/8801',
+        pull_requests: (t.pullRequests ?? []).map((p) => ({
+          url: `https://api.github.com/repos/${p.baseRepo ?? 'org/repo'}/pulls/${p.number}`,
+          id: 1_700_000_000 + p.number,
+          number: p.number,
+          head: { ref: p.headRef, sha: p.headSha, repo: repoRef('org/repo', 4242) },
+          base: {
+            ref: 'main',
+            sha: 'base0000000000000000000000000000000000cc',
+            repo: p.baseRepo && p.baseRepo !== 'org/repo' ? repoRef(p.baseRepo, 6161) : repoRef('org/repo', 4242),
+          },
+        })),
+        head_commit: { id: t.headSha, tree_id: 'tree000000000000000000000000000000000dd', message: 'A change' },
+        repository,
+        head_repository: headRepository,
+      },
+      workflow: { id: 161335, name: 'preview', path: '.github/workflows/preview.yaml', state: 'active' },
+      repository,
+      sender: { login: 'someone', type: 'User' },
+    },
+  };
+};

@@ -457,7 +457,7 @@ describe('fake GitHub REST API, driven by Octokit', () => {
     expect(Number(ok.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
     expect(ok.headers['x-github-request-id']).not.toBe(err.response?.headers['x-github-request-id']);
 
-    const unknown = await failure(gh.request('GET /repos/{owner}/{repo}/pulls', repo));
+    const unknown = await failure(gh.request('GET /repos/{owner}/{repo}/branches', repo));
     expect(unknown.status).toBe(404);
     expect(unknown.response?.data).toMatchObject({ message: 'Not Found', status: '404' });
   });

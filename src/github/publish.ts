@@ -15,7 +15,7 @@ import {
   renderComment,
 } from '../report/comment.js';
 import { annotationBatches, checkAnnotations } from '../report/annotations.js';
-import { missingPermission, type GitHubContext } from './context.js';
+import { choosePull, missingPermission, type GitHubContext, type TriggeringRun } from './context.js';
 
 const Client = Octokit.plugin(paginateRest);
 type Client = InstanceType<typeof Client>;
@@ -50,16 +50,32 @@ export async function publish(report: Report, ctx: GitHubContext, opts: PublishO
   if (ctx.fork && (opts.comment || opts.checkRun)) {
     out.warnings.push(
       'This pull request comes from a fork, where GITHUB_TOKEN is read-only: no comment or check run was posted, ' +
-        'the preview is in the job summary. To comment on fork PRs, run the preview in a workflow_run workflow',
+        'the preview is in the job summary. To comment on fork PRs, write it with report-file, upload it, and post it ' +
+        'from a workflow_run workflow with mode: report (docs/reference/fork-pull-requests.md)',
     );
     return out;
   }
-  if (opts.comment && ctx.pullNumber !== undefined && report.mode === 'preview') {
-    try {
-      out.commentUrl = await upsertComment(octokit, ctx, ctx.pullNumber, report, opts.key);
-    } catch (err) {
-      out.warnings.push(explain(err, 'the pull request comment', 'pull-requests: write'));
+  if (opts.comment && report.mode === 'preview') {
+    let pull = ctx.pullNumber;
+    if (pull === undefined && ctx.workflowRun) {
+      try {
+        const found = await workflowRunPull(octokit, ctx, ctx.workflowRun);
+        if ('number' in found) pull = found.number;
+        else out.warnings.push(`${found.refused}: no pull request comment was posted`);
+      } catch (err) {
+        out.warnings.push(explain(err, 'the list of pull requests', 'pull-requests: write'));
+      }
     }
+    if (pull !== undefined) {
+      try {
+        out.commentUrl = await upsertComment(octokit, ctx, pull, report, opts.key);
+      } catch (err) {
+        out.warnings.push(explain(err, 'the pull request comment', 'pull-requests: write'));
+      }
+    }
+  }
+  if (opts.checkRun && !ctx.headSha && ctx.workflowRun) {
+    out.warnings.push('The workflow_run payload names no head_sha: no check run was posted');
   }
   if (opts.checkRun && ctx.headSha) {
     try {
@@ -69,6 +85,38 @@ export async function publish(report: Report, ctx: GitHubContext, opts: PublishO
     }
   }
   return out;
+}
+
+/**
+ * The pull request of a workflow_run triggered by a pull_request run. GitHub names it in the payload
+ * for a pull request of this repository only (githubContext took it from there); for a fork's, the
+ * open pull requests of this repository from the run's head repository owner and branch are listed
+ * and choosePull keeps the one whose head commit is exactly the run's. The branch's name is the
+ * fork's to choose, so it only narrows the list: the head repository and commit decide.
+ */
+async function workflowRunPull(
+  octokit: Client,
+  ctx: GitHubContext,
+  run: TriggeringRun,
+): Promise<{ number: number } | { refused: string }> {
+  if (run.event !== 'pull_request') {
+    const what = run.event ? `a ${run.event} event` : 'an event the payload does not name';
+    return { refused: `The run that triggered this workflow_run was triggered by ${what}, not a pull_request` };
+  }
+  if (run.unresolved) return { refused: `${run.unresolved}: not choosing one` };
+  const owner = run.headRepository?.split('/')[0];
+  if (!owner || !run.headBranch || !run.headSha) {
+    const missing = !run.headSha ? 'head_sha' : !owner ? 'head_repository' : 'head_branch';
+    return { refused: `The workflow_run payload names no ${missing}` };
+  }
+  const listed = await octokit.paginate('GET /repos/{owner}/{repo}/pulls', {
+    owner: ctx.owner,
+    repo: ctx.repo,
+    state: 'open',
+    head: `${owner}:${run.headBranch}`,
+    per_page: 100,
+  });
+  return choosePull(run, `${ctx.owner}/${ctx.repo}`, listed);
 }
 
 /** Finds our comment by its marker and updates it, or creates it; returns its URL. */

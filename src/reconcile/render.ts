@@ -271,7 +271,8 @@ export function forkHint(settings: Pick<Settings, 'fork'>, err: unknown): string
   return (
     '\nNot decrypted because this pull request comes from a fork: GitHub gives its workflows no secrets ' +
     '(no SOPS key inputs, no cluster credentials to read a decryption Secret with). Its encrypted files are ' +
-    'previewed once the change is on a branch of this repository, or from a workflow_run workflow that has them.'
+    "previewed once the change is on a branch of this repository; to post a fork's preview, see " +
+    'docs/reference/fork-pull-requests.md (its report file, posted by a workflow_run workflow with mode: report).'
   );
 }
 
