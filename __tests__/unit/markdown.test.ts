@@ -1,11 +1,11 @@
-// Text from a tree, a server or a report file in the renderings' Markdown (src/report/markdown.ts):
+// Text from a tree, a server or a report file in the renderings' Markdown (src/util/markdown.ts):
 // what each escaper writes, that GFM (marked, as GitHub roughly reads it) renders it as the text and
 // nothing else, and that the PR comment, the check run and the job summary of a report whose every
 // text is hostile render no link, image, emphasis, heading, raw HTML, mention or reference from it.
 import { Marked } from 'marked';
 import { describe, expect, it } from 'vitest';
 import { commentMarker, renderCheckOutput, renderComment } from '../../src/report/comment.js';
-import { htmlText, mdCode, mdText, oneLineText, plainText, WORD_JOINER } from '../../src/report/markdown.js';
+import { htmlText, mdCode, mdText, oneLineText, plainText, WORD_JOINER } from '../../src/util/markdown.js';
 import { countReport, type Report } from '../../src/report/model.js';
 import { renderSummary } from '../../src/report/render.js';
 import type { ChangeSetEntry } from '../../src/ssa/changeset.js';

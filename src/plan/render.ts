@@ -2,6 +2,7 @@
  * The plan as a workflow and a reader see it: the action's outputs (JSON for fromJSON), the CLI's
  * JSON and text, and the job summary. Pure.
  */
+import { mdCode, mdText } from '../util/markdown.js';
 import type { PlanEntry } from './plan.js';
 import type { PlanResult } from './run.js';
 
@@ -78,16 +79,15 @@ export function planSummary(plan: PlanResult): string {
   const out = [head, ''];
   if (plan.change)
     out.push(
-      `${plan.change.files.length} changed files between \`${plan.change.base}\` and \`${plan.change.head}\`.`,
+      `${plan.change.files.length} changed files between ${mdCode(plan.change.base)} and ${mdCode(plan.change.head)}.`,
       '',
     );
-  if (plan.allBecause) out.push(`> [!NOTE]\n> ${plan.allBecause}`, '');
+  if (plan.allBecause) out.push(`> [!NOTE]\n> ${mdText(plan.allBecause)}`, '');
   if (plan.matrix.length === 0) return [...out, 'Nothing to reconcile.', ''].join('\n');
   out.push('| Level | Cluster | Kustomization | File | Why |', '| ---: | --- | --- | --- | --- |');
   for (const e of plan.matrix) {
-    const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/`/g, "'");
     out.push(
-      `| ${e.level} | ${cell(e.cluster || '–')} | \`${cell(e.kustomization)}\` | \`${cell(e.file)}\` | ${cell(e.reason ?? 'all')} |`,
+      `| ${e.level} | ${mdText(e.cluster || '–')} | ${mdCode(e.kustomization, 'cell')} | ${mdCode(e.file, 'cell')} | ${mdText(e.reason ?? 'all')} |`,
     );
   }
   return [...out, ''].join('\n');

@@ -6,7 +6,7 @@ import { CHECK_TEXT_LIMIT, errorCap, normaliseLimit, Out, pick, SLACK, summaryTi
 import type { HeadFacts, Tier } from './budget.js';
 import type { Report } from './model.js';
 import { compose, errorBlock, table } from './sections.js';
-import { plainText } from './markdown.js';
+import { plainText } from '../util/markdown.js';
 import { clamp, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
 import { view, type View } from './view.js';
 

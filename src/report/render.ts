@@ -5,7 +5,7 @@ import { takesWithIt } from './deletions.js';
 import { sourceText } from './source.js';
 import { byCluster, clusterNames, clusterNameOf, clusterShare, inClusters } from './clusters.js';
 import { fence } from './text.js';
-import { htmlText, mdCode, mdText } from './markdown.js';
+import { htmlText, mdCode, mdText } from '../util/markdown.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 

@@ -8,7 +8,7 @@ import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.
 import type { PrunedObject } from './model.js';
 import { takesWithIt } from './deletions.js';
 import { clusterCell } from './render.js';
-import { htmlText, mdCode, mdText } from './markdown.js';
+import { htmlText, mdCode, mdText } from '../util/markdown.js';
 import { clusterNameOf, inClusters } from './clusters.js';
 import { cutChars, fence, fields, fmt, subject } from './text.js';
 import type { View, Words } from './view.js';

@@ -4,7 +4,7 @@
  * Lengths are JS string lengths (UTF-16 code units). Text from a tree, a server or a file goes into
  * Markdown through markdown.ts only.
  */
-import { mdCode, mdText } from './markdown.js';
+import { mdCode, mdText } from '../util/markdown.js';
 
 /** Longest first line of an error in a table cell or a check run title. */
 export const FIRST_LINE_MAX = 100;

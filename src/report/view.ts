@@ -10,7 +10,7 @@ import type { ChangeSetEntry } from '../ssa/changeset.js';
 import { byCluster, clusterNames, clusterNameOf, ofRemoved, type InCluster } from './clusters.js';
 import type { PrunedObject, RemovedKustomization, Report } from './model.js';
 import { clusterCell, sourceCell } from './render.js';
-import { mdCode, mdText } from './markdown.js';
+import { mdCode, mdText } from '../util/markdown.js';
 import { cutChars, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
 
 export interface Words {
