@@ -7,7 +7,8 @@ import type { InventoryStatus } from '../../src/inventory/codec.js';
 import type { Reads } from '../../src/kustomize/reads.js';
 import { readsFile } from '../../src/kustomize/reads.js';
 import { affectsOf, type Inputs } from '../../src/plan/affected.js';
-import { makePlan } from '../../src/plan/plan.js';
+import { entryId } from '../../src/plan/matrix.js';
+import { checkUniqueIds, makePlan } from '../../src/plan/plan.js';
 import { planOutputs } from '../../src/plan/render.js';
 import { dependencyState } from '../../src/reconcile/await-deps.js';
 import { defaultSpec } from '../helpers/spec.js';
@@ -51,6 +52,9 @@ const fleet = (cluster: string) => [
   ks('monitoring', `clusters/${cluster}/monitoring.yaml`),
 ];
 
+/** An id without its hash: `production.flux-system.apps`. */
+const readable = (id: string) => id.replace(/-[0-9a-f]{8}$/, '');
+
 describe('makePlan', () => {
   const byCluster = new Map([
     ['staging', fleet('staging')],
@@ -60,7 +64,7 @@ describe('makePlan', () => {
   it('lists every cluster × Kustomization in dependsOn order, clusters by name', () => {
     const plan = makePlan(byCluster);
     expect(plan.clusters).toEqual(['production', 'staging']);
-    expect(plan.matrix.map((e) => `${e.id}@${e.level}`)).toEqual([
+    expect(plan.matrix.map((e) => `${readable(e.id)}@${e.level}`)).toEqual([
       'production.flux-system.infra@0',
       'production.flux-system.monitoring@0',
       'production.flux-system.apps@1',
@@ -70,7 +74,7 @@ describe('makePlan', () => {
       'staging.flux-system.apps@1',
       'staging.flux-system.tests@2',
     ]);
-    expect(plan.levels).toEqual([
+    expect(plan.levels.map((l) => l.map(readable))).toEqual([
       [
         'production.flux-system.infra',
         'production.flux-system.monitoring',
@@ -113,9 +117,9 @@ describe('makePlan', () => {
     ],
   ])('affected: %s', (_, affects, ids) => {
     const plan = makePlan(byCluster, affects);
-    expect(plan.affected).toEqual(ids);
-    expect(plan.matrix.map((e) => e.id)).toEqual(ids);
-    expect(plan.levels.flat()).toEqual(expect.arrayContaining(ids));
+    expect(plan.affected.map(readable)).toEqual(ids);
+    expect(plan.matrix.map((e) => e.id)).toEqual(plan.affected);
+    expect(plan.levels.flat()).toEqual(expect.arrayContaining(plan.affected));
     expect(plan.levels.every((l) => l.length > 0)).toBe(true);
     expect(plan.all).toHaveLength(8);
   });
@@ -138,9 +142,69 @@ describe('makePlan', () => {
 
   it('a cluster whose Kustomization file was deleted runs its first Kustomization (it handles removals)', () => {
     const plan = makePlan(byCluster, () => undefined, new Map([['staging', 'clusters/staging/old.yaml was deleted']]));
-    expect(plan.matrix.map((e) => [e.id, e.reason])).toEqual([
+    expect(plan.matrix.map((e) => [readable(e.id), e.reason])).toEqual([
       ['staging.flux-system.infra', 'clusters/staging/old.yaml was deleted'],
     ]);
+  });
+
+  it('gives ids that differ where (cluster, namespace, name) differ, even when they read alike', () => {
+    const plan = makePlan(
+      new Map([
+        [
+          'a',
+          [
+            defaultSpec({
+              name: 'c.d',
+              namespace: 'b',
+              origin: { kind: 'file', file: 'clusters/a/ks.yaml', document: 1 },
+            }),
+          ],
+        ],
+        [
+          'a.b',
+          [
+            defaultSpec({
+              name: 'd',
+              namespace: 'c',
+              origin: { kind: 'file', file: 'clusters/a.b/ks.yaml', document: 1 },
+            }),
+          ],
+        ],
+      ]),
+    );
+    const ids = plan.matrix.map((e) => e.id);
+    expect(ids.map(readable)).toEqual(['a.b.c.d', 'a.b.c.d']);
+    expect(new Set(ids).size).toBe(2);
+    expect(ids).toEqual([entryId('a', 'b', 'c.d'), entryId('a.b', 'c', 'd')]);
+  });
+
+  it.each<[string, [string, string, string], RegExp]>([
+    ['a plain cluster', ['production', 'flux-system', 'apps'], /^production\.flux-system\.apps-[0-9a-f]{8}$/],
+    ['no cluster', ['', 'flux-system', 'apps'], /^flux-system\.apps-[0-9a-f]{8}$/],
+    ['what an artifact name refuses becomes _', ['eu:1 "x"|*?<>\\', 'ns', 'n'], /^eu_1__x_{7}\.ns\.n-[0-9a-f]{8}$/],
+    ['a leading dot (a hidden file)', ['.hidden', 'ns', 'n'], /^_hidden\.ns\.n-[0-9a-f]{8}$/],
+    ['a long name is cut, the hash kept', ['c'.repeat(200), 'ns', 'n'], /^c{80}-[0-9a-f]{8}$/],
+  ])('id of %s', (_, [cluster, ns, name], want) => {
+    const id = entryId(cluster, ns, name);
+    expect(id).toMatch(want);
+    expect(id).not.toMatch(/["<>|*?\r\n\\/:]/);
+    expect(entryId(cluster, ns, name)).toBe(id);
+  });
+
+  it('ids differ by case where the tuple does (artifact names and some file systems ignore case)', () => {
+    expect(entryId('Prod', 'ns', 'n').toLowerCase()).not.toBe(entryId('prod', 'ns', 'n').toLowerCase());
+  });
+
+  it('refuses two entries with one id, ignoring case, naming both', () => {
+    const [a, b] = makePlan(byCluster).all;
+    expect(() => {
+      checkUniqueIds([a!, { ...b!, id: a!.id.toUpperCase() }]);
+    }).toThrow(
+      /^two matrix entries have the id .*: cluster production, flux-system\/infra \(clusters\/production\/infra\.yaml\) and cluster production, flux-system\/monitoring \(clusters\/production\/monitoring\.yaml\); their jobs would write one report file and artifact$/,
+    );
+    expect(() => {
+      checkUniqueIds([a!, b!]);
+    }).not.toThrow();
   });
 
   it('names the cluster of a dependency problem', () => {
@@ -161,7 +225,7 @@ describe('makePlan', () => {
       ),
     );
     const matrix = JSON.parse(out['matrix']!) as { include: Record<string, unknown>[] };
-    expect(matrix.include.map((e) => e['id'])).toEqual([
+    expect(matrix.include.map((e) => readable(e['id'] as string))).toEqual([
       'flux-system.infra',
       'flux-system.monitoring',
       'flux-system.apps',

@@ -8,10 +8,14 @@
 import { dependencyOrder } from '../flux/graph.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { kubeconfigSecretName } from '../flux/clusters.js';
+import { entryId } from './matrix.js';
 
 /** One job of the matrix: what the workflow hands to the reconciling step. */
 export interface PlanEntry {
-  /** Unique and safe in artifact and file names: `[cluster.]namespace.name`. */
+  /**
+   * Unique and safe in artifact and file names: `[cluster.]namespace.name-<hash>`, the hash of the
+   * exact (cluster, namespace, name) (see entryId in matrix.ts).
+   */
   id: string;
   /** The cluster's directory name under clusters/ (`''`: the repository has one cluster). */
   cluster: string;
@@ -53,9 +57,6 @@ export interface Plan {
   clusters: string[];
 }
 
-const entryId = (cluster: string, spec: KustomizationSpec) =>
-  [...(cluster ? [cluster] : []), spec.namespace, spec.name].join('.');
-
 /** A cluster's entries in dependsOn order. Throws like dependencyOrder, naming the cluster. */
 export function clusterEntries(cluster: string, specs: readonly KustomizationSpec[]): PlanEntry[] {
   let levels: KustomizationSpec[][];
@@ -66,7 +67,7 @@ export function clusterEntries(cluster: string, specs: readonly KustomizationSpe
   }
   return levels.flatMap((level, n) =>
     level.map((spec) => ({
-      id: entryId(cluster, spec),
+      id: entryId(cluster, spec.namespace, spec.name),
       cluster,
       kustomization: `${spec.namespace}/${spec.name}`,
       namespace: spec.namespace,
@@ -127,9 +128,28 @@ export function makePlan(
         })),
     );
   }
+  checkUniqueIds(all);
   const depth = Math.max(0, ...matrix.map((e) => e.level + 1));
   const levels = Array.from({ length: depth }, (_, n) => matrix.filter((e) => e.level === n).map((e) => e.id)).filter(
     (l) => l.length > 0,
   );
   return { all, matrix, levels, affected: matrix.map((e) => e.id), clusters };
+}
+
+/**
+ * Throws when two entries have one id (ignoring case: artifact names, and the files of a
+ * case-insensitive file system, do): their jobs would write one report file and one artifact.
+ */
+export function checkUniqueIds(entries: readonly PlanEntry[]): void {
+  const seen = new Map<string, PlanEntry>();
+  const who = (e: PlanEntry) => `${e.cluster ? `cluster ${e.cluster}, ` : ''}${e.kustomization} (${e.file || e.path})`;
+  for (const e of entries) {
+    const before = seen.get(e.id.toLowerCase());
+    if (before) {
+      throw new Error(
+        `two matrix entries have the id ${e.id}: ${who(before)} and ${who(e)}; their jobs would write one report file and artifact`,
+      );
+    }
+    seen.set(e.id.toLowerCase(), e);
+  }
 }
