@@ -3,7 +3,7 @@
  * stderr, exit code out. Importable: src/bin/cli.ts runs main() (dist/cli.js).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
@@ -26,6 +26,7 @@ import { splitPatterns } from './flux/load.js';
 import { COMMANDS, usage } from './options/usage.js';
 import { knownSecrets, normalize, runInfo, type Settings } from './settings.js';
 import { renderDiff } from './ssa/diff.js';
+import { MAX_MATRIX_BYTES, parseMatrix, type ExpectedJob } from './plan/matrix.js';
 import { planRun } from './plan/run.js';
 import { planJson, planText } from './plan/render.js';
 import { reportFileText } from './report/file.js';
@@ -267,6 +268,17 @@ function text(values: FlagValues, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
+/** `report --matrix FILE`: the plan's matrix, the jobs whose reports are expected; undefined without the flag. */
+async function matrixFlag(path: string | undefined): Promise<ExpectedJob[] | undefined> {
+  if (path === undefined || path === '') return undefined;
+  const info = await stat(path).catch((err: unknown) => {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(`--matrix ${path}: cannot read it: ${code ?? String(err)}`, { cause: err });
+  });
+  if (info.size > MAX_MATRIX_BYTES) throw new Error(`--matrix ${path}: over ${MAX_MATRIX_BYTES / 1024 / 1024} MiB`);
+  return parseMatrix(await readFile(path, 'utf8'), `--matrix ${path}`);
+}
+
 /** `report`: the --report-file files of several runs (--reports) as one report; exit code as the runs'. */
 async function reportCommand(values: FlagValues, json: boolean): Promise<number> {
   try {
@@ -274,7 +286,8 @@ async function reportCommand(values: FlagValues, json: boolean): Promise<number>
     if (patterns.length === 0) throw new Error('report needs --reports: the report files (globs) to merge');
     const { readReportFiles } = await import('./report/merge-files.js');
     const { mergeReports } = await import('./report/merge.js');
-    const report = mergeReports(await readReportFiles(patterns, text(values, 'root') ?? process.cwd()));
+    const expected = await matrixFlag(text(values, 'matrix'));
+    const report = mergeReports(await readReportFiles(patterns, text(values, 'root') ?? process.cwd()), expected);
     process.stdout.write(json ? JSON.stringify(report, null, 2) + '\n' : closingLines(report).join('\n') + '\n');
     return exitCode(report, report.mode !== 'apply');
   } catch (err) {

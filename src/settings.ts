@@ -179,6 +179,8 @@ export interface RawSettings {
   base?: string;
   head?: string;
   reports?: string[];
+  /** mode: report: the plan's matrix output (JSON), the jobs whose report files are expected; read by the report edges. */
+  matrix?: string;
   targetNamespace?: string;
   wait?: string | boolean;
   timeout?: string;

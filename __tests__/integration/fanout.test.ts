@@ -3,7 +3,7 @@
 // in the cluster, and `report` merges their report files. The final state, inventories and
 // verdicts must be those of one job reconciling everything. Against the shared test cluster, and
 // against two clusters (a second apiserver started here).
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
@@ -74,9 +74,11 @@ interface Entry {
   level: number;
 }
 
+/** The plan's entries; the plan is kept as plan.json in `root` (for report --matrix). */
 async function plan(root: string, pattern: string): Promise<Entry[]> {
   const r = await runNode('dist/cli.js', ['plan', '--kustomizations', pattern, '--output', 'json'], { cwd: root });
   expect(r.code, r.stderr).toBe(0);
+  await writeFile(join(root, 'plan.json'), r.stdout);
   return (JSON.parse(r.stdout) as { matrix: { include: Entry[] } }).matrix.include;
 }
 
@@ -199,14 +201,17 @@ describe('fan-out across processes on one cluster', () => {
     expect(Object.values(invA).map((i) => i.commit)).toEqual(names.map(() => head(rootA)));
 
     expect(await readdir(join(rootA, 'reports'))).toHaveLength(4);
-    const merged = await runNode('dist/cli.js', ['report', '--reports', 'reports/*.json', '--output', 'json'], {
-      cwd: rootA,
-    });
+    const merged = await runNode(
+      'dist/cli.js',
+      ['report', '--reports', 'reports/*.json', '--matrix', 'plan.json', '--output', 'json'],
+      { cwd: rootA },
+    );
     expect(merged.code, merged.stderr).toBe(0);
     const report = JSON.parse(merged.stdout) as Report;
     expect(verdicts(report.kustomizations!, nsA)).toEqual(verdicts(single.kustomizations!, nsB));
     expect(report.counts).toEqual(single.counts);
     expect(report.ok).toBe(true);
+    expect(report.notes).toEqual(single.notes);
   }, 240_000);
 
   it('dependents in other processes skip, with the reason, when a dependency fails; nothing of theirs is applied', async () => {
@@ -359,7 +364,8 @@ describe('fan-out across processes on two clusters', () => {
       'two',
       'two',
     ]);
-    expect(JSON.parse(await readFile(join(rootFan, 'reports', `one.${ns.fan}.apps.json`), 'utf8'))).toMatchObject({
+    const apps = entries.find((e) => e.cluster === 'one' && e.kustomization === `${ns.fan}/apps`)!;
+    expect(JSON.parse(await readFile(join(rootFan, 'reports', `${apps.id}.json`), 'utf8'))).toMatchObject({
       kind: 'kustomize-reconcile/report',
       revision: head(rootFan),
       report: { cluster: 'one', kustomization: `${ns.fan}/apps`, ok: true },

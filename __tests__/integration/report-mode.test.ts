@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entryId } from '../../src/plan/matrix.js';
 import { commentMarker } from '../../src/report/comment.js';
 import type { Report } from '../../src/report/model.js';
 import { runAction, type ActionResult } from '../helpers/action.js';
@@ -20,6 +21,18 @@ import { fileText, jobReport, kustomization, twoClusters } from '../helpers/repo
 const exec = promisify(execFile);
 
 const KUSTOMIZATIONS = 'clusters/*/flux-system/*.yaml';
+
+/** The plan's matrix output for twoClusters(): each cluster's infra (level 0) and apps (level 1). */
+const MATRIX = JSON.stringify({
+  include: ['production', 'staging'].flatMap((cluster) =>
+    ['infra', 'apps'].map((name, level) => ({
+      id: entryId(cluster, 'flux-system', name),
+      cluster,
+      kustomization: `flux-system/${name}`,
+      level,
+    })),
+  ),
+});
 
 /** The jobs' report files as actions/download-artifact with merge-multiple: true leaves them. */
 function reportTree(reports: Record<string, Report>): Record<string, string> {
@@ -56,6 +69,7 @@ describe('mode: report (fake GitHub REST API)', () => {
         reports: 'reports/*.json',
         kustomizations: KUSTOMIZATIONS,
         'github-token': 'tok-rw',
+        matrix: MATRIX,
         ...inputs,
       },
       { script, env: repoEnv(fake), event: prEvent() },
@@ -105,7 +119,7 @@ describe('mode: report (fake GitHub REST API)', () => {
     });
     expect(checks[0]!.output.title).toBe('2 to create, 2 to configure, 2 to delete');
 
-    // A job is re-run and fails: its new report file comes next to the old one.
+    // A second report of one job, failed, comes next to its first: both are shown and the merge fails.
     const failed = jobReport(
       [kustomization('flux-system/apps', './apps/staging', [], { ok: false, error: 'kustomize build failed: boom' })],
       { cluster: 'staging' },
@@ -114,12 +128,15 @@ describe('mode: report (fake GitHub REST API)', () => {
     const second = await report(workspace);
     expect(second.code).toBe(2);
     expect(second.stdout).toMatch(
-      /^::error::Kustomization staging · flux-system\/apps: kustomize build failed: boom$/m,
+      /^::error::Kustomization staging · flux-system\/apps \(reports\/staging\.flux-system\.apps\.rerun\.json\): kustomize build failed: boom%0AKustomization staging · flux-system\/apps is in 2 report files \(reports\/staging\.flux-system\.apps\.json, reports\/staging\.flux-system\.apps\.rerun\.json\)/m,
     );
     expect(ours()).toHaveLength(1);
     expect(ours()[0]!.id).toBe(comment.id);
-    expect(ours()[0]!.body).toContain('| `staging` | `flux-system/apps` | ❌ kustomize build failed: boom |');
-    expect(ours()[0]!.body).toContain('(a re-run job?): reports/staging.flux-system.apps.rerun.json is shown');
+    expect(ours()[0]!.body).toContain('| | `flux-system/apps` | 🔄 would change | 0 | 1 | 0 | 1 |');
+    expect(ours()[0]!.body).toContain('| | `flux-system/apps` | ❌ kustomize build failed: boom |');
+    expect(ours()[0]!.body).toContain(
+      'one of 2 reports of this Kustomization: reports/staging.flux-system.apps.rerun.json',
+    );
     expect(second.outputs['comment-url']).toBe(comment.html_url);
     expect(second.outputs['jobs']).toBe('5');
     const rechecks = fake.checkRuns.slice(checksBefore);
@@ -137,6 +154,17 @@ describe('mode: report (fake GitHub REST API)', () => {
     expect(res.code).toBe(2);
     expect(res.stdout).toMatch(
       /^::error::no report file matches "reports\/\*\.json" under .*actions\/download-artifact .*merge-multiple: true/m,
+    );
+    expect(fake.requests.slice(requests)).toEqual([]);
+  });
+
+  it("refuses a matrix input that is not the plan job's matrix output, before posting anything", async () => {
+    const workspace = await writeTree(reportTree(twoClusters()));
+    const requests = fake.requests.length;
+    const res = await report(workspace, { matrix: '3' });
+    expect(res.code).toBe(2);
+    expect(res.stdout).toMatch(
+      /^::error::input matrix: not a JSON object; pass the plan job's matrix output as it is \(matrix: \$\{\{ needs\.plan\.outputs\.matrix \}\}\)/m,
     );
     expect(fake.requests.slice(requests)).toEqual([]);
   });

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { checkConclusion, commentMarker, renderCheckOutput, renderComment } from '../../src/report/comment.js';
 import { parseReportFile } from '../../src/report/file.js';
 import { readReportFiles } from '../../src/report/merge-files.js';
+import { NO_MATRIX_NOTE } from '../../src/report/merge-jobs.js';
 import { mergeReports, type NamedReportFile } from '../../src/report/merge.js';
 import { countReport, exitCode, type Report } from '../../src/report/model.js';
 import { closingLines, renderSummary } from '../../src/report/render.js';
@@ -71,13 +72,13 @@ describe('mergeReports', () => {
       want: ['production|flux-system/apps', 'staging|flux-system/apps'],
     },
     {
-      why: 'a re-run job uploads again: one of the two is kept, in the first one’s place',
+      why: 'two reports of one Kustomization (a job ran twice): both are kept',
       files: [
         named('apps-1.json', apps('production')),
         named('infra.json', infra('production')),
         named('apps-2.json', apps('production')),
       ],
-      want: ['production|flux-system/apps', 'production|flux-system/infra'],
+      want: ['production|flux-system/apps', 'production|flux-system/apps', 'production|flux-system/infra'],
     },
     {
       why: 'all four jobs of two clusters: by dependsOn level within a cluster, as the jobs say it',
@@ -93,15 +94,27 @@ describe('mergeReports', () => {
     expect(order(mergeReports(files))).toEqual(want);
   });
 
-  it('keeps the later file of a duplicate and says so in a note', () => {
-    const first = apps('production');
-    const again = apps('production', { changeset: [entry('ConfigMap/apps/x', 'created')] });
-    again.kustomizations![0]!.counts = countReport(again.kustomizations![0]!.changeset);
-    const merged = mergeReports([named('apps-2.json', again), named('apps-1.json', first)]);
-    expect(merged.kustomizations).toHaveLength(1);
-    expect(merged.changeset.map((e) => e.subject)).toEqual(['ConfigMap/apps/x']);
+  it('keeps both reports of one Kustomization, whichever sorts later, and fails naming both files', () => {
+    const failed = apps('production', {
+      ok: false,
+      error: 'health check failed',
+      pruned: [{ subject: 'StatefulSet/apps/payments-db', action: 'deleted' }],
+    });
+    const merged = mergeReports([named('apps-2.json', apps('production')), named('apps-1.json', failed)]);
+    expect(merged.kustomizations).toHaveLength(2);
+    expect(merged.kustomizations!.map((k) => k.ok)).toEqual([false, true]);
+    expect(merged.ok).toBe(false);
+    expect(exitCode(merged, false)).toBe(2);
+    expect(merged.counts.deleted).toBe(1);
+    expect(merged.pruned).toEqual([{ subject: 'StatefulSet/apps/payments-db', action: 'deleted' }]);
+    expect(merged.error).toBe(
+      [
+        'Kustomization production · flux-system/apps (apps-1.json): health check failed',
+        'Kustomization production · flux-system/apps is in 2 report files (apps-1.json, apps-2.json): each job writes one, so a job ran twice or a file is not what it says; all of them are shown',
+      ].join('\n'),
+    );
     expect(merged.notes).toContain(
-      'Kustomization production · flux-system/apps is in apps-1.json and apps-2.json (a re-run job?): apps-2.json is shown',
+      '[production · flux-system/apps (apps-2.json)] one of 2 reports of this Kustomization: apps-2.json',
     );
   });
 
@@ -258,33 +271,55 @@ describe('mergeReports', () => {
     expect(exitCode(merged, false)).toBe(ok ? 0 : 2);
   });
 
-  it.each<{ why: string; drifts: Report['drift'][]; want: Report['drift'] }>([
+  it.each<{ why: string; drifts: [Report['drift'], boolean][]; want: Report['drift'] }>([
     {
       why: 'none found',
       drifts: [
-        { detected: false, corrected: false },
-        { detected: false, corrected: false },
+        [{ detected: false, corrected: false }, false],
+        [{ detected: false, corrected: false }, false],
       ],
       want: { detected: false, corrected: false },
     },
     {
       why: 'one found, not corrected',
       drifts: [
-        { detected: true, corrected: false },
-        { detected: false, corrected: false },
+        [{ detected: true, corrected: false }, true],
+        [{ detected: false, corrected: false }, false],
       ],
       want: { detected: true, corrected: false },
     },
     {
       why: 'every one found corrected',
       drifts: [
-        { detected: true, corrected: true },
-        { detected: false, corrected: false },
+        [{ detected: true, corrected: true }, true],
+        [{ detected: false, corrected: false }, false],
       ],
       want: { detected: true, corrected: true },
     },
+    {
+      why: 'a file says none found (and corrected) but lists a change: found, not corrected',
+      drifts: [
+        [{ detected: false, corrected: true }, true],
+        [{ detected: false, corrected: false }, false],
+      ],
+      want: { detected: true, corrected: false },
+    },
+    {
+      why: 'a drift file without drift that lists a change: found',
+      drifts: [[undefined, true]],
+      want: { detected: true, corrected: false },
+    },
   ])('drift: $why', ({ drifts, want }) => {
-    const files = drifts.map((d, i) => named(`${i}.json`, { ...infra(), mode: 'drift', drift: d! }));
+    // Each file's Kustomization creates a Namespace (changed) or leaves it unchanged.
+    const files = drifts.map(([d, changed], i) =>
+      named(`${i}.json`, {
+        ...jobReport([
+          kustomization(`flux-system/k${i}`, './k', [entry('Namespace/apps', changed ? 'created' : 'unchanged')]),
+        ]),
+        mode: 'drift',
+        ...(d ? { drift: d } : {}),
+      }),
+    );
     const merged = mergeReports(files);
     expect(merged.drift).toEqual(want);
     expect(exitCode(merged, true)).toBe(want!.detected && !want!.corrected ? 1 : 0);
@@ -296,6 +331,7 @@ describe('mergeReports', () => {
     });
     const merged = mergeReports([named('a.json', noted), named('b.json', infra('production'), 'a'.repeat(40))]);
     expect(merged.notes).toEqual([
+      NO_MATRIX_NOTE,
       `The report files are of different commits: ${REVISION.slice(0, 12)} (a.json); aaaaaaaaaaaa (b.json)`,
       '[production · flux-system/apps] spec.suspend is true',
     ]);
@@ -303,7 +339,13 @@ describe('mergeReports', () => {
 
   it("a single job's report merged alone renders as that job's own", () => {
     const job = jobReport([infra().kustomizations![0]!, apps().kustomizations![0]!]);
-    const merged = mergeReports([named('only.json', job)]);
+    const merged = mergeReports(
+      [named('only.json', job)],
+      [
+        { id: 'flux-system.infra-00000000', cluster: '', kustomization: 'flux-system/infra' },
+        { id: 'flux-system.apps-00000000', cluster: '', kustomization: 'flux-system/apps' },
+      ],
+    );
     expect(renderComment(merged, { marker: MARKER }).body).toBe(renderComment(job, { marker: MARKER }).body);
     expect(renderCheckOutput(merged, {})).toEqual(renderCheckOutput(job, {}));
     expect(renderSummary({ ...merged, durationMs: 0 })).toBe(renderSummary({ ...job, durationMs: 0 }));
@@ -374,8 +416,8 @@ describe('parseReportFile', () => {
     },
     {
       why: 'no counts',
-      text: JSON.stringify({ ...JSON.parse(good), report: { ok: true, changeset: [] } }),
-      error: /incomplete \(ok, changeset and counts are required\)/,
+      text: JSON.stringify({ ...JSON.parse(good), report: { ...infra(), counts: undefined } }),
+      error: /^reports\/x\.json: not a report file this version writes: report\.counts: expected an object$/,
     },
   ])('$why', ({ text, error }) => {
     expect(() => parseReportFile(text, 'reports/x.json')).toThrow(error);

@@ -5,6 +5,7 @@
  */
 import * as core from './core.js';
 import { githubContext } from '../github/context.js';
+import { parseMatrix } from '../plan/matrix.js';
 import { readReportFiles } from '../report/merge-files.js';
 import { mergeReports } from '../report/merge.js';
 import type { NamedReportFile } from '../report/merge.js';
@@ -28,12 +29,15 @@ export async function run(
       'mode: report needs reports: the report files the jobs wrote with report-file, as globs relative to the workspace (e.g. reports/*.json)',
     );
   }
+  // The plan's matrix: the jobs whose reports are expected (checked before any file is read).
+  const matrix = input('matrix').trim();
+  const expected = matrix === '' ? undefined : parseMatrix(matrix, 'input matrix');
   const files = await readReportFiles(patterns, settings.root);
   core.info(
     `Merging ${files.length} report file${files.length === 1 ? '' : 's'}: ${files.map((f) => f.name).join(', ')}`,
   );
   // The jobs scrubbed their reports; the credentials this step read (the token) are scrubbed again.
-  const report = scrubReport(mergeReports(files), settings.masked);
+  const report = scrubReport(mergeReports(files, expected), settings.masked);
   for (const line of closingLines(report)) core.info(line);
   // The key a job with the same kustomizations input uses: the merged comment is that set's one comment.
   const key = reportKey(settings.kustomizations, patterns.join(','));

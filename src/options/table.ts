@@ -513,6 +513,17 @@ export const INPUTS: readonly Option[] = [
       "mode: report: the report files of the run's jobs (written with report-file), as globs relative to the workspace, e.g. reports/*.json after actions/download-artifact.",
     flag: { arg: 'GLOB', multiple: true, help: 'report: the report files to merge' },
   },
+  {
+    input: 'matrix',
+    field: 'matrix',
+    kind: 'string',
+    description:
+      "mode: report: the plan job's matrix output (needs.plan.outputs.matrix), the jobs whose reports are expected: an entry without a report file fails the merge with a row naming it, and so does a Kustomization the matrix does not have. Empty: a job that wrote no report file cannot be noticed (only two reports of one Kustomization are), and the merged report says so.",
+    flag: {
+      arg: 'FILE',
+      help: "report: the plan's matrix, a file holding plan --output json (or the action's matrix output); each entry must have one report",
+    },
+  },
 ];
 
 /** Flags of the CLI alone: the source root, build's secrets, the output format, help. */

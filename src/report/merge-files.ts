@@ -2,17 +2,24 @@
  * The edge of the merge (mode: report, CLI `report`): finds the report files the jobs of a fan-out
  * wrote (report-file) and downloaded again, and reads them for mergeReports (merge.ts).
  */
-import { glob, readFile, stat } from 'node:fs/promises';
+import { glob, lstat, readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { parseReportFile } from './file.js';
+import { MAX_REPORT_FILE_BYTES, parseReportFile } from './file.js';
 import type { NamedReportFile } from './merge.js';
+
+/** At most this many report files in one merge (a matrix runs at most 256 jobs). */
+export const MAX_REPORT_FILES = 2000;
+/** At most this many bytes of report files in one merge. */
+export const MAX_REPORT_BYTES = 512 * 1024 * 1024;
 
 /**
  * The report files `patterns` match (globs relative to `root`, or absolute), each read and parsed,
  * sorted by name; a folder matched stands for the `.json` files in it and below it (what
  * actions/download-artifact leaves without merge-multiple). Names are relative to `root` where the
- * file is inside it. Throws when no file matches (saying how to download them) or when any file is
- * not a report file (naming each).
+ * file is inside it. The files are untrusted (a fork's run may have written them): a symbolic link,
+ * a file over MAX_REPORT_FILE_BYTES, more than MAX_REPORT_FILES files or MAX_REPORT_BYTES in all
+ * are refused before anything is read. Throws when no file matches (saying how to download them) or
+ * when any file is not a report file (naming each).
  */
 export async function readReportFiles(patterns: readonly string[], root: string): Promise<NamedReportFile[]> {
   const base = resolve(root);
@@ -27,11 +34,29 @@ export async function readReportFiles(patterns: readonly string[], root: string)
     );
   }
   const named = [...paths].map((p) => ({ path: p, name: nameOf(p, base) })).sort((a, b) => compare(a.name, b.name));
+  if (named.length > MAX_REPORT_FILES) {
+    throw new Error(`${named.length} report files match: more than ${MAX_REPORT_FILES} are not merged`);
+  }
   const problems: string[] = [];
+  const sizes = new Map<string, number>();
+  for (const { path, name } of named) {
+    const info = await lstat(path);
+    if (info.isSymbolicLink()) problems.push(`${name}: a symbolic link; report files are plain files`);
+    else if (info.size > MAX_REPORT_FILE_BYTES)
+      problems.push(
+        `${name}: ${info.size} bytes, over ${MAX_REPORT_FILE_BYTES / 1024 / 1024} MiB: not a report file this version writes`,
+      );
+    else sizes.set(path, info.size);
+  }
+  const total = [...sizes.values()].reduce((a, b) => a + b, 0);
+  if (total > MAX_REPORT_BYTES) {
+    throw new Error(`the report files hold ${total} bytes in all, over ${MAX_REPORT_BYTES / 1024 / 1024} MiB`);
+  }
   const files: NamedReportFile[] = [];
   for (const { path, name } of named) {
+    if (!sizes.has(path)) continue;
     try {
-      files.push({ name, file: parseReportFile(await readFile(path, 'utf8'), name) });
+      files.push({ name, file: parseReportFile(await readBounded(path), name) });
     } catch (err) {
       const message = (err as Error).message;
       problems.push(message.startsWith(`${name}:`) ? message : `${name}: ${message}`);
@@ -45,6 +70,13 @@ export async function readReportFiles(patterns: readonly string[], root: string)
   return files;
 }
 
+/** A file's text, refused when it grew past the bound since it was looked at. */
+async function readBounded(path: string): Promise<string> {
+  const data = await readFile(path);
+  if (data.length > MAX_REPORT_FILE_BYTES) throw new Error(`over ${MAX_REPORT_FILE_BYTES / 1024 / 1024} MiB`);
+  return data.toString('utf8');
+}
+
 /** The absolute paths of the files one pattern matches; a folder matched gives its `.json` files. */
 async function matches(pattern: string, base: string): Promise<string[]> {
   // Node's glob does not climb out of its cwd: a pattern that does is made absolute.
@@ -54,12 +86,14 @@ async function matches(pattern: string, base: string): Promise<string[]> {
   const found = glob(absolute ? resolve(base, pattern) : pattern, { cwd: base });
   for await (const match of found) {
     const path = resolve(base, match);
-    const info = await stat(path).catch(() => undefined);
-    if (info?.isFile() === true) out.push(path);
+    // A symbolic link is kept, to be refused by name; a folder behind one is not walked.
+    const info = await lstat(path).catch(() => undefined);
+    if (info?.isFile() === true || info?.isSymbolicLink() === true) out.push(path);
     if (info?.isDirectory() === true) {
       for await (const inner of glob('**/*.json', { cwd: path })) {
         const file = resolve(path, inner);
-        if ((await stat(file).catch(() => undefined))?.isFile() === true) out.push(file);
+        const kind = await lstat(file).catch(() => undefined);
+        if (kind?.isFile() === true || kind?.isSymbolicLink() === true) out.push(file);
       }
     }
   }
