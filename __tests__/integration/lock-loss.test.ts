@@ -212,7 +212,7 @@ describe('losing the lock stops the run', () => {
     expect(inventory?.pending).toEqual([]);
   }, 90_000);
 
-  it('records an object whose write was already on the wire as pending, never dropping the new holder’s entries', async () => {
+  it('names an object whose write was already on the wire, and leaves the new holder’s inventory as it is', async () => {
     const ns = await freshNamespace(client);
     const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
     const root = await writeTree({});
@@ -235,9 +235,57 @@ describe('losing the lock stops the run', () => {
     expect(writesOf(ns, after)).toEqual([]);
     expect(await exists(client, cmPath('c2'))).toBe(true);
     expect(await exists(client, cmPath('c3'))).toBe(false);
-    // c2 exists and is A's: not forgotten, but not claimed as applied either; B's record otherwise stays.
+    // c2 exists and is A's: a run that lost its lock records nothing (issue 33), so its report names it.
+    expect(report?.error).toContain(
+      `1 object(s) it wrote exist but are in no inventory (a write already on its way when the lock was taken over), ` +
+        `so no run prunes them: ConfigMap/${ns}/c2;`,
+    );
     const inventory = (await new InventoryStore(client, ns, KS).read()).record;
-    expect(inventory).toEqual({ ...inventoryB, pending: [{ id: `${ns}_c2__ConfigMap`, v: 'v1' }] });
+    expect(inventory).toEqual(inventoryB);
+  }, 90_000);
+
+  it('a fan-out job that lost its lock does not write its failure over the new holder’s record', async () => {
+    const ns = await freshNamespace(client);
+    const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
+    const root = await writeTree({ 'ks.yaml': kustomizationYaml({ name: 'app', prune: true }) });
+    // The matrix job of flux-system/app (select), as the README's fan-out runs it, at commit A.
+    const job = (commit: string, holder: string): Partial<RawSettings> => ({
+      path: undefined,
+      name: undefined,
+      prune: undefined,
+      kustomizations: ['ks.yaml'],
+      select: ['flux-system/app'],
+      run: { holder, source: SOURCE, commit, revision: commit },
+    });
+    await tree(root, ns, ['c1', 'keep']);
+    expect((await inProcess({ ...settings(root, ns, job('0'.repeat(40), 'run-0')) }, [])).error).toBeUndefined();
+
+    await tree(root, ns, ['c1', 'c2', 'c3']);
+    const a = await stallA(root, ns, on('PATCH', cmPath('c2'), { dryRun: false }), false, {
+      concurrency: '1',
+      ...job('a'.repeat(40), 'run-A'),
+    });
+    // B, the next commit's job, takes the lock over and succeeds.
+    await tree(root, ns, ['c1', 'keep']);
+    const log: string[] = [];
+    const b = await inProcess(settings(root, ns, { lockTimeout: '1m', ...job('b'.repeat(40), 'run-B') }), log);
+    expect(b.error).toBeUndefined();
+    expect(log).toContain(`Taking over the expired lock ${ns}/${LEASE} from run-A`);
+    const inventoryB = (await new InventoryStore(client, ns, KS).read()).record;
+    expect(inventoryB?.status).toMatchObject({ result: 'Succeeded', commit: 'b'.repeat(40) });
+
+    const { code, report, after } = await a.resume();
+    expect(code).toBe(1);
+    expect(report?.error).toMatch(new RegExp(lost(ns)));
+    expect(writesOf(ns, after)).toEqual([]);
+    // No "Failed at commit A" record over B's, and the lock was not taken again to write one (a
+    // renewal sent before A saw the takeover is refused with 409).
+    expect((await new InventoryStore(client, ns, KS).read()).record).toEqual(inventoryB);
+    expect(
+      after.filter(
+        (r) => r.path.includes(LEASE) && r.method !== 'GET' && typeof r.status === 'number' && r.status < 300,
+      ),
+    ).toEqual([]);
   }, 90_000);
 
   it('stops pruning at the next delete once the lock was taken over', async () => {

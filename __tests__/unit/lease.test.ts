@@ -2,9 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/objects/id.js';
 import {
   afterRenewal,
+  claimBounds,
+  judgeClaim,
   leaseCheck,
-  lostRunPending,
+  markedOurs,
   pendingAfter,
+  unrecorded,
+  type ClaimVerdict,
+  type LeaseSpec,
   type LeaseState,
   type LeaseVerdict,
   type RenewalOutcome,
@@ -94,14 +99,157 @@ describe('afterRenewal', () => {
   });
 });
 
-describe('lostRunPending', () => {
-  it.each<[string, Parameters<typeof lostRunPending>[0], Entry[], Entry[] | undefined]>([
-    ['nothing written that still exists', { entries: [A], pending: [] }, [], undefined],
-    ['written objects the new holder already records', { entries: [A], pending: [B] }, [A, B], undefined],
-    ['a written object nobody records: pending, never confirmed', { entries: [A], pending: [B] }, [C], [B, C]],
+describe('claimBounds', () => {
+  it.each<[number, ReturnType<typeof claimBounds>]>([
+    [30_000, { maxDurationMs: 60_000, maxAheadMs: 30_000 }],
+    [2_000, { maxDurationMs: 60_000, maxAheadMs: 30_000 }],
+    [45_000, { maxDurationMs: 90_000, maxAheadMs: 30_000 }],
+  ])('a lease of %i ms', (leaseMs, bounds) => {
+    expect(claimBounds(leaseMs)).toEqual(bounds);
+  });
+});
+
+describe('markedOurs', () => {
+  const LABEL = { 'app.kubernetes.io/managed-by': 'kustomize-reconcile' };
+  it.each<[string, Record<string, string> | undefined, string, boolean]>([
+    ['our label', LABEL, 'run-A', true],
+    ['our label among others', { ...LABEL, team: 'x' }, 'anything at all', true],
+    ['another manager', { 'app.kubernetes.io/managed-by': 'helm' }, 'run-A', false],
+    ['no label, a workflow run', undefined, 'https://github.com/org/repo/actions/runs/42', true],
+    [
+      'no label, a workflow run with attempt and job',
+      undefined,
+      'https://github.com/org/repo/actions/runs/42 attempt 2 job deploy',
+      true,
+    ],
+    ['no label, GitHub Enterprise', undefined, 'https://ghe.example/org/repo/actions/runs/7 job apply', true],
+    ['no label, a local run', undefined, 'runner-host pid 4242', true],
+    ['no label, any other holder', undefined, 'attacker', false],
+    [
+      'no label, a run URL with more after it',
+      undefined,
+      'https://github.com/org/repo/actions/runs/42 and more',
+      false,
+    ],
+    ['no label, a URL that is not a run', undefined, 'https://github.com/org/repo', false],
+  ])('%s', (_name, labels, holder, ours) => {
+    expect(markedOurs(labels, holder)).toBe(ours);
+  });
+});
+
+describe('judgeClaim', () => {
+  const NOW = Date.parse('2024-05-01T12:00:00.000Z');
+  const at = (offsetMs: number) => new Date(NOW + offsetMs).toISOString().replace(/Z$/, '000Z');
+  const BOUNDS = claimBounds(30_000);
+  const held = (spec: LeaseSpec): LeaseSpec => ({ holderIdentity: 'run 1', ...spec });
+  const DURATION = 'its leaseDurationSeconds 2147483647 is more than the 60s a run of kustomize-reconcile ever writes';
+  const AHEAD = (t: string, s: string) =>
+    `its renewTime ${t} is ${s} ahead of this runner's clock (more than the 30s of clock skew tolerated)`;
+  const Y2099 = '2099-01-01T00:00:00.000000Z';
+  it.each<[string, LeaseSpec | undefined, boolean, number, ClaimVerdict]>([
+    ['no lease', undefined, false, 0, { kind: 'free' }],
+    ['released', { holderIdentity: null, renewTime: at(0), leaseDurationSeconds: 30 }, false, 0, { kind: 'free' }],
+    [
+      'ours, fresh',
+      held({ renewTime: at(-10_000), leaseDurationSeconds: 30 }),
+      true,
+      0,
+      { kind: 'held', untilMs: NOW + 20_000 },
+    ],
+    ['ours, expired', held({ renewTime: at(-31_000), leaseDurationSeconds: 30 }), true, 0, { kind: 'free' }],
+    [
+      'foreign but sane: judged as it says (waited for, at most its own short claim)',
+      held({ renewTime: at(-10_000), leaseDurationSeconds: 30 }),
+      false,
+      0,
+      { kind: 'held', untilMs: NOW + 20_000 },
+    ],
+    [
+      'a renewTime a little ahead (clock skew): as it says',
+      held({ renewTime: at(20_000), leaseDurationSeconds: 30 }),
+      false,
+      0,
+      { kind: 'held', untilMs: NOW + 50_000 },
+    ],
+    [
+      'foreign, renewTime 2099 and a huge duration: refused at once',
+      held({ renewTime: Y2099, leaseDurationSeconds: 2_147_483_647 }),
+      false,
+      0,
+      { kind: 'untrusted', absurd: [DURATION, AHEAD(Y2099, '27272 days')] },
+    ],
+    [
+      'foreign, renewed now, an hour long: refused at once',
+      held({ renewTime: at(0), leaseDurationSeconds: 3600 }),
+      false,
+      0,
+      {
+        kind: 'untrusted',
+        absurd: ['its leaseDurationSeconds 3600 is more than the 60s a run of kustomize-reconcile ever writes'],
+      },
+    ],
+    [
+      'foreign, renewed an hour ago, an hour and a minute long: refused all the same',
+      held({ renewTime: at(-3_600_000), leaseDurationSeconds: 3660 }),
+      false,
+      0,
+      {
+        kind: 'untrusted',
+        absurd: ['its leaseDurationSeconds 3660 is more than the 60s a run of kustomize-reconcile ever writes'],
+      },
+    ],
+    [
+      'ours, renewTime 2099, huge duration: held until first seen + skew + the cap',
+      held({ renewTime: Y2099, leaseDurationSeconds: 2_147_483_647 }),
+      true,
+      0,
+      { kind: 'held', untilMs: NOW + 30_000 + 60_000, absurd: [DURATION, AHEAD(Y2099, '27272 days')] },
+    ],
+    [
+      'ours, renewTime 2099, first seen 91s ago (this resourceVersion): taken over',
+      held({ renewTime: Y2099, leaseDurationSeconds: 2_147_483_647 }),
+      true,
+      -91_000,
+      { kind: 'free', absurd: [DURATION, AHEAD(Y2099, '27272 days')] },
+    ],
+    [
+      'ours, a huge duration renewed two minutes ago: taken over (the cap ran out)',
+      held({ renewTime: at(-120_000), leaseDurationSeconds: 2_147_483_647 }),
+      true,
+      0,
+      { kind: 'free', absurd: [DURATION] },
+    ],
+    [
+      'ours, ten minutes, renewed now: held for the cap only',
+      held({ renewTime: at(0), leaseDurationSeconds: 600 }),
+      true,
+      0,
+      {
+        kind: 'held',
+        untilMs: NOW + 60_000,
+        absurd: ['its leaseDurationSeconds 600 is more than the 60s a run of kustomize-reconcile ever writes'],
+      },
+    ],
+    [
+      'an unparsable renewTime: free, as before',
+      held({ renewTime: 'yesterday', leaseDurationSeconds: 15 }),
+      false,
+      0,
+      { kind: 'free' },
+    ],
+  ])('%s', (_name, spec, ours, firstSeenOffset, verdict) => {
+    expect(judgeClaim(spec, ours, NOW, NOW + firstSeenOffset, BOUNDS)).toEqual(verdict);
+  });
+});
+
+describe('unrecorded', () => {
+  it.each<[string, Parameters<typeof unrecorded>[0], Entry[], Entry[]]>([
+    ['nothing written that still exists', { entries: [A], pending: [] }, [], []],
+    ['written objects the new holder already records', { entries: [A], pending: [B] }, [A, B], []],
+    ['a written object nobody records', { entries: [A], pending: [B] }, [C], [C]],
     ['no record left (the Kustomization was removed)', undefined, [C, D], [C, D]],
-  ])('%s', (_name, latest, still, pending) => {
-    expect(lostRunPending(latest, still)).toEqual(pending);
+  ])('%s', (_name, latest, still, want) => {
+    expect(unrecorded(latest, still)).toEqual(want);
   });
 });
 
@@ -185,5 +333,13 @@ describe('lostLockMessage', () => {
     ],
   ])('%s', (_name, changeset, prunedSoFar, cause, message) => {
     expect(lostLockMessage(LOST, changeset, prunedSoFar, cause)).toBe(message);
+  });
+
+  it('names the objects it wrote that no record holds', () => {
+    expect(lostLockMessage(LOST, [entry('b', 'created')], [], undefined, [e('ns_b__ConfigMap')])).toBe(
+      `${LOST}. This run stopped: it applied nothing more and pruned nothing. It had applied 1 object(s): ` +
+        `ConfigMap/ns/b created.${TAIL} 1 object(s) it wrote exist but are in no inventory (a write already on its ` +
+        'way when the lock was taken over), so no run prunes them: ConfigMap/ns/b; delete them, or apply a revision that has them.',
+    );
   });
 });

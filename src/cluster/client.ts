@@ -33,6 +33,31 @@ export interface RequestOptions {
 const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
 
 /**
+ * Called before every attempt of a write (the first and each retry): resolves to let it go, throws
+ * to stop it (the error is the request's). See ClusterClient.guarded.
+ */
+export type WriteGuard = () => Promise<void>;
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Whether a request persists something: a POST, PUT, PATCH or DELETE that is not a server-side dry
+ * run (`dryRun=All` in the query, or in a DELETE's DeleteOptions body).
+ */
+export function isWrite(method: string, opts: Pick<RequestOptions, 'query' | 'body'> = {}): boolean {
+  if (!WRITES.has(method.toUpperCase())) return false;
+  if (opts.query?.['dryRun'] === 'All') return false;
+  const body = opts.body as { dryRun?: unknown } | null | undefined;
+  return !(Array.isArray(body?.dryRun) && body.dryRun.includes('All'));
+}
+
+/** What the views of one client share: its connections and the count of requests sent. */
+interface Pool {
+  agent?: http.Agent | undefined;
+  requests: number;
+}
+
+/**
  * A thin client for the Kubernetes API over a kubeconfig: raw JSON in and out, no typed
  * models. client-node's KubeConfig resolves credentials (certificates, tokens, exec plugins)
  * and proxies; requests go over one keep-alive agent so connections are reused.
@@ -43,12 +68,12 @@ const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
  * cannot reach its cluster stops with one error instead of one per object.
  */
 export class ClusterClient {
-  private agent: http.Agent | undefined;
-  /** Requests sent, retries included; the benchmarks read it. */
-  requestCount = 0;
   private readonly timeouts: ClusterTimeouts;
   /** Shared with the impersonating clients made from this one: they reach the same server. */
   private readonly breaker: Breaker;
+  private readonly pool: Pool;
+  /** Checked before every attempt of every write (see guarded). */
+  private readonly guards: readonly WriteGuard[];
 
   constructor(
     private readonly kc: KubeConfig,
@@ -59,18 +84,49 @@ export class ClusterClient {
       timeouts?: Partial<ClusterTimeouts>;
     } = {},
     breaker?: Breaker,
+    view?: { pool: Pool; guards: readonly WriteGuard[] },
   ) {
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.breaker = breaker ?? new Breaker();
+    this.pool = view?.pool ?? { requests: 0 };
+    this.guards = view?.guards ?? [];
   }
 
-  /** A client for the same cluster and credentials that impersonates `user`. */
+  /** Requests sent, retries included, by this client and its guarded views; the benchmarks read it. */
+  get requestCount(): number {
+    return this.pool.requests;
+  }
+
+  /** A client for the same cluster and credentials that impersonates `user` (with this client's guards). */
   impersonating(user: string, groups?: string[]): ClusterClient {
     return new ClusterClient(
       this.kc,
       { ...this.options, impersonate: { user, ...(groups ? { groups } : {}) } },
       this.breaker,
+      { pool: { requests: 0 }, guards: this.guards },
     );
+  }
+
+  /**
+   * A view of this client (same cluster, credentials, connections and breaker) whose writes (see
+   * isWrite: not reads, not dry runs) each await `guard` before every attempt, the first and every
+   * retry alike; what it throws fails the request, with no retry. One Kustomization's writes go
+   * through such a view with its lock's checkpoint as the guard, so that a run that lost its lock
+   * writes nothing more, not even a retry of a write it started before. Impersonating clients made
+   * from the view keep its guards; a view of a view has both.
+   */
+  guarded(guard: WriteGuard): ClusterClient {
+    return new ClusterClient(this.kc, this.options, this.breaker, {
+      pool: this.pool,
+      guards: [...this.guards, guard],
+    });
+  }
+
+  /** This client without its guards: for the lock's own writes (acquire, renew, release). */
+  unguarded(): ClusterClient {
+    return this.guards.length === 0
+      ? this
+      : new ClusterClient(this.kc, this.options, this.breaker, { pool: this.pool, guards: [] });
   }
 
   /**
@@ -93,8 +149,11 @@ export class ClusterClient {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const what = `${method} ${url.pathname}`;
     this.breaker.check();
+    const guarded = this.guards.length > 0 && isWrite(method, opts);
     const deadline = Date.now() + this.timeouts.requestMs;
     for (let attempt = 1; ; attempt++) {
+      // Every attempt of a write, retries included, first passes the guards (a lost lock stops it).
+      if (guarded) for (const guard of this.guards) await guard();
       let answer: { status: number; body: string; retryAfter?: number };
       try {
         answer = await this.send(method, url, payload, opts, deadline);
@@ -135,8 +194,9 @@ export class ClusterClient {
     }
   }
 
+  /** Closes the connections (shared with this client's guarded views). */
   close(): void {
-    this.agent?.destroy();
+    this.pool.agent?.destroy();
   }
 
   private async send(
@@ -163,7 +223,7 @@ export class ClusterClient {
     }
     const isHttps = url.protocol === 'https:';
     const agent = this.kc.getCurrentCluster()?.proxyUrl ? reqOpts.agent : this.ownAgent(reqOpts, isHttps);
-    this.requestCount++;
+    this.pool.requests++;
     const allHeaders: http.OutgoingHttpHeaders = { ...headers };
     if (impersonate) {
       allHeaders['impersonate-user'] = impersonate.user;
@@ -234,8 +294,8 @@ export class ClusterClient {
   }
 
   private ownAgent(o: https.RequestOptions, isHttps: boolean): http.Agent {
-    if (!this.agent) {
-      this.agent = isHttps
+    if (!this.pool.agent) {
+      this.pool.agent = isHttps
         ? new https.Agent({
             keepAlive: true,
             maxSockets: 16,
@@ -249,7 +309,7 @@ export class ClusterClient {
           })
         : new http.Agent({ keepAlive: true, maxSockets: 16 });
     }
-    return this.agent;
+    return this.pool.agent;
   }
 }
 

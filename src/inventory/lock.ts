@@ -1,26 +1,41 @@
 /**
  * A Lease per Kustomization, so that two runs never reconcile the same Kustomization at once: taken
  * before anything is applied, renewed while the run works, released at the end. A second run waits;
- * a lease not renewed within its duration (a cancelled job) is taken over. The holder checks its
- * lease before each write (assertHeld) and stops once another run took it over or it could not be
- * renewed before it ran out (see src/inventory/lease.ts).
+ * a lease not renewed within its duration (a cancelled job) is taken over; a Lease whose claim no run
+ * of this tool would write is bounded or refused at once (judgeClaim in src/inventory/lease.ts). The
+ * holder checks its lease before each write (assertHeld; a Kustomization's client calls it before
+ * every attempt of every write, see ClusterClient.guarded) and stops once another run took it over
+ * or it could not be renewed before it ran out (see src/inventory/lease.ts).
  */
 import type { ClusterClient } from '../cluster/client.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
 import { create, get, LEASES, remove, replace, type Ref } from '../cluster/verbs.js';
 import { sleep } from '../util/poll.js';
 import { formatDuration } from '../kstatus/wait.js';
-import { afterRenewal, leaseCheck, type RenewalOutcome } from './lease.js';
+import { truncate } from '../util/truncate.js';
+import {
+  afterRenewal,
+  claimBounds,
+  judgeClaim,
+  leaseCheck,
+  leaseSeconds,
+  LOCK_LABELS,
+  markedOurs,
+  type LeaseSpec,
+  type RenewalOutcome,
+} from './lease.js';
+
+export { leaseFree } from './lease.js';
 
 interface Lease {
-  metadata: { name: string; namespace: string; resourceVersion?: string; annotations?: Record<string, string> };
-  spec?: {
-    holderIdentity?: string | null;
-    leaseDurationSeconds?: number;
-    acquireTime?: string | null;
-    renewTime?: string | null;
-    leaseTransitions?: number;
+  metadata: {
+    name: string;
+    namespace: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
   };
+  spec?: LeaseSpec;
 }
 
 export interface LockOptions {
@@ -40,13 +55,17 @@ export interface LockOptions {
 /** Kubernetes MicroTime: RFC 3339 with microseconds. */
 const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
-/** Whether a lease is free to take at `now`: nobody holds it, or its holder stopped renewing it. */
-export function leaseFree(spec: Lease['spec'], now: number): boolean {
-  if (!spec?.holderIdentity) return true;
-  const renewed = Date.parse(spec.renewTime ?? spec.acquireTime ?? '');
-  const duration = (spec.leaseDurationSeconds ?? 0) * 1000;
-  return !Number.isFinite(renewed) || renewed + duration < now;
-}
+/** A holder as a message quotes it: one line, bounded (it is whatever the Lease says). */
+const quoted = (holder: string) => JSON.stringify(truncate(holder, { chars: 200, lines: 1 }));
+
+/** LOCK_LABELS as a selector reads. */
+const labelText = () =>
+  Object.entries(LOCK_LABELS)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+
+/** The command that deletes a Lease, for a message. */
+const deleteCommand = (namespace: string, name: string) => `kubectl delete lease --namespace ${namespace} ${name}`;
 
 /** The lock was lost while the run held it: the run must stop writing. */
 export class LockLost extends Error {
@@ -62,6 +81,8 @@ export const LAST_HOLDER_ANNOTATION = 'kustomize-reconcile/last-holder';
 export class Lock {
   private timer: NodeJS.Timeout | undefined;
   private lost: string | undefined;
+  /** Released (or removed): every later checkpoint refuses. */
+  private released = false;
   private renewing: Promise<void> | undefined;
   /** Monotonic time at which the last successful renewal (or the acquisition) was sent. */
   private renewedAt: number;
@@ -82,45 +103,82 @@ export class Lock {
   }
 
   private get durationMs(): number {
-    return (this.lease.spec?.leaseDurationSeconds ?? Math.max(1, Math.round(this.opts.leaseMs / 1000))) * 1000;
+    return (this.lease.spec?.leaseDurationSeconds ?? leaseSeconds(this.opts.leaseMs)) * 1000;
   }
 
-  /** Takes the lease `name` in `namespace`, waiting for another holder up to `opts.waitMs`. */
+  /**
+   * Takes the lease `name` in `namespace`, waiting for another holder up to `opts.waitMs`; refuses
+   * (throws) at once a Lease whose claim it cannot trust (judgeClaim in src/inventory/lease.ts).
+   */
   static async acquire(client: ClusterClient, namespace: string, name: string, opts: LockOptions): Promise<Lock> {
+    // The lock's own requests are never guarded: they are what the guard asks.
+    const raw = client.unguarded();
     const now = opts.now ?? Date.now;
     const ref: Ref = { resource: LEASES, namespace, name };
+    const label = `${namespace}/${name}`;
+    const bounds = claimBounds(opts.leaseMs);
     const deadline = now() + opts.waitMs;
     let waitingFor: string | undefined;
+    /** The Lease as last seen (its resourceVersion) and when this run first saw it so. */
+    let seen: { version: string; at: number } | undefined;
     for (;;) {
       let current: Lease | undefined;
       try {
-        current = await get<Lease>(client, ref);
+        current = await get<Lease>(raw, ref);
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
       const t = now();
-      const spec = {
-        holderIdentity: opts.holder,
-        leaseDurationSeconds: Math.max(1, Math.round(opts.leaseMs / 1000)),
-        acquireTime: microTime(t),
-        renewTime: microTime(t),
-        leaseTransitions: (current?.spec?.leaseTransitions ?? 0) + (current?.spec?.holderIdentity ? 1 : 0),
-      };
-      if (!current || leaseFree(current.spec, t)) {
+      const version = current?.metadata.resourceVersion ?? JSON.stringify(current?.spec ?? null);
+      const fresh = seen?.version !== version;
+      if (fresh) seen = { version, at: t };
+      const holder = current?.spec?.holderIdentity ?? '';
+      const verdict = judgeClaim(current?.spec, markedOurs(current?.metadata.labels, holder), t, seen?.at ?? t, bounds);
+      if (verdict.kind === 'untrusted') {
+        throw new Error(
+          `the lock ${label} is a Lease this run does not trust, held by ${quoted(holder)}: ${verdict.absurd.join('; ')}, ` +
+            `and it is not marked as a lock of kustomize-reconcile (label ${labelText()}) nor held by a run of it ` +
+            `(a workflow run URL, or "host pid N"). It was neither waited for nor taken over. ` +
+            `If it is not a run of kustomize-reconcile, delete it: ${deleteCommand(namespace, name)}`,
+        );
+      }
+      if (verdict.absurd && fresh) {
+        const capped = `its duration capped at ${bounds.maxDurationMs / 1000}s, its renewTime at most ${bounds.maxAheadMs / 1000}s after this run first saw it`;
+        opts.log?.(
+          `Warning: the lock ${label}, held by ${quoted(holder)}, claims more than a run of kustomize-reconcile ever does: ` +
+            `${verdict.absurd.join('; ')}. ` +
+            (verdict.kind === 'held'
+              ? `It is judged as held until ${new Date(verdict.untilMs).toISOString()} at most (${capped}), and taken over then unless renewed. `
+              : `Judged so (${capped}), it has run out. `) +
+            `If it is not a run of kustomize-reconcile, delete it: ${deleteCommand(namespace, name)}`,
+        );
+      }
+      if (!current || verdict.kind === 'free') {
         if (current?.spec?.holderIdentity) {
-          opts.log?.(`Taking over the expired lock ${namespace}/${name} from ${current.spec.holderIdentity}`);
+          opts.log?.(`Taking over the expired lock ${label} from ${current.spec.holderIdentity}`);
         }
+        const spec = {
+          holderIdentity: opts.holder,
+          leaseDurationSeconds: leaseSeconds(opts.leaseMs),
+          acquireTime: microTime(t),
+          renewTime: microTime(t),
+          leaseTransitions: (current?.spec?.leaseTransitions ?? 0) + (current?.spec?.holderIdentity ? 1 : 0),
+        };
         try {
           const sentAt = (opts.monotonic ?? (() => performance.now()))();
           const lease = current
-            ? await replace<Lease>(client, ref, { ...current, spec })
-            : await create<Lease>(client, ref, {
+            ? await replace<Lease>(raw, ref, {
+                ...current,
+                metadata: { ...current.metadata, labels: { ...current.metadata.labels, ...LOCK_LABELS } },
+                spec,
+              })
+            : await create<Lease>(raw, ref, {
                 apiVersion: 'coordination.k8s.io/v1',
                 kind: 'Lease',
-                metadata: { name, namespace },
+                metadata: { name, namespace, labels: { ...LOCK_LABELS } },
                 spec,
               });
-          const lock = new Lock(client, ref, `${namespace}/${name}`, lease, opts, sentAt);
+          const lock = new Lock(raw, ref, label, lease, opts, sentAt);
           lock.startRenewing();
           return lock;
         } catch (err) {
@@ -129,16 +187,15 @@ export class Lock {
           continue;
         }
       }
-      const holder = current.spec?.holderIdentity ?? '';
       if (t >= deadline) {
         throw new Error(
-          `another run holds the lock ${namespace}/${name}: ${holder} (last renewed ${current.spec?.renewTime ?? 'never'}); ` +
+          `another run holds the lock ${label}: ${holder} (last renewed ${current.spec?.renewTime ?? 'never'}); ` +
             `gave up after waiting ${formatDuration(opts.waitMs)} (input lock-timeout)`,
         );
       }
       if (waitingFor !== holder) {
         waitingFor = holder;
-        opts.log?.(`Waiting for the lock ${namespace}/${name}, held by ${holder}`);
+        opts.log?.(`Waiting for the lock ${label}, held by ${holder}`);
       }
       await sleep(Math.min(1000, Math.max(50, deadline - t)));
     }
@@ -216,6 +273,7 @@ export class Lock {
    * first when a renewal is overdue, as after a stall), throws LockLost once it is not.
    */
   async assertHeld(): Promise<void> {
+    if (this.released && this.lost === undefined) throw new LockLost(`released the lock ${this.label}`);
     const state = () => ({
       ...(this.lost !== undefined ? { lost: this.lost } : {}),
       sinceRenewedMs: this.monotonic() - this.renewedAt,
@@ -256,6 +314,7 @@ export class Lock {
   async release(): Promise<Lease | undefined> {
     if (this.timer) clearInterval(this.timer);
     await this.renewing;
+    this.released = true;
     if (this.lost) return undefined;
     const { metadata, spec } = this.lease;
     const annotations = {

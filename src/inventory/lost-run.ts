@@ -1,12 +1,13 @@
 /**
  * A run that lost its lock (src/inventory/lease.ts has the rule): what it says, and the lookup of
- * which of the objects it wrote still exist, for the pending entries it may still add.
+ * which of the objects it wrote still exist. It writes nothing more, not even its record: the
+ * objects it wrote that the new holder's record does not hold are named in its report instead.
  */
 import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery, Resource } from '../cluster/discovery.js';
 import { get } from '../cluster/verbs.js';
 import { isNotFound } from '../cluster/errors.js';
-import { entryOf, refOf, type Entry, type ObjectRef } from '../objects/id.js';
+import { entryOf, refOf, subjectOfEntry, type Entry, type ObjectRef } from '../objects/id.js';
 
 /**
  * What is read here of ssa's ChangeSetEntry and PruneResult: written as shapes so that inventory/
@@ -23,13 +24,14 @@ export function written(changeset: readonly Written[]): Entry[] {
 /**
  * The run's error once the lock was lost: the reason (who took it), that the run stopped, and what
  * it had applied and pruned before it noticed. `cause` is the run's own error when it was not the
- * lock's.
+ * lock's; `unrecorded` the objects it wrote that exist and that no record holds.
  */
 export function lostLockMessage(
   lost: string,
   changeset: readonly Written[],
   pruned: readonly Pruned[],
   cause?: string,
+  unrecorded: readonly Entry[] = [],
 ): string {
   const applied = changeset.filter((e) => e.action === 'created' || e.action === 'configured');
   const deleted = pruned.filter((r) => r.action === 'deleted' && r.reason === undefined);
@@ -42,6 +44,10 @@ export function lostLockMessage(
       ? ` It had pruned ${deleted.length} object(s): ${deleted.map((r) => r.subject).join(', ')}.`
       : '',
     ' The inventory is left to the run that holds the lock now; run this revision again if it is the one to apply.',
+    unrecorded.length > 0
+      ? ` ${unrecorded.length} object(s) it wrote exist but are in no inventory (a write already on its way when the lock ` +
+        `was taken over), so no run prunes them: ${unrecorded.map(subjectOfEntry).join(', ')}; delete them, or apply a revision that has them.`
+      : '',
     cause !== undefined ? `\n${cause}` : '',
   ].join('');
 }

@@ -67,6 +67,16 @@ export class InventoryStore {
     this.configMaps = { resource: CONFIGMAPS, namespace };
   }
 
+  /**
+   * The same inventory through `client`: a Kustomization's run reads and writes it through a client
+   * whose every write attempt passes its lock's checkpoint (ClusterClient.guarded), so that an
+   * update, its retries on conflict and the retries of each request included, writes nothing once
+   * the lock is lost.
+   */
+  using(client: ClusterClient): InventoryStore {
+    return new InventoryStore(client, this.namespace, this.ks, this.limits);
+  }
+
   private configMap(name: string): Ref {
     return { ...this.configMaps, name };
   }
@@ -108,7 +118,8 @@ export class InventoryStore {
 
   /**
    * Read-modify-write: `change` gets the latest record (undefined when there is none) and returns the
-   * new one. On a conflict the latest is read again and `change` runs again, up to five times.
+   * new one. On a conflict the latest is read again and `change` runs again, up to five times. Each
+   * write is checked by the client's guards (see using), the first try and every retry.
    */
   async update(
     change: (latest: InventoryRecord | undefined) => InventoryRecord,

@@ -69,6 +69,11 @@ export interface RunContext {
    * so that a later one's objects in a namespace an earlier one would create are planned, not failed.
    */
   wouldCreate: Map<string, Created>;
+  /**
+   * The Kustomizations (`namespace/name`) whose lock this run lost to another: nothing more is
+   * written for them, a fan-out job's failure record neither (the inventory is the new holder's).
+   */
+  lostLocks: Set<string>;
 }
 
 /** A logger over `hooks`: lines to hooks.log, sections to hooks.group (or unmarked). */
@@ -107,6 +112,7 @@ export function runContext(
     secrets: new SecretRegistry(hooks.secret),
     clock,
     wouldCreate: new Map(),
+    lostLocks: new Set(),
   };
 }
 

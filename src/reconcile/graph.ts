@@ -115,10 +115,12 @@ async function reconcileEach(
   };
   /**
    * A fan-out job's failed or skipped Kustomization: its inventory says so for this commit, so
-   * that jobs waiting for it in other processes skip at once (await-deps.ts).
+   * that jobs waiting for it in other processes skip at once (await-deps.ts). Not when it lost its
+   * lock: the inventory is the new holder's, whose record must not be written over.
    */
   const recorded = async (c: RunContext, spec: KustomizationSpec, report: Report): Promise<Report> => {
-    if (!report.ok && !c.client.unreachable) await recordNotApplied(c, spec, report.error ?? 'failed');
+    const lost = c.lostLocks.has(`${spec.namespace}/${spec.name}`);
+    if (!report.ok && !c.client.unreachable && !lost) await recordNotApplied(c, spec, report.error ?? 'failed');
     return report;
   };
   if (specs.length === 1) {

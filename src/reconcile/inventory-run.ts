@@ -15,7 +15,7 @@ import type { InventoryRecord, InventoryStatus } from '../inventory/codec.js';
 import { legacyName, ownershipProblem, recordedBy, type Claim } from '../inventory/identity.js';
 import { Lock } from '../inventory/lock.js';
 import { entriesAfter, mergeConcurrent, type RunOutcome } from '../inventory/plan.js';
-import { lostRunPending, pendingAfter } from '../inventory/lease.js';
+import { pendingAfter, unrecorded } from '../inventory/lease.js';
 import { InventoryStore } from '../inventory/store.js';
 import { fluxConflict, fluxConflictNote, fluxImport } from '../inventory/flux.js';
 import { readFluxKustomization, type FluxLookup } from '../inventory/flux-object.js';
@@ -110,17 +110,29 @@ export class InventoryRun {
   /** The Flux Kustomization of this namespace/name (read from the management cluster), if any. */
   private flux: FluxLookup = {};
   begun = false;
+  /**
+   * The client for this Kustomization's writes (its objects and its inventory): every attempt of
+   * every write, retries included, passes the checkpoint of the lock once one is held, so that a
+   * run that lost its lock writes nothing more (src/inventory/lease.ts).
+   */
+  readonly writer: ClusterClient;
+  private readonly store: InventoryStore;
+  private readonly legacy: InventoryStore | undefined;
 
   constructor(
     private readonly client: ClusterClient,
-    private readonly store: InventoryStore,
+    store: InventoryStore,
     private readonly settings: Settings,
     private readonly spec: KustomizationSpec,
     private readonly started: number,
-    private readonly legacy?: InventoryStore,
+    legacy?: InventoryStore,
     private readonly management: ClusterClient = client,
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.writer = client.guarded(this.checkpoint);
+    this.store = store.using(this.writer);
+    this.legacy = legacy?.using(this.writer);
+  }
 
   /**
    * Looks for a Flux Kustomization of this namespace/name (src/inventory/flux.ts): one that is not
@@ -348,17 +360,12 @@ export class InventoryRun {
   }
 
   /**
-   * The record of a run that lost its lock: the new holder's record stays as it is, but for the
-   * objects this run wrote that still exist and that it does not hold, added as pending.
+   * A run that lost its lock records nothing (the inventory is the new holder's): of the objects it
+   * wrote that still exist, those the new holder's record does not hold (a write already on its way
+   * when the lock was taken over), for its report. Reads only.
    */
-  async endLost(stillThere: Entry[], error: string): Promise<void> {
-    if (!lostRunPending((await this.store.read()).record, stillThere)) return;
-    await this.store.update((latest) => ({
-      entries: latest?.entries ?? [],
-      pending: lostRunPending(latest, stillThere) ?? latest?.pending ?? [],
-      status: latest?.status ?? this.status('Failed', error),
-      ...(latest?.secretPaths ? { secretPaths: latest.secretPaths } : {}),
-    }));
+  async unrecorded(stillThere: Entry[]): Promise<Entry[]> {
+    return unrecorded((await this.store.read()).record, stillThere);
   }
 
   private status(result: InventoryStatus['result'], message?: string): InventoryStatus {

@@ -64,21 +64,24 @@ export async function reconcileTarget(run: RunContext, spec: KustomizationSpec):
   }
 }
 
-async function reconcileOne(ctx: KustomizationContext, notes: string[]): Promise<Report> {
-  const { settings, spec, note } = ctx;
-  const started = ctx.clock.now();
+async function reconcileOne(target: KustomizationContext, notes: string[]): Promise<Report> {
+  const { settings, spec, note } = target;
+  const started = target.clock.now();
   const done: Progress = { changeset: [], problems: [], origins: new Map() };
-  const store = inventoryStore(ctx.client, settings, spec);
+  const store = inventoryStore(target.client, settings, spec);
   const inventory = new InventoryRun(
-    ctx.client,
+    target.client,
     store,
     settings,
     spec,
     started,
-    legacyStore(ctx.client, store, settings, spec),
-    ctx.management,
-    ctx.clock,
+    legacyStore(target.client, store, settings, spec),
+    target.management,
+    target.clock,
   );
+  // From here on every write of this Kustomization (applies, prunes, its inventory; each retry
+  // too) passes its lock's checkpoint: once the lock is lost, nothing more is written.
+  const ctx: KustomizationContext = { ...target, client: inventory.writer };
   const finish = (failure?: Failure): Report => ({
     mode: settings.mode,
     kustomization: `${spec.namespace}/${spec.name}`,

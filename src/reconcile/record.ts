@@ -1,10 +1,10 @@
 /**
  * The record phase: the inventory after the run, succeeded or failed (the inventory rule of
  * src/inventory/plan.ts). A failed run never records what it did not apply, and a run that lost
- * its lock leaves the inventory to the run that holds it (src/inventory/lease.ts).
+ * its lock writes nothing: the inventory is the run's that holds it (src/inventory/lease.ts).
  */
 import { lostLockMessage, stillThere, written } from '../inventory/lost-run.js';
-import { entryOf } from '../objects/id.js';
+import { entryOf, type Entry } from '../objects/id.js';
 import type { Problem } from '../report/problems.js';
 import { scrubText } from '../report/scrub.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
@@ -56,22 +56,30 @@ export async function recordFailure(
   if (applying) await inventory.checkpoint().catch(() => undefined);
   const lost = inventory.lost;
   if (lost !== undefined) {
-    // Another run holds the lock now: stop, and leave its inventory to it (src/inventory/lease.ts).
-    const error = lostLockMessage(
-      lost,
-      done.changeset,
-      done.pruned ?? [],
-      err.message === lost ? undefined : err.message,
-    );
+    ctx.lostLocks.add(`${ctx.spec.namespace}/${ctx.spec.name}`);
+    // Another run holds the lock now: this run writes nothing more, not even its record; it reports
+    // the loss, and the objects it wrote that no record holds (src/inventory/lease.ts).
+    const message = (unrecorded: Entry[] = []) =>
+      lostLockMessage(
+        lost,
+        done.changeset,
+        done.pruned ?? [],
+        err.message === lost ? undefined : err.message,
+        unrecorded,
+      );
     try {
-      await inventory.endLost(await stillThere(ctx.client, ctx.discovery, written(done.changeset)), error);
-    } catch (writeErr) {
       return {
-        message: `${error}\nand the inventory could not be updated: ${(writeErr as Error).message}`,
+        message: message(
+          await inventory.unrecorded(await stillThere(ctx.client, ctx.discovery, written(done.changeset))),
+        ),
+        locate: false,
+      };
+    } catch (readErr) {
+      return {
+        message: `${message()}\nWhat it wrote could not be looked up: ${(readErr as Error).message}`,
         locate: false,
       };
     }
-    return { message: error, locate: false };
   }
   // A cluster that cannot be reached is one error, not one per object or per step after it.
   const unreachable = ctx.client.unreachable ?? ctx.management.unreachable;

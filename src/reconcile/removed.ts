@@ -202,17 +202,20 @@ async function removeOne(
   const [namespace, name] = f.kustomization.split('/') as [string, string];
   const dryRun = settings.mode !== 'apply';
   const lock = dryRun ? undefined : await explained(f.store, () => acquireLock(client, f.store, settings, log));
+  // Before each write: stop once another run took the lock over (src/inventory/lease.ts); every
+  // attempt of every write (retries too) passes it, through `writer`.
+  const checkpoint = lock ? () => lock.assertHeld() : undefined;
+  const writer = checkpoint ? client.guarded(checkpoint) : client;
+  const store = f.store.using(writer);
   try {
     // Read again under the lock: the last run before the file went may have changed it.
-    const record = dryRun ? f.record : ((await f.store.read()).record ?? f.record);
+    const record = dryRun ? f.record : ((await store.read()).record ?? f.record);
     const policy = removalAction(record.status);
     const { action, why } = heldBy === undefined ? policy : { action: 'orphan' as const, why: heldBy };
     const base = described(f, record);
-    // Before each write: stop once another run took the lock over (src/inventory/lease.ts).
-    const checkpoint = lock ? () => lock.assertHeld() : undefined;
     if (action === 'orphan') {
       await checkpoint?.();
-      if (!dryRun) await f.store.remove();
+      if (!dryRun) await store.remove();
       log(`Kustomization ${f.kustomization} was removed: ${why}, its objects stay; inventory removed`);
       return {
         removed: { ...base, action: 'released', reason: `${why}: its objects stay in the cluster` },
@@ -234,7 +237,7 @@ async function removeOne(
     // As the run that applied them recorded; an inventory without a record (written before it was
     // kept, or forged) acts as default-service-account when set, as a present Kustomization would.
     const user = record.status.impersonate ?? impersonatedUser({ namespace }, settings);
-    const actor = actAs(client, user);
+    const actor = actAs(writer, user);
     const prunedOf = (results: PruneResult[]): PrunedObject[] =>
       results.map(({ subject, action: a, reason }) => ({
         subject,
@@ -260,7 +263,7 @@ async function removeOne(
     if (survivors.length > 0) {
       if (!dryRun) {
         await checkpoint?.();
-        await f.store.update((latest) => ({
+        await store.update((latest) => ({
           entries: survivors.map((s) => s.entry),
           pending: [],
           status: { ...(latest ?? record).status, result: 'Failed', message: 'removal of the Kustomization failed' },
@@ -292,7 +295,7 @@ async function removeOne(
           : `; ${left.length} object(s) had not terminated after ${formatDuration(record.status.timeoutMs)}: ${left.join(', ')}`;
     }
     await checkpoint?.();
-    if (!dryRun) await f.store.remove();
+    if (!dryRun) await store.remove();
     return { removed: { ...base, action: 'deleted', reason }, pruned };
   } finally {
     // The Kustomization is gone: its lock goes with it.
