@@ -65,7 +65,7 @@ describe('credential inputs are masked when read', () => {
   it.each([
     ['as YAML', kubeconfig],
     ['base64-encoded', Buffer.from(kubeconfig).toString('base64')],
-  ])('a kubeconfig given %s: whole, line by line and decoded', (_, value) => {
+  ])('a kubeconfig given %s: whole, by its credentials and decoded, not line by line', (_, value) => {
     const s = readActionSettings(
       (name) =>
         ({ kubeconfig: value, 'secret-vars': 'db_password: |\n  first-line-secret\n  second-line-secret\n' })[name] ??
@@ -73,7 +73,10 @@ describe('credential inputs are masked when read', () => {
       { GITHUB_WORKSPACE: '/ws' },
     );
     expect(s.masked).toContain(value.trim());
-    expect(s.masked).toContain(`client-key-data: ${secretKey}`);
+    expect(s.masked).toContain(kubeconfig.trim());
+    expect(s.masked).toContain(secretKey);
+    expect(s.masked).not.toContain(`client-key-data: ${secretKey}`);
+    expect(s.masked).not.toContain('kind: Config');
     expect(s.masked).toContain('first-line-secret');
     expect(s.masked).toContain('second-line-secret');
   });
