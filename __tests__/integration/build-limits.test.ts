@@ -33,6 +33,9 @@ const ALIAS_BOMB_PATCH = [
   '',
 ].join('\n');
 
+/** A ConfigMap whose data holds itself (an alias inside the node it names). */
+const LOOP = `${CM}data: &self\n  again: *self\n`;
+
 /**
  * A stand-in for a kustomize that a tree drives into endless work: every way known to do that to
  * the real one (alias bombs in resources, patches and nested kustomizations) is refused before it
@@ -144,6 +147,72 @@ describe('build limits', () => {
       error: 'patchesStrategicMerge[0], document 1: too many YAML aliases',
     },
     {
+      // kustomize (yaml.v3) recurses until its stack is gone: a Go stack dump naming no file.
+      why: 'an alias inside the node it names, in a resource',
+      files: {
+        'app/kustomization.yaml': 'resources: [cm.yaml, loop.yaml]\n',
+        'app/cm.yaml': CM,
+        'app/loop.yaml': LOOP,
+      },
+      error:
+        'app/loop.yaml, document 1: the YAML alias *self at line 5 lies inside the node it names (&self, from line 5)',
+    },
+    {
+      why: 'an alias inside the node it names, in a plain directory (the build without kustomize)',
+      files: { 'app/cm.yaml': CM, 'app/sub/loop.yaml': LOOP },
+      error: 'app/sub/loop.yaml, document 1: the YAML alias *self at line 5',
+    },
+    {
+      why: 'an alias inside the node it names, in a patch file',
+      files: {
+        'app/kustomization.yaml': 'resources: [cm.yaml]\npatches:\n- path: p.yaml\n',
+        'app/cm.yaml': CM,
+        'app/p.yaml': LOOP,
+      },
+      error: 'app/p.yaml, document 1: the YAML alias *self at line 5',
+    },
+    {
+      why: 'an alias inside the node it names, in a replacements file',
+      files: {
+        'app/kustomization.yaml': 'resources: [cm.yaml]\nreplacements:\n- path: r.yaml\n',
+        'app/cm.yaml': CM,
+        'app/r.yaml': '- &r\n  source: {kind: ConfigMap, name: a, fieldPath: metadata.name}\n  targets: [*r]\n',
+      },
+      error: 'app/r.yaml, document 1: the YAML alias *r at line 3 lies inside the node it names (&r, from line 2)',
+    },
+    {
+      why: 'an alias inside the node it names, in a component',
+      files: {
+        'app/kustomization.yaml': 'resources: [cm.yaml]\ncomponents: [../comp]\n',
+        'app/cm.yaml': CM,
+        'comp/kustomization.yaml':
+          'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [loop.yaml]\n',
+        'comp/loop.yaml': LOOP.replace('name: a', 'name: b'),
+      },
+      error: 'comp/loop.yaml, document 1: the YAML alias *self at line 5',
+    },
+    {
+      why: 'an alias inside the node it names, in an inline transformer configuration',
+      files: {
+        'app/kustomization.yaml':
+          'resources: [cm.yaml]\ntransformers:\n- |\n  apiVersion: builtin\n  kind: LabelTransformer\n  metadata: {name: l}\n  labels: &l {a: *l}\n',
+        'app/cm.yaml': CM,
+      },
+      error: 'app/kustomization.yaml: transformers[0], document 1: the YAML alias *l at line 4',
+    },
+    {
+      why: 'a billion laughs in a replacements file',
+      files: {
+        'app/kustomization.yaml': 'resources: [cm.yaml]\nreplacements:\n- path: r.yaml\n',
+        'app/cm.yaml': CM,
+        'app/r.yaml': ALIAS_BOMB_PATCH.split('\n')
+          .slice(6)
+          .map((l) => l.slice(4))
+          .join('\n'),
+      },
+      error: 'app/r.yaml, document 1: too many YAML aliases: expanding them adds more than 100000 nodes',
+    },
+    {
       why: 'a JSON patch with an unknown op, inline',
       files: {
         'app/kustomization.yaml':
@@ -165,6 +234,13 @@ describe('build limits', () => {
   ])('refuses $why before kustomize runs, naming the file', async ({ files, error }) => {
     const root = await tree(files);
     await expect(build({ root, path: 'app', kustomizeBin: KUSTOMIZE })).rejects.toThrow(error);
+  });
+
+  it('refuses a recursive alias in a plain directory when kustomize builds it too', async () => {
+    const root = await tree({ 'app/cm.yaml': CM, 'app/loop.yaml': LOOP });
+    await expect(build({ root, path: 'app', kustomizeBin: KUSTOMIZE, plain: false })).rejects.toThrow(
+      'app/loop.yaml, document 1: the YAML alias *self at line 5 lies inside the node it names',
+    );
   });
 
   it('cuts a long kustomize error to its first lines with a count', async () => {

@@ -8,6 +8,7 @@
 import { copyFile, mkdir, mkdtemp, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { manifestTextProblem, parseYamlStream } from '../objects/yaml.js';
+import { yamlAliasProblem } from '../util/bounded.js';
 import { mapLimit } from '../util/concurrency.js';
 import { jsonPatchProblem, patchTextProblem } from './jsonpatch.js';
 import { findKustomizationFile, READ_CONCURRENCY, readKustomization, replaceKustomization } from './kustomization.js';
@@ -17,6 +18,21 @@ import { loadedEntries, localName, mapLoadedEntries, type LoadedEntry } from './
 
 /** Fields whose files kustomize reads as Kubernetes YAML (resources and patches), checked before it runs. */
 const YAML_FIELDS = new Set(['resources', 'patchesStrategicMerge', 'patches[].path', 'patchesJson6902[].path']);
+
+/**
+ * Fields whose files kustomize parses as YAML (or JSON) of any kind: their aliases are bounded
+ * before it runs. A generator's files and env files are data, never parsed.
+ */
+const PARSED_FIELDS = new Set([
+  ...YAML_FIELDS,
+  'crds',
+  'configurations',
+  'replacements[].path',
+  'openapi.path',
+  'generators',
+  'transformers',
+  'validators',
+]);
 
 /**
  * Walks the kustomizations reachable from `kdir` (resources, bases, components, generators,
@@ -88,12 +104,17 @@ async function checkEntry(
       `${shown}: ${field} entry "${entry}" leaves the source root${how}; only files and directories inside it can be used`,
     );
   }
-  if (info.isFile() && YAML_FIELDS.has(field)) {
-    // kustomize drops content after a `...` document end and a List whose items is not a list without a word.
+  if (info.isFile() && PARSED_FIELDS.has(field)) {
     const text = await readFile(target, 'utf8');
     const where = toPosix(relative(copyRoot, target));
-    const problem =
-      manifestTextProblem(text, where) ?? (field.startsWith('patches') ? patchTextProblem(text, where) : undefined);
+    // An alias inside the node it names, or a "billion laughs": kustomize would recurse until its
+    // stack is gone (a Go stack dump naming no file) or expand it without bound.
+    let problem = yamlAliasProblem(text, where);
+    // kustomize drops content after a `...` document end and a List whose items is not a list without a word.
+    if (problem === undefined && YAML_FIELDS.has(field)) {
+      problem =
+        manifestTextProblem(text, where) ?? (field.startsWith('patches') ? patchTextProblem(text, where) : undefined);
+    }
     if (problem !== undefined) throw new Error(problem.startsWith(where) ? problem : `${where}: ${problem}`);
   }
   if (!dir || !info.isDirectory()) return;
@@ -101,16 +122,22 @@ async function checkEntry(
 }
 
 /**
- * The first problem of the patches written inline in a kustomization (bad YAML, an alias bomb, a
- * bad JSON 6902 operation), naming the entry: kustomize parses them without such bounds.
+ * The first problem of the patches and plugin configurations written inline in a kustomization (bad
+ * YAML, an alias that recurses or an alias bomb, a bad JSON 6902 operation), naming the entry:
+ * kustomize parses them without such bounds.
  */
 function inlinePatchProblem(k: Readonly<Record<string, unknown>>): string | undefined {
-  const strategic = k['patchesStrategicMerge'];
-  if (Array.isArray(strategic)) {
-    for (const [i, entry] of strategic.entries()) {
-      // An entry is a file name or, when it spans lines, the patch itself.
+  // An entry is a file name or, when it spans lines, the patch (or the plugin's configuration) itself.
+  for (const field of ['patchesStrategicMerge', 'generators', 'transformers', 'validators']) {
+    const list = k[field];
+    if (!Array.isArray(list)) continue;
+    for (const [i, entry] of list.entries()) {
       if (typeof entry !== 'string' || !entry.includes('\n')) continue;
-      const bad = parseYamlStream(entry, `patchesStrategicMerge[${i}]`).find((d) => d.error !== undefined);
+      const at = `${field}[${i}]`;
+      const aliases = yamlAliasProblem(entry, at);
+      if (aliases !== undefined) return aliases;
+      if (field !== 'patchesStrategicMerge') continue;
+      const bad = parseYamlStream(entry, at).find((d) => d.error !== undefined);
       if (bad?.error !== undefined) return bad.error;
     }
   }
@@ -121,6 +148,8 @@ function inlinePatchProblem(k: Readonly<Record<string, unknown>>): string | unde
       const patch = (entry as { patch?: unknown } | null)?.patch;
       if (typeof patch !== 'string') continue;
       const at = `${field}[${i}].patch`;
+      const aliases = yamlAliasProblem(patch, at);
+      if (aliases !== undefined) return aliases;
       const docs = parseYamlStream(patch, at);
       const bad = docs.find((d) => d.error !== undefined);
       const problem = bad?.error ?? jsonPatchProblem(docs[0]?.value);

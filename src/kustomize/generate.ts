@@ -1,4 +1,5 @@
 import { listItemsProblem, parseYamlStream } from '../objects/yaml.js';
+import { yamlAliasProblem } from '../util/bounded.js';
 
 /** The file names kustomize recognises as a kustomization, in its order of preference. */
 export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
@@ -55,9 +56,13 @@ export function generateKustomization(entries: readonly Entry[], shownDir = ''):
  * (kyaml's GetValidatedMetadata): empty documents (null, `{}`, `[]`) are dropped; any other
  * document must be a mapping with some of apiVersion, kind and metadata, must have a kind, and
  * unless the kind ends in `List`, a metadata.name (a List's items, when present, must be a list);
- * no list anywhere in it may hold an empty item.
+ * no list anywhere in it may hold an empty item. Aliases that recurse or expand past the bound
+ * (util/bounded.ts) are refused before anything else.
  */
 export function manifestFileProblem(text: string, shown: string): string | undefined {
+  // First: a recursive alias makes the parsed value circular, which the walks below never leave.
+  const aliases = yamlAliasProblem(text, shown);
+  if (aliases !== undefined) return aliases;
   for (const doc of parseYamlStream(text, shown)) {
     if (doc.error !== undefined) return doc.error;
     const value = doc.value;

@@ -7,6 +7,7 @@ import { readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { parseYamlValue } from '../objects/yaml.js';
+import { yamlAliasProblem } from '../util/bounded.js';
 import { mapLimit } from '../util/concurrency.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
 import { mergeKustomization, type BuildFields } from './merge.js';
@@ -101,8 +102,13 @@ export async function readKustomization(file: string, shown: string): Promise<Re
   return kustomizationFromText(await readFile(file, 'utf8'), shown);
 }
 
-/** A kustomization file's text as a map, read with the bounded parser; errors name `shown`. */
+/**
+ * A kustomization file's text as a map, read with the bounded parser (aliases that recurse or
+ * expand past the bound refused first: see util/bounded.ts); errors name `shown`.
+ */
 export function kustomizationFromText(text: string, shown: string): Record<string, unknown> {
+  const aliases = yamlAliasProblem(text, shown);
+  if (aliases !== undefined) throw new Error(aliases);
   const doc = parseYamlValue(text, shown);
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc))

@@ -21,6 +21,7 @@ import type { SpecFields } from './kustomization.js';
 import { toPosix } from './paths.js';
 import { plainObjects } from './plain-yaml.js';
 import { listSource } from './source.js';
+import { yamlAliasProblem } from '../util/bounded.js';
 
 /**
  * True when none of the spec fields that Flux merges into the kustomization changes it (the same
@@ -100,6 +101,8 @@ function same(a: readonly string[], b: readonly string[]): boolean {
 /**
  * The build of the plain directory `relPath` of `realRoot` (see the module comment), or undefined
  * when the build must run kustomize. Origins are the files relative to the root, as readOutput gives them.
+ * A file whose aliases recurse or expand past the bound fails it as it fails kustomize's build
+ * (util/bounded.ts), naming the file and the line.
  */
 export async function buildPlain(
   realRoot: string,
@@ -115,12 +118,17 @@ export async function buildPlain(
   if (files === undefined) return undefined;
   // Read synchronously, one file after the other: small files, parsed on this thread anyway; the
   // promises' open, stat, read and close each take a trip through the thread pool.
-  const perFile = files.map((path) => plainObjects(readFileSync(join(dir, ...path), 'utf8')));
+  const perFile = files.map((path) => {
+    const text = readFileSync(join(dir, ...path), 'utf8');
+    const origin = toPosix(normalize(join(relPath, ...path)));
+    const aliases = yamlAliasProblem(text, origin);
+    if (aliases !== undefined) throw new Error(aliases);
+    return { origin, found: plainObjects(text) };
+  });
   const objects: KubeObject[] = [];
   const fileOf = new Map<KubeObject, string>();
-  for (const [i, found] of perFile.entries()) {
+  for (const { origin, found } of perFile) {
     if (found === undefined) return undefined;
-    const origin = toPosix(normalize(join(relPath, ...files[i]!)));
     for (const obj of found) {
       objects.push(obj);
       fileOf.set(obj, origin);
