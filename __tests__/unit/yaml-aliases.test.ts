@@ -9,6 +9,7 @@ import { manifestFileProblem } from '../../src/kustomize/generate.js';
 import { kustomizationFromText } from '../../src/kustomize/kustomization.js';
 import { buildPlain } from '../../src/kustomize/plain.js';
 import { buildReads } from '../../src/kustomize/reads.js';
+import { parseYamlStream } from '../../src/objects/yaml.js';
 import { MAX_ALIAS_NODES, mayHoldAliases, yamlAliasProblem } from '../../src/util/bounded.js';
 
 const CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n';
@@ -132,5 +133,24 @@ describe('the build readers refuse them, naming the file', () => {
     await expect(buildReads(root, 'app')).rejects.toThrow(
       'app/base/kustomization.yaml, document 1: too many YAML aliases',
     );
+  });
+});
+
+describe('parseYamlStream (Flux Kustomization files, patches, inputs)', () => {
+  it.each([
+    ['a recursive alias', `${CM}data:\n  x: &a [*a]\n`, 'lies inside the node it names'],
+    ['a document holding itself', `&doc\n${CM}self: *doc\n`, 'lies inside the node it names'],
+    ['aliases of an empty collection, many times over', EMPTY_LAUGHS, 'clusters/prod/app.yaml, document 1'],
+  ])('refuses %s, naming the file, instead of a circular or huge value', (_, text, error) => {
+    const docs = parseYamlStream(text, 'clusters/prod/app.yaml');
+    expect(docs).toHaveLength(1);
+    expect(docs[0]?.error).toContain('clusters/prod/app.yaml, document 1');
+    expect(docs[0]?.error).toContain(error);
+    expect(docs[0]).not.toHaveProperty('value');
+  });
+
+  it('reads an ordinary anchor and alias', () => {
+    const [doc] = parseYamlStream(`${CM}data: {a: &v x, b: *v}\n`, 'f.yaml');
+    expect(doc?.value).toMatchObject({ data: { a: 'x', b: 'x' } });
   });
 });

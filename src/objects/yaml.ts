@@ -1,3 +1,4 @@
+import { yamlAliasProblem } from '../util/bounded.js';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { clip } from '../util/truncate.js';
 
@@ -43,6 +44,9 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
       },
     ];
   }
+  // A recursive alias would make a circular value; aliases that explode, a huge one (util/bounded.ts).
+  const aliases = yamlAliasProblem(text, source);
+  if (aliases !== undefined) return [{ document: 1, error: aliases }];
   const lines = new LineCounter();
   let docs: Document.Parsed[];
   try {
