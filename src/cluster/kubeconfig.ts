@@ -90,11 +90,21 @@ function absoluteTokenFiles(doc: object, dir: string): void {
   }
 }
 
-/** The credential values in a kubeconfig, to be masked in logs before anything else runs. */
+/**
+ * The credential values in a kubeconfig, to be masked in logs before anything else runs: tokens (a
+ * token-file's too: client-node reads it into `token`), passwords, client keys and certificates,
+ * auth-provider tokens and an exec plugin's environment values.
+ */
 export function kubeconfigSecrets(kc: KubeConfig): string[] {
   const out: string[] = [];
   for (const user of kc.getUsers()) {
     for (const v of [user.token, user.password, user.keyData, user.certData]) {
+      if (typeof v === 'string' && v.length >= 6) out.push(v);
+    }
+    // An exec plugin's environment (`env: [{name: AWS_SECRET_ACCESS_KEY, value: …}]`) holds credentials too.
+    const env = (user.exec as { env?: unknown } | undefined)?.env;
+    for (const entry of Array.isArray(env) ? (env as unknown[]) : []) {
+      const v = (entry as { value?: unknown } | null)?.value;
       if (typeof v === 'string' && v.length >= 6) out.push(v);
     }
     const authToken = (user.authProvider as { config?: Record<string, unknown> } | undefined)?.config;
