@@ -17,6 +17,13 @@ export interface FakeGitHubOptions {
   tokens: Record<string, Partial<Record<GitHubPermission, GitHubAccess>>>;
   /** Page size cap the server uses when per_page is larger (GitHub caps at 100); default 100. */
   maxPerPage?: number;
+  /**
+   * token → login, for personal access tokens: comments they write are that user's, and GET /user
+   * answers with the user. Other tokens are an app's installation token, as GITHUB_TOKEN is: their
+   * comments are github-actions[bot]'s, and GET /user answers 403 "Resource not accessible by
+   * integration", as GitHub does.
+   */
+  users?: Record<string, string>;
 }
 
 /**
@@ -142,6 +149,8 @@ export interface FakeGitHub {
   pulls: StoredPull[];
   /** Opens (or records closed) a pull request; GET /repos/{owner}/{repo}/pulls lists it. */
   addPull(p: NewPull): StoredPull;
+  /** A comment that the user `login` wrote (in the web UI, say) on issue or pull request `issue`. */
+  addComment(c: { owner: string; repo: string; issue: number; body: string; login: string }): StoredComment;
   /** Every request, in arrival order. */
   requests: FakeGitHubRequest[];
   /** Make the next matching request (path without query) fail once with this status and GitHub-shaped JSON body. */
@@ -296,6 +305,8 @@ interface Ctx {
   /** The request path without query, as received. */
   path: string;
   input: Json;
+  /** The request's token. */
+  token: string;
 }
 
 interface Reply {
@@ -371,13 +382,37 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
     site_admin: false,
   });
 
+  /** A new comment by `login` (a user), or by github-actions[bot] without one. */
+  const storeComment = (repo: Repo, issueNumber: number, body: string, login?: string): StoredComment => {
+    const now = timestamp();
+    const id = nextCommentId++;
+    const api = apiRepo(repo);
+    const c: StoredComment = {
+      id,
+      node_id: `IC_kwDO${Buffer.from(`${repo.id}:${id}`).toString('base64url')}`,
+      url: `${api}/issues/comments/${id}`,
+      html_url: `https://github.com/${repo.owner}/${repo.name}/pull/${issueNumber}#issuecomment-${id}`,
+      issue_url: `${api}/issues/${issueNumber}`,
+      body,
+      user: login ? { login, id: accountId(login), type: 'User' } : { login: BOT.login, id: BOT.id, type: BOT.type },
+      created_at: now,
+      updated_at: now,
+      author_association: login ? 'CONTRIBUTOR' : 'NONE',
+      owner: repo.owner,
+      repo: repo.name,
+      issue_number: issueNumber,
+    };
+    comments.push(c);
+    return c;
+  };
+
   const renderComment = (c: StoredComment) => ({
     url: c.url,
     html_url: c.html_url,
     issue_url: c.issue_url,
     id: c.id,
     node_id: c.node_id,
-    user: renderUser(),
+    user: c.user.type === 'Bot' ? renderUser() : renderAccount(c.user.login),
     created_at: c.created_at,
     updated_at: c.updated_at,
     body: c.body,
@@ -834,26 +869,8 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
       hasBody: true,
       handle: (ctx) => {
         const body = commentBody(ctx.input, `${COMMENT_DOCS}#create-an-issue-comment`);
-        const now = timestamp();
-        const id = nextCommentId++;
-        const issueNumber = Number(ctx.params[0]);
-        const api = apiRepo(ctx.repo);
-        const c: StoredComment = {
-          id,
-          node_id: `IC_kwDO${Buffer.from(`${ctx.repo.id}:${id}`).toString('base64url')}`,
-          url: `${api}/issues/comments/${id}`,
-          html_url: `https://github.com/${ctx.repo.owner}/${ctx.repo.name}/pull/${issueNumber}#issuecomment-${id}`,
-          issue_url: `${api}/issues/${issueNumber}`,
-          body,
-          user: { login: BOT.login, id: BOT.id, type: BOT.type },
-          created_at: now,
-          updated_at: now,
-          author_association: 'NONE',
-          owner: ctx.repo.owner,
-          repo: ctx.repo.name,
-          issue_number: issueNumber,
-        };
-        comments.push(c);
+        const login = opts.users?.[ctx.token];
+        const c = storeComment(ctx.repo, Number(ctx.params[0]), body, login);
         return { status: 201, body: renderComment(c), headers: { location: c.url } };
       },
     },
@@ -1030,6 +1047,22 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
       return { status: 401, body: errorBody(401, 'Bad credentials', DOCS) };
     }
 
+    // GET /user: the token's user; an installation token (GITHUB_TOKEN) has none.
+    if (method === 'GET' && path === '/user') {
+      const login = opts.users?.[token];
+      return login
+        ? { status: 200, body: renderAccount(login), token }
+        : {
+            status: 403,
+            body: errorBody(
+              403,
+              'Resource not accessible by integration',
+              `${DOCS}/users/users#get-the-authenticated-user`,
+            ),
+            token,
+          };
+    }
+
     let repo: Repo | undefined;
     let sub: string | undefined;
     const byName = /^\/repos\/([^/]+)\/([^/]+)(\/.*)$/.exec(path);
@@ -1070,7 +1103,7 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
     }
     try {
       const params = route.pattern.exec(sub)!.slice(1);
-      return { ...withPerms(route.handle({ repo, params, query: url.searchParams, path, input })), token };
+      return { ...withPerms(route.handle({ repo, params, query: url.searchParams, path, input, token })), token };
     } catch (err) {
       if (err instanceof ApiError) return { ...withPerms({ status: err.status, body: err.body }), token };
       throw err;
@@ -1124,6 +1157,7 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
     comments,
     checkRuns,
     pulls,
+    addComment: (c) => storeComment(repoFor(c.owner, c.repo), c.issue, c.body, c.login),
     addPull: (p) => {
       const repo = repoFor(p.owner, p.repo);
       const taken = pulls.filter((x) => sameRepo(repo, x.owner, x.repo)).map((x) => x.number);

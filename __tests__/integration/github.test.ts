@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
+import { commentMarker } from '../../src/report/comment.js';
 import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { prEvent, repoEnv, startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
@@ -21,7 +22,10 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
       tokens: {
         'tok-rw': { pull_requests: 'write', checks: 'write', contents: 'read' },
         'tok-checks-only': { checks: 'write', contents: 'read' },
+        'tok-pat': { pull_requests: 'write', checks: 'write', contents: 'read' },
       },
+      // A personal access token: its comments are the user ci-user's.
+      users: { 'tok-pat': 'ci-user' },
     });
   });
   afterAll(async () => {
@@ -64,6 +68,41 @@ describe('GitHub surface (dist/index.js, fake GitHub REST API)', () => {
       fake.requests.filter((r) => r.method === 'PATCH' && /\/issues\/comments\/\d+$/.test(r.path)).length,
     ).toBeGreaterThanOrEqual(1);
   });
+
+  it.each([
+    ["GITHUB_TOKEN (an app installation token: its comments are the bot's)", 'tok-rw', 'sticky-app'],
+    ["a personal access token (its comments are its user's)", 'tok-pat', 'sticky-pat'],
+  ])(
+    'with %s, updates only a marked comment the token wrote, never one the PR author planted',
+    async (_, token, path) => {
+      const ns = await freshNamespace(client);
+      const workspace = await writeTree({ [`${path}/cm.yaml`]: cm(ns, 'settings', 'one') });
+      const inputs = { kubeconfig: kubeconfigPath(), path, mode: 'preview', 'github-token': token };
+      const issue = { owner: 'org', repo: 'repo', issue: 7 };
+      // The PR's author writes the marker first, then a reassuring text, hoping the action edits it.
+      const planted = fake.addComment({
+        ...issue,
+        login: 'octocat',
+        body: `${commentMarker(path)}\n✅ reviewed, nothing changes`,
+      });
+      const before = fake.comments.length;
+      const first = await runAction(workspace, inputs, { env: repoEnv(fake), event: prEvent() });
+      expect(first.code).toBe(0);
+      const created = fake.comments.slice(before);
+      expect(created).toHaveLength(1);
+      expect(created[0]!.user.login).toBe(token === 'tok-pat' ? 'ci-user' : 'github-actions[bot]');
+      expect(created[0]!.body).toContain(`ConfigMap/${ns}/settings`);
+      expect(planted.body).toBe(`${commentMarker(path)}\n✅ reviewed, nothing changes`);
+      // The next preview updates the action's own comment, still not the planted one.
+      await writeFile(join(workspace, `${path}/cm.yaml`), cm(ns, 'renamed', 'two'));
+      const second = await runAction(workspace, inputs, { env: repoEnv(fake), event: prEvent() });
+      expect(second.code).toBe(0);
+      expect(fake.comments.slice(before)).toHaveLength(1);
+      expect(created[0]!.body).toContain(`ConfigMap/${ns}/renamed`);
+      expect(planted.body).toBe(`${commentMarker(path)}\n✅ reviewed, nothing changes`);
+      expect(second.outputs['comment-url']).toBe(created[0]!.html_url);
+    },
+  );
 
   it('a preview without a token warns in the log (::warning::), posts nothing, and still writes the summary', async () => {
     const ns = await freshNamespace(client);

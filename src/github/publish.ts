@@ -119,7 +119,10 @@ async function workflowRunPull(
   return choosePull(run, `${ctx.owner}/${ctx.repo}`, listed);
 }
 
-/** Finds our comment by its marker and updates it, or creates it; returns its URL. */
+/**
+ * Finds our comment (its first line is the marker, and this token wrote it) and updates it, or creates
+ * it; returns its URL.
+ */
 async function upsertComment(
   octokit: Client,
   ctx: GitHubContext,
@@ -135,7 +138,10 @@ async function upsertComment(
     issue_number: pull,
     per_page: 100,
   });
-  const mine = comments.find((c) => c.body?.split('\n', 1)[0] === marker);
+  const marked = comments.filter((c) => c.body?.split('\n', 1)[0] === marker);
+  // Anyone who can comment can write the marker: only a comment this token wrote is updated.
+  const author = marked.length > 0 ? await tokenAuthor(octokit) : undefined;
+  const mine = marked.find((c) => author !== undefined && wroteIt(author, c.user));
   if (mine) {
     const res = await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
       ...repo,
@@ -150,6 +156,30 @@ async function upsertComment(
     body,
   });
   return res.data.html_url;
+}
+
+/** Who this token writes comments as: a user's login, or an app's bot (GITHUB_TOKEN). */
+type Author = { login: string } | { bot: true };
+
+/**
+ * A personal access token is a user, whom GET /user names; an app's installation token (GITHUB_TOKEN)
+ * has no user (GitHub answers 403 "Resource not accessible by integration") and writes as its bot.
+ * Undefined when it cannot be told: no comment is then taken for this run's.
+ */
+async function tokenAuthor(octokit: Client): Promise<Author | undefined> {
+  try {
+    const res = await octokit.request('GET /user');
+    return { login: res.data.login };
+  } catch (err) {
+    const status = (err as { status?: unknown }).status;
+    return status === 403 || status === 401 ? { bot: true } : undefined;
+  }
+}
+
+/** Whether a comment's author is the token's identity: its user, or for an app's token a bot. */
+function wroteIt(author: Author, user: { login?: string; type?: string } | null | undefined): boolean {
+  if (!user) return false;
+  return 'login' in author ? user.login === author.login : user.type === 'Bot';
 }
 
 /** Creates a completed check run; annotations beyond the first 50 follow in updates of 50 each. */
