@@ -106,6 +106,19 @@ describe('mode: report on a workflow_run event (the fork route)', () => {
     expect(checksOn(sha('6'))).toHaveLength(1);
   });
 
+  it("a fork's branch name in the warning is text in the job summary, not a mention", async () => {
+    const res = await report(
+      workflowRunEvent({ headSha: sha('8'), headBranch: '@octocat_#12_approved', headRepo: 'other/repo' }),
+    );
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^::warning::No open pull request .*branch @octocat_#12_approved/m);
+    const warning = res.summary.split('\n').find((l) => l.includes('No open pull request'));
+    expect(warning).toBeDefined();
+    // A word joiner after @ and # (no mention, no issue link); _ escaped where it could start emphasis.
+    expect(warning).toContain('branch @\u2060octocat\\_#\u206012_approved');
+    expect(warning).not.toMatch(/@octocat/);
+  });
+
   it('two open pull requests with that head commit: refuses to choose, names both', async () => {
     fake.addPull({
       owner: 'org',

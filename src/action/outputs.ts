@@ -8,6 +8,7 @@ import type { GitHubContext } from '../github/context.js';
 import type { Published } from '../github/publish.js';
 import { hasChanges, type Report } from '../report/model.js';
 import { renderSummary } from '../report/render.js';
+import { mdText } from '../util/markdown.js';
 
 export interface GitHubReporting {
   token?: string;
@@ -93,7 +94,9 @@ export async function writeSummary(report: Report, published: Published): Promis
     return;
   }
   let md = renderSummary(report);
-  if (published.warnings.length > 0) md += `\n> [!WARNING]\n${published.warnings.map((w) => `> ${w}`).join('\n>\n')}\n`;
+  // A warning can quote GitHub's answers and a fork's branch name (workflow_run): text, not markup.
+  if (published.warnings.length > 0)
+    md += `\n> [!WARNING]\n${published.warnings.map((w) => `> ${mdText(w)}`).join('\n>\n')}\n`;
   await core.summary.addRaw(md).write();
 }
 
