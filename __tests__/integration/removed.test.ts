@@ -37,6 +37,36 @@ describe('removed Kustomizations', () => {
     );
   }
 
+  it('does nothing to an inventory of the set that records no repository (written by hand, or forged)', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'ks.yaml': [ks(ns, 'keep'), ks(ns, 'gone')].join('---\n'),
+      'keep/cm.yaml': configMap(ns, 'keep-1'),
+      'gone/cm.yaml': configMap(ns, 'gone-1'),
+    });
+    expect((await run(root, ns)).ok).toBe(true);
+    // Someone rewrites gone's inventory without its repository (its set, which names it, stays).
+    const store = new InventoryStore(client, ns, { name: 'gone', namespace: ns });
+    await store.update((latest) => {
+      const { source: _source, ...status } = latest!.status;
+      return { ...latest!, status };
+    });
+    expect((await store.read()).record?.status.source).toBeUndefined();
+
+    await writeFile(join(root, 'ks.yaml'), ks(ns, 'keep'));
+    const applied = await run(root, ns, { removedKustomizations: 'delete' });
+    expect(applied.ok).toBe(true);
+    expect(applied.removed).toMatchObject([
+      {
+        kustomization: `${ns}/gone`,
+        action: 'orphaned',
+        reason: expect.stringContaining('its inventory does not record this repository, so nothing is done to it'),
+      },
+    ]);
+    expect(await exists(cmPath(ns, 'gone-1'))).toBe(true);
+    expect(await exists(cmPath(ns, `kustomize-reconcile.${ns}.gone`))).toBe(true);
+  });
+
   it('reports a removed Kustomization as orphaned, previews and then applies its deletion', async () => {
     const ns = await freshNamespace(client);
     const root = await writeTree({

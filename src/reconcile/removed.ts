@@ -14,6 +14,7 @@ import type { InventoryRecord } from '../inventory/codec.js';
 import { fluxHolds } from '../inventory/flux.js';
 import { readFluxKustomization } from '../inventory/flux-object.js';
 import { shareRefusal } from '../inventory/plan.js';
+import { ownershipProblem } from '../inventory/identity.js';
 import { removalAction, removedOf, setIdentity } from '../inventory/removal.js';
 import {
   INVENTORY_LABEL,
@@ -68,7 +69,19 @@ export async function handleRemoved(
     : [...new Set(specs.map((s) => s.namespace))];
   const all = await listInventories(client, namespaces, settings.inventoryNamespace, out.notes);
   const present = new Set(specs.map((s) => `${s.namespace}/${s.name}`));
-  const gone = removedOf(all, set, present);
+  // Of this run's set, by its recorded set; but acted on only when its recorded repository proves it
+  // (inventory/identity.ts): a set is text anyone who writes the ConfigMap can copy.
+  const unproven = (f: Found) =>
+    ownershipProblem(f.record.status, `${f.store.namespace}/${f.store.name}`, {
+      kustomization: f.kustomization,
+      source: settings.run.source,
+      origin: f.record.status.origin ?? 'its former file',
+    });
+  const gone: Found[] = [];
+  for (const f of removedOf(all, set, present)) {
+    if (unproven(f) === undefined) gone.push(f);
+    else out.removed.push(orphaned(f, 'its inventory does not record this repository, so nothing is done to it'));
+  }
   if (gone.length === 0) return out;
 
   const wanted = settings.removedKustomizations === 'delete' && settings.mode !== 'drift';
