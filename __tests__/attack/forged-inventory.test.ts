@@ -7,33 +7,15 @@
 // inventories and locks (`kustomize-reconcile.…`) or an object with a label or annotation key under
 // `kustomize-reconcile/`; the run fails naming the file before anything is applied. An inventory
 // that records no repository is never adopted.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { encodeInventory, type InventoryRecord } from '../../src/inventory/codec.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { runAction, type ActionResult } from '../helpers/action.js';
 import { adminClient, exists, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { writeResult } from '../helpers/hostile.js';
-import { readFile } from 'node:fs/promises';
-
-const checkout = (repo: string) => `apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: flux-system, namespace: flux-system}
-spec: {interval: 1m, url: https://github.com/${repo}, ref: {branch: main}}
-`;
-
-const ks = (ns: string, name: string, path: string, extra = '') => `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: true
-  path: ${path}
-  sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
-${extra}`;
-
-const cm = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+import { checkout, cm, FROM_CHECKOUT, ks } from '../helpers/flux-trees.js';
+import { attackCase } from '../helpers/hostile.js';
 
 const VICTIM_CMS = ['victim-cm1', 'victim-cm2', 'victim-cm3'];
 
@@ -88,34 +70,17 @@ describe.concurrent('forged inventories and locks (apply on a push, bundled acti
     return missing;
   };
 
-  async function attempt(
+  /** One case; `log(run)` keeps the end of a run's output in the result file. */
+  const attempt = (
     id: string,
     title: string,
     body: (evidence: string[], log: (r: ActionResult) => void) => Promise<void>,
-  ): Promise<void> {
-    const started = Date.now();
-    const evidence: string[] = [];
-    const logs: string[] = [];
-    const log = (r: ActionResult) => logs.push(`exit ${r.code}: ${output(r).split('\n').slice(-12).join('\n')}`);
-    let error: string | undefined;
-    try {
-      await body(evidence, log);
-    } catch (err) {
-      error = (err as Error).stack ?? String(err);
-      evidence.push(`the case failed to run: ${(err as Error).message}`);
-    }
-    await writeResult({
-      attack: id,
-      title,
-      succeeded: evidence.length > 0,
-      evidence,
-      ms: Date.now() - started,
-      log: logs,
-      ...(error ? { error } : {}),
+  ): Promise<void> =>
+    attackCase({ id, title }, async (evidence, result) => {
+      const logs: string[] = [];
+      result['log'] = logs;
+      await body(evidence, (r) => logs.push(`exit ${r.code}: ${output(r).split('\n').slice(-12).join('\n')}`));
     });
-    expect(error).toBeUndefined();
-    expect(evidence, 'the attack got through').toEqual([]);
-  }
 
   it('33-1a tree forges another repository inventory', async () => {
     await attempt(
@@ -131,7 +96,13 @@ describe.concurrent('forged inventories and locks (apply on a push, bundled acti
           {
             'clusters/prod/flux-system.yaml': checkout(`org/attacker-${ns}`),
             'clusters/prod/forger.yaml': ks(ns, 'forger', './forge'),
-            'clusters/prod/victim.yaml': ks(ns, 'victim', './innocent', '  dependsOn: [{name: forger}]\n'),
+            'clusters/prod/victim.yaml': ks(
+              ns,
+              'victim',
+              './innocent',
+              FROM_CHECKOUT,
+              '  dependsOn: [{name: forger}]\n',
+            ),
             'forge/inventory.yaml': yaml(forgedInventory(ns, record)),
             'innocent/cm.yaml': cm(ns, 'attacker-cm'),
           },
@@ -239,6 +210,7 @@ describe.concurrent('forged inventories and locks (apply on a push, bundled acti
               ns,
               'labels',
               './labelled',
+              FROM_CHECKOUT,
               "  commonMetadata:\n    labels: {'kustomize-reconcile/inventory': 'true'}\n",
             ),
             'labelled/cm.yaml': cm(ns, 'labelled'),

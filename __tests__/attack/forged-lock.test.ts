@@ -8,11 +8,12 @@
 // kubectl command that deletes it; a Lease that says it is the action's own is judged by what a run of
 // the action ever writes (its duration capped, its renewTime not after this runner's clock), so one
 // renewed long ago is taken over. Each case writes reports/attack/<case>.json.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { runAction, type ActionResult } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { writeResult } from '../helpers/hostile.js';
+import { cm } from '../helpers/flux-trees.js';
+import { attackCase } from '../helpers/hostile.js';
 
 const LEASE = 'kustomize-reconcile.flux-system.victim2';
 const LOCK_TIMEOUT_S = 45;
@@ -93,74 +94,55 @@ describe.concurrent('a forged Lease on another Kustomization’s lock (bundled a
   });
 
   it.each(CASES.map((c) => [c.id, c] as const))('%s', async (_id, c) => {
-    const started = Date.now();
-    await writeResult({ attack: c.id, title: c.title, succeeded: true, evidence: ['the case did not finish'] });
-    const evidence: string[] = [];
-    let run: ActionResult | undefined;
-    let ms = 0;
-    let error: string | undefined;
     let ns = '';
-    try {
-      ns = await freshNamespace(client, 'atk');
-      await client.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, {
-        body: {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name: LEASE, namespace: ns, ...(c.labels ? { labels: c.labels } : {}) },
-          spec: {
-            holderIdentity: c.holder,
-            leaseDurationSeconds: c.leaseDurationSeconds,
-            acquireTime: c.renewTime(),
-            renewTime: c.renewTime(),
+    await attackCase(
+      c,
+      async (evidence, result) => {
+        ns = await freshNamespace(client, 'atk');
+        await client.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, {
+          body: {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: LEASE, namespace: ns, ...(c.labels ? { labels: c.labels } : {}) },
+            spec: {
+              holderIdentity: c.holder,
+              leaseDurationSeconds: c.leaseDurationSeconds,
+              acquireTime: c.renewTime(),
+              renewTime: c.renewTime(),
+            },
           },
-        },
-      });
-      const workspace = await writeTree({
-        'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: victim-settings, namespace: ${ns}}\ndata: {a: b}\n`,
-      });
-      const t0 = Date.now();
-      run = await runAction(
-        workspace,
-        {
-          kubeconfig: kubeconfigPath(),
-          mode: 'apply',
-          path: 'app',
-          name: 'victim2',
-          'inventory-namespace': ns,
-          'lock-timeout': `${LOCK_TIMEOUT_S}s`,
-          comment: 'false',
-          'check-run': 'false',
-        },
-        { timeoutMs: 120_000 },
-      );
-      ms = Date.now() - t0;
-      const applied = await client
-        .request('GET', `/api/v1/namespaces/${ns}/configmaps/victim-settings`)
-        .then(() => true)
-        .catch(() => false);
-      evidence.push(...judge(c, ns, run, ms, applied));
-    } catch (err) {
-      error = (err as Error).stack ?? String(err);
-      evidence.push(`the case failed to run: ${(err as Error).message}`);
-    } finally {
-      await writeResult({
-        attack: c.id,
-        title: c.title,
-        succeeded: evidence.length > 0,
-        evidence,
-        ms: Date.now() - started,
-        ...(run
-          ? {
-              exitCode: run.code,
-              runMs: ms,
-              log: `${run.stdout}\n${run.stderr}`.split('\n').slice(-40).join('\n'),
-            }
-          : {}),
-        ...(error !== undefined ? { error } : {}),
-      });
-      if (ns) await client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
-    }
-    expect(error).toBeUndefined();
-    expect(evidence, 'the attack got through').toEqual([]);
+        });
+        const workspace = await writeTree({ 'app/cm.yaml': cm(ns, 'victim-settings') });
+        const t0 = Date.now();
+        const run = await runAction(
+          workspace,
+          {
+            kubeconfig: kubeconfigPath(),
+            mode: 'apply',
+            path: 'app',
+            name: 'victim2',
+            'inventory-namespace': ns,
+            'lock-timeout': `${LOCK_TIMEOUT_S}s`,
+            comment: 'false',
+            'check-run': 'false',
+          },
+          { timeoutMs: 120_000 },
+        );
+        const ms = Date.now() - t0;
+        Object.assign(result, {
+          exitCode: run.code,
+          runMs: ms,
+          log: `${run.stdout}\n${run.stderr}`.split('\n').slice(-40).join('\n'),
+        });
+        const applied = await client
+          .request('GET', `/api/v1/namespaces/${ns}/configmaps/victim-settings`)
+          .then(() => true)
+          .catch(() => false);
+        evidence.push(...judge(c, ns, run, ms, applied));
+      },
+      async () => {
+        if (ns) await client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+      },
+    );
   });
 });

@@ -18,12 +18,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { adminClient, freshNamespace, kubeconfigPath } from '../helpers/cluster.js';
 import { bareRepository } from '../helpers/git-repos.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
+import { baseTree, cm, FROM_CHECKOUT, ks } from '../helpers/flux-trees.js';
 import {
+  attackCase,
   canaryList,
   inputCanaryList,
   cleanupRun,
@@ -37,7 +39,6 @@ import {
   secretCanaries,
   secretData,
   startListener,
-  writeResult,
   type Canary,
   type Files,
   type HostileRun,
@@ -50,35 +51,6 @@ import {
 const MiB = 1024 * 1024;
 
 // ---- the tree every case starts from ------------------------------------------------------------
-
-/** This checkout, as Flux's bootstrap defines it: the GitRepository org/repo, branch main. */
-const CHECKOUT = `apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: flux-system, namespace: flux-system}
-spec: {interval: 1m, url: https://github.com/org/repo, ref: {branch: main}}
-`;
-const FROM_CHECKOUT = '{kind: GitRepository, name: flux-system, namespace: flux-system}';
-
-/** A Flux Kustomization `name` in `ns` building `path` of `sourceRef`. */
-const ks = (ns: string, name: string, path: string, sourceRef = FROM_CHECKOUT, extra = '') =>
-  `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: true
-  path: ${path}
-  sourceRef: ${sourceRef}
-${extra}`;
-
-const cm = (ns: string, name: string, data = 'a: b') =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {${data}}\n`;
-
-const baseTree = (ns: string): Files => ({
-  'clusters/prod/flux-system.yaml': CHECKOUT,
-  'clusters/prod/app.yaml': ks(ns, 'app', './apps/app'),
-  'apps/app/cm.yaml': cm(ns, 'app-settings'),
-});
 
 const gitRepo = (ns: string, name: string, url: string, extra = '') =>
   `apiVersion: source.toolkit.fluxcd.io/v1
@@ -1083,19 +1055,9 @@ describe.concurrent('hostile pull requests (preview on a pull_request event, bun
   });
 
   it.each(CASES.map((c, i) => [c.id, c, i] as const))('%s', async (_id, c, index) => {
-    const started = Date.now();
-    await writeResult({
-      attack: c.id,
-      title: c.title,
-      ...(c.control ? { control: true } : {}),
-      succeeded: true,
-      evidence: ['the case did not finish'],
-    });
     let run: HostileRun | undefined;
     const cleanups: (() => Promise<unknown>)[] = [];
-    const evidence: string[] = [];
-    let error: string | undefined;
-    try {
+    const body = async (evidence: string[], result: Record<string, unknown>) => {
       const ns = await freshNamespace(client, 'atk');
       cleanups.push(() => client.request('DELETE', `/api/v1/namespaces/${ns}`));
       const L = listeners.get(c.id)!;
@@ -1150,6 +1112,14 @@ describe.concurrent('hostile pull requests (preview on a pull_request event, bun
         ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}),
         ...(c.id === '7b-cancelled-run-left-behind' ? { during: cancelWhenFetched(ctx) } : {}),
       });
+      Object.assign(result, {
+        exitCode: run.code,
+        runMs: run.ms,
+        timedOut: run.timedOut === true,
+        peakScratchMiB: Math.round(run.peakScratch / MiB),
+        peakRssMiB: Math.round(run.peakRss / MiB),
+        log: tail(`${run.stdout}\n${run.stderr}`),
+      });
       evidence.push(
         ...evidenceOf({
           run,
@@ -1163,50 +1133,41 @@ describe.concurrent('hostile pull requests (preview on a pull_request event, bun
         }),
         ...((await c.judge?.(run, ctx)) ?? []),
       );
-    } catch (err) {
-      error = (err as Error).stack ?? String(err);
-      evidence.push(`the case failed to run: ${(err as Error).message}`);
-    } finally {
-      await writeResult({
-        attack: c.id,
-        title: c.title,
-        ...(c.control ? { control: true } : {}),
-        succeeded: evidence.length > 0,
-        evidence,
-        ms: Date.now() - started,
-        ...(run
-          ? {
-              exitCode: run.code,
-              runMs: run.ms,
-              timedOut: run.timedOut === true,
-              peakScratchMiB: Math.round(run.peakScratch / MiB),
-              peakRssMiB: Math.round(run.peakRss / MiB),
-            }
-          : {}),
-        requests: Object.fromEntries(
-          Object.entries(listeners.get(c.id) ?? {}).map(([name, l]) => [
-            name,
-            {
-              connections: l.connections,
-              requests: l.records.map((r) => {
-                const auth = r.headers.find(([k]) => k.toLowerCase() === 'authorization')?.[1];
-                return `${r.method} ${r.url.slice(0, 120)}${auth === undefined ? '' : ` (Authorization: ${auth.split(' ')[0]} …)`}`;
-              }),
-            },
-          ]),
-        ),
-        ...(error !== undefined ? { error } : {}),
-        ...(run ? { log: tail(`${run.stdout}\n${run.stderr}`) } : {}),
-      });
-      if (run) await cleanupRun(run);
-      for (const f of cleanups.reverse()) await f().catch(() => undefined);
-    }
-    expect(error).toBeUndefined();
-    expect(evidence, c.control ? 'the control did not see the legitimate send' : 'the attack got through').toEqual([]);
+    };
+    await attackCase(
+      c,
+      async (evidence, result) => {
+        try {
+          await body(evidence, result);
+        } finally {
+          result['requests'] = requestsOf(listeners.get(c.id) ?? {});
+        }
+      },
+      async () => {
+        if (run) await cleanupRun(run);
+        for (const f of cleanups.reverse()) await f().catch(() => undefined);
+      },
+    );
   });
 });
 
 /** The last lines of a log, for the result file. */
 function tail(text: string): string {
   return text.split('\n').slice(-60).join('\n');
+}
+
+/** What each listener of a case received, for the result file (the scheme of an Authorization, not its value). */
+function requestsOf(mine: Record<string, Listener>): Record<string, { connections: number; requests: string[] }> {
+  return Object.fromEntries(
+    Object.entries(mine).map(([name, l]) => [
+      name,
+      {
+        connections: l.connections,
+        requests: l.records.map((r) => {
+          const auth = r.headers.find(([k]) => k.toLowerCase() === 'authorization')?.[1];
+          return `${r.method} ${r.url.slice(0, 120)}${auth === undefined ? '' : ` (Authorization: ${auth.split(' ')[0]} …)`}`;
+        }),
+      },
+    ]),
+  );
 }

@@ -13,16 +13,17 @@
 //   `kind: ConfigMap` shown as `***Map`), and none is shorter than 4 characters.
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { adminClient, freshNamespace, kubeconfigPath } from '../helpers/cluster.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
+import { baseTree, cm, ks } from '../helpers/flux-trees.js';
 import {
+  attackCase,
   cleanupRun,
   evidenceOf,
   runHostile,
   runnerView,
-  writeResult,
   type Canary,
   type Files,
   type HostileRun,
@@ -30,37 +31,12 @@ import {
 
 const TOKEN = `ghs_kr${randomBytes(16).toString('hex')}`;
 
-const CHECKOUT = `apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: flux-system, namespace: flux-system}
-spec: {interval: 1m, url: https://github.com/org/repo, ref: {branch: main}}
-`;
-
-const ks = (ns: string, name: string, path: string) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: true
-  path: ${path}
-  sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
-`;
-
-const cm = (ns: string, name: string, data = 'a: b') =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {${data}}\n`;
-
 /** A ConfigMap whose data refers to itself: yaml.v3 (kustomize) recurses until its stack is gone. */
 const LOOP = (ns: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop, namespace: ${ns}}\ndata: &self\n  again: *self\n`;
 
 /** A replacements file whose first item holds itself. */
 const LOOP_REPLACEMENT = '- &r\n  source: {kind: ConfigMap, name: app-settings, fieldPath: data.a}\n  targets: [*r]\n';
-
-const baseTree = (ns: string): Files => ({
-  'clusters/prod/flux-system.yaml': CHECKOUT,
-  'clusters/prod/app.yaml': ks(ns, 'app', './apps/app'),
-  'apps/app/cm.yaml': cm(ns, 'app-settings'),
-});
 
 /** What shows that the build ended in a crash rather than with an error naming the file. */
 const CRASH = /goroutine \d+ \[|runtime stack:|fatal error: stack overflow|goroutine stack exceeds|Maximum call stack/;
@@ -234,51 +210,42 @@ describe.concurrent('masks and aliases (preview on a pull_request event, bundled
   });
 
   it.each(CASES.map((c, i) => [c.id, c, i] as const))('%s', async (_id, c, index) => {
-    const started = Date.now();
-    await writeResult({ attack: c.id, title: c.title, succeeded: true, evidence: ['the case did not finish'] });
-    const evidence: string[] = [];
     let run: HostileRun | undefined;
-    let error: string | undefined;
     let ns: string | undefined;
-    try {
-      ns = await freshNamespace(client, 'atk');
-      const input = c.kubeconfig?.(kubeconfig) ?? { text: kubeconfig, canaries: [] };
-      run = await runHostile({
-        client,
-        github,
-        number: 3300 + index,
-        base: baseTree(ns),
-        head: c.head(ns),
-        inputs: {
-          kubeconfig: input.text,
-          mode: 'preview',
-          kustomizations: 'clusters/prod/*.yaml',
-          'github-token': TOKEN,
-        },
-        ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}),
-      });
-      evidence.push(
-        ...evidenceOf({ run, canaries: input.canaries, listeners: [], namespace: ns }),
-        ...c.judge(run, ns, input.canaries, input.text),
-      );
-    } catch (err) {
-      error = (err as Error).stack ?? String(err);
-      evidence.push(`the case failed to run: ${(err as Error).message}`);
-    } finally {
-      await writeResult({
-        attack: c.id,
-        title: c.title,
-        succeeded: evidence.length > 0,
-        evidence,
-        ms: Date.now() - started,
-        ...(run ? { exitCode: run.code, runMs: run.ms, timedOut: run.timedOut === true } : {}),
-        ...(error !== undefined ? { error } : {}),
-        ...(run ? { log: `${run.stdout}\n${run.stderr}`.split('\n').slice(-60).join('\n') } : {}),
-      });
-      if (run) await cleanupRun(run);
-      if (ns) await client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
-    }
-    expect(error).toBeUndefined();
-    expect(evidence, 'the attack got through').toEqual([]);
+    await attackCase(
+      c,
+      async (evidence, result) => {
+        ns = await freshNamespace(client, 'atk');
+        const input = c.kubeconfig?.(kubeconfig) ?? { text: kubeconfig, canaries: [] };
+        run = await runHostile({
+          client,
+          github,
+          number: 3300 + index,
+          base: baseTree(ns),
+          head: c.head(ns),
+          inputs: {
+            kubeconfig: input.text,
+            mode: 'preview',
+            kustomizations: 'clusters/prod/*.yaml',
+            'github-token': TOKEN,
+          },
+          ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}),
+        });
+        Object.assign(result, {
+          exitCode: run.code,
+          runMs: run.ms,
+          timedOut: run.timedOut === true,
+          log: `${run.stdout}\n${run.stderr}`.split('\n').slice(-60).join('\n'),
+        });
+        evidence.push(
+          ...evidenceOf({ run, canaries: input.canaries, listeners: [], namespace: ns }),
+          ...c.judge(run, ns, input.canaries, input.text),
+        );
+      },
+      async () => {
+        if (run) await cleanupRun(run);
+        if (ns) await client.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+      },
+    );
   });
 });

@@ -10,13 +10,14 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Marked, type Token } from 'marked';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import type { Report } from '../../src/report/model.js';
 import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath } from '../helpers/cluster.js';
 import { prEvent, repoEnv, startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
-import { cleanupRun, runHostile, writeResult, type Files } from '../helpers/hostile.js';
+import { baseTree, FROM_CHECKOUT, ks } from '../helpers/flux-trees.js';
+import { attackCase, cleanupRun, runHostile, type Files } from '../helpers/hostile.js';
 import { entry, fileText, jobReport, kustomization, webDeployment } from '../helpers/report-files.js';
 
 // ---- the attacker's text -----------------------------------------------------------------------
@@ -137,34 +138,6 @@ function reached(posted: { comments: string[]; checkRuns: CheckRunLike[]; summar
   return all.some((t) => t.includes(word) || t.includes(word.replace(/ /g, '\\u00a0')));
 }
 
-// ---- trees ---------------------------------------------------------------------------------------
-
-const CHECKOUT = `apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: flux-system, namespace: flux-system}
-spec: {interval: 1m, url: https://github.com/org/repo, ref: {branch: main}}
-`;
-
-const ks = (ns: string, name: string, path: string, extra = '') =>
-  `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  interval: 10m
-  prune: true
-  path: ${JSON.stringify(path)}
-  sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
-${extra}`;
-
-const cm = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
-
-const baseTree = (ns: string): Files => ({
-  'clusters/prod/flux-system.yaml': CHECKOUT,
-  'clusters/prod/app.yaml': ks(ns, 'app', './apps/app'),
-  'apps/app/cm.yaml': cm(ns, 'app-settings'),
-});
-
 // ---- cases -----------------------------------------------------------------------------------------
 
 interface Posted {
@@ -186,35 +159,42 @@ interface Case {
 
 const TOKEN = 'ghs_markup_test_token';
 
-/** One preview of a PR whose HEAD is `head(ns)` on top of the base tree; what the fake GitHub got for it. */
-async function preview(
-  env: Parameters<Case['run']>[0],
-  head: (ns: string) => Files,
-  cleanups: (() => Promise<unknown>)[],
-): Promise<Posted> {
-  const ns = await freshNamespace(env.client, 'atk');
-  cleanups.push(() => env.client.request('DELETE', `/api/v1/namespaces/${ns}`));
-  const run = await runHostile({
-    client: env.client,
-    github: env.github,
-    number: env.number,
-    base: baseTree(ns),
-    head: head(ns),
-    inputs: {
-      kubeconfig: env.kubeconfig,
-      mode: 'preview',
-      kustomizations: 'clusters/prod/*.yaml',
-      'github-token': TOKEN,
-    },
-  });
-  cleanups.push(() => cleanupRun(run));
-  return {
-    comments: env.github.comments.filter((c) => c.issue_number === env.number).map((c) => c.body),
-    checkRuns: env.github.checkRuns.filter((c) => c.head_sha === run.headSha),
-    summary: run.summary,
-    log: tail(`${run.stdout}\n${run.stderr}`),
-  };
+/**
+ * One preview of a PR whose HEAD is `head(ns)` on top of the base tree; what the fake GitHub got for
+ * it. Its namespace and the run's directories are removed once it is over.
+ */
+async function preview(env: Parameters<Case['run']>[0], head: (ns: string) => Files): Promise<Posted> {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const ns = await freshNamespace(env.client, 'atk');
+    cleanups.push(() => env.client.request('DELETE', `/api/v1/namespaces/${ns}`));
+    const run = await runHostile({
+      client: env.client,
+      github: env.github,
+      number: env.number,
+      base: baseTree(ns),
+      head: head(ns),
+      inputs: {
+        kubeconfig: env.kubeconfig,
+        mode: 'preview',
+        kustomizations: 'clusters/prod/*.yaml',
+        'github-token': TOKEN,
+      },
+    });
+    cleanups.push(() => cleanupRun(run));
+    return {
+      comments: env.github.comments.filter((c) => c.issue_number === env.number).map((c) => c.body),
+      checkRuns: env.github.checkRuns.filter((c) => c.head_sha === run.headSha),
+      summary: run.summary,
+      log: tail(`${run.stdout}\n${run.stderr}`),
+    };
+  } finally {
+    for (const f of cleanups.reverse()) await f().catch(() => undefined);
+  }
 }
+
+/** The BASE's Kustomization app, with `extra` lines in its spec. */
+const app = (ns: string, extra: string) => ks(ns, 'app', './apps/app', FROM_CHECKOUT, extra);
 
 const CASES: Case[] = [
   {
@@ -222,65 +202,34 @@ const CASES: Case[] = [
     title:
       'a PR tree puts Markdown in a component path (ignoreMissingComponents), a spec.path quoted in an error: the PR comment, check run and job summary show it as text',
     expect: ['Security review', 'bold-html'],
-    run: (env) => {
-      const cleanups: (() => Promise<unknown>)[] = [];
-      return preview(
-        env,
-        (ns) => ({
-          'clusters/prod/app.yaml': ks(
-            ns,
-            'app',
-            './apps/app',
-            `  ignoreMissingComponents: true\n  components:\n    - ${JSON.stringify(BRIEF)}\n    - ${JSON.stringify(MORE)}\n`,
-          ),
-          'clusters/prod/other.yaml': ks(ns, 'other', `./apps/${BRIEF} ${MORE}`),
-        }),
-        cleanups,
-      ).finally(async () => {
-        for (const f of cleanups.reverse()) await f().catch(() => undefined);
-      });
-    },
+    run: (env) =>
+      preview(env, (ns) => ({
+        'clusters/prod/app.yaml': app(
+          ns,
+          `  ignoreMissingComponents: true\n  components:\n    - ${JSON.stringify(BRIEF)}\n    - ${JSON.stringify(MORE)}\n`,
+        ),
+        'clusters/prod/other.yaml': ks(ns, 'other', JSON.stringify(`./apps/${BRIEF} ${MORE}`)),
+      })),
   },
   {
     id: '33-3b-markup-in-a-file-name',
     title:
       'a PR tree names a Kustomization file with Markdown and leaves it invalid, so that the run fails quoting the name: the error row, the check run title and the job summary show it as text',
     expect: ['@octocat'],
-    run: (env) => {
-      const cleanups: (() => Promise<unknown>)[] = [];
-      return preview(
-        env,
-        (ns) => ({
-          'clusters/prod/**@octocat** [l](www.example.org) ![i](x.png) #1 _u_.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: broken, namespace: ${ns}}\nspec: {interval: 10m, prune: true}\n`,
-        }),
-        cleanups,
-      ).finally(async () => {
-        for (const f of cleanups.reverse()) await f().catch(() => undefined);
-      });
-    },
+    run: (env) =>
+      preview(env, (ns) => ({
+        'clusters/prod/**@octocat** [l](www.example.org) ![i](x.png) #1 _u_.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: broken, namespace: ${ns}}\nspec: {interval: 10m, prune: true}\n`,
+      })),
   },
   {
     id: '33-3d-markup-in-a-dependson-name',
     title:
       'a PR tree puts Markdown in a dependsOn name, so that the run fails quoting it: the error row, the check run title and the job summary show it as text',
     expect: ['Security review'],
-    run: (env) => {
-      const cleanups: (() => Promise<unknown>)[] = [];
-      return preview(
-        env,
-        (ns) => ({
-          'clusters/prod/app.yaml': ks(
-            ns,
-            'app',
-            './apps/app',
-            `  dependsOn:\n    - name: ${JSON.stringify(`x ${BRIEF} ${MORE}`)}\n`,
-          ),
-        }),
-        cleanups,
-      ).finally(async () => {
-        for (const f of cleanups.reverse()) await f().catch(() => undefined);
-      });
-    },
+    run: (env) =>
+      preview(env, (ns) => ({
+        'clusters/prod/app.yaml': app(ns, `  dependsOn:\n    - name: ${JSON.stringify(`x ${BRIEF} ${MORE}`)}\n`),
+      })),
   },
   {
     id: '33-3c-markup-in-merged-report-files',
@@ -380,40 +329,19 @@ describe('markup from a hostile tree or report file in the PR comment, check run
   });
 
   it.each(CASES.map((c, i) => [c.id, c, i] as const))('%s', async (_id, c, index) => {
-    const started = Date.now();
-    await writeResult({ attack: c.id, title: c.title, succeeded: true, evidence: ['the case did not finish'] });
-    const evidence: string[] = [];
-    let error: string | undefined;
-    let posted: Posted | undefined;
-    try {
-      posted = await c.run({ client, github, kubeconfig, number: 330 + index });
+    await attackCase({ ...c, message: 'the attacker’s markup is live' }, async (evidence, result) => {
+      const posted = await c.run({ client, github, kubeconfig, number: 330 + index });
+      Object.assign(result, {
+        comment: posted.comments.at(-1)?.slice(0, 6000),
+        checkTitle: posted.checkRuns.at(-1)?.output?.title,
+        log: posted.log,
+      });
       if (posted.comments.length === 0) throw new Error(`no PR comment was posted:\n${posted.log}`);
       if (posted.checkRuns.length === 0) throw new Error('no check run was created');
       for (const w of c.expect)
         if (!reached(posted, w)) throw new Error(`the attacker's text (${w}) did not reach the renderings`);
       evidence.push(...judge(posted));
-    } catch (err) {
-      error = (err as Error).stack ?? String(err);
-      evidence.push(`the case failed to run: ${(err as Error).message}`);
-    } finally {
-      await writeResult({
-        attack: c.id,
-        title: c.title,
-        succeeded: evidence.length > 0,
-        evidence,
-        ms: Date.now() - started,
-        ...(error !== undefined ? { error } : {}),
-        ...(posted
-          ? {
-              comment: posted.comments.at(-1)?.slice(0, 6000),
-              checkTitle: posted.checkRuns.at(-1)?.output?.title,
-              log: posted.log,
-            }
-          : {}),
-      });
-    }
-    expect(error).toBeUndefined();
-    expect(evidence, 'the attacker’s markup is live').toEqual([]);
+    });
   });
 });
 

@@ -1,13 +1,14 @@
 // The sticky comment (issue 33): a pull request's author writes a comment whose first line is the
 // action's marker, so that the preview is written into a comment the author can edit again after
 // it; the bundled action in preview must post its own comment and leave the planted one alone.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { commentMarker } from '../../src/report/comment.js';
 import { runAction } from '../helpers/action.js';
 import { adminClient, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { prEvent, repoEnv, startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
-import { writeResult } from '../helpers/hostile.js';
+import { cm } from '../helpers/flux-trees.js';
+import { attackCase } from '../helpers/hostile.js';
 
 describe('a planted sticky comment', () => {
   let client: ClusterClient;
@@ -24,31 +25,23 @@ describe('a planted sticky comment', () => {
   });
 
   it('33-sticky-comment-planted', async () => {
-    const started = Date.now();
-    const evidence: string[] = [];
-    const ns = await freshNamespace(client, 'atk');
-    const cm = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: payments-db, namespace: ${ns}}\ndata: {a: b}\n`;
-    const workspace = await writeTree({ 'deploy/cm.yaml': cm });
-    const text = `${commentMarker('deploy')}\n✅ kustomize-reconcile: nothing changes`;
-    const planted = fake.addComment({ owner: 'org', repo: 'repo', issue: 7, login: 'octocat', body: text });
-    const run = await runAction(
-      workspace,
-      { kubeconfig: kubeconfigPath(), path: 'deploy', mode: 'preview', 'github-token': 'tok-rw' },
-      { env: repoEnv(fake), event: prEvent() },
-    );
-    if (planted.body !== text) evidence.push("the action wrote its preview into the PR author's comment");
-    const own = fake.comments.filter((c) => c.user.login === 'github-actions[bot]');
-    if (own.length !== 1) evidence.push(`the action posted ${own.length} comment(s) of its own, not 1`);
-    else if (!own[0]!.body.includes(`ConfigMap/${ns}/payments-db`))
-      evidence.push("the action's own comment does not show the change");
-    await writeResult({
-      attack: '33-sticky-comment-planted',
-      title: "the PR author plants a comment with the action's marker, to be edited with the preview",
-      succeeded: evidence.length > 0,
-      evidence,
-      ms: Date.now() - started,
-      exitCode: run.code,
+    const title = "the PR author plants a comment with the action's marker, to be edited with the preview";
+    await attackCase({ id: '33-sticky-comment-planted', title }, async (evidence, result) => {
+      const ns = await freshNamespace(client, 'atk');
+      const workspace = await writeTree({ 'deploy/cm.yaml': cm(ns, 'payments-db') });
+      const text = `${commentMarker('deploy')}\n✅ kustomize-reconcile: nothing changes`;
+      const planted = fake.addComment({ owner: 'org', repo: 'repo', issue: 7, login: 'octocat', body: text });
+      const run = await runAction(
+        workspace,
+        { kubeconfig: kubeconfigPath(), path: 'deploy', mode: 'preview', 'github-token': 'tok-rw' },
+        { env: repoEnv(fake), event: prEvent() },
+      );
+      result['exitCode'] = run.code;
+      if (planted.body !== text) evidence.push("the action wrote its preview into the PR author's comment");
+      const own = fake.comments.filter((c) => c.user.login === 'github-actions[bot]');
+      if (own.length !== 1) evidence.push(`the action posted ${own.length} comment(s) of its own, not 1`);
+      else if (!own[0]!.body.includes(`ConfigMap/${ns}/payments-db`))
+        evidence.push("the action's own comment does not show the change");
     });
-    expect(evidence, 'the attack got through').toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { runAction, type ActionResult } from './action.js';
 import type { FakeGitHub } from './github-server.js';
@@ -813,4 +814,52 @@ export interface AttackResult {
 export async function writeResult(r: AttackResult): Promise<void> {
   await mkdir(RESULTS_DIR, { recursive: true });
   await writeFile(join(RESULTS_DIR, `${r.attack}.json`), `${JSON.stringify(r, null, 2)}\n`);
+}
+
+/** A case of the suite: its result file's name (`attack`) and title; a control is not an attack. */
+export interface CaseInfo {
+  id: string;
+  title: string;
+  control?: boolean;
+  /** What the case's failure says (else that the attack got through, or that the control failed). */
+  message?: string;
+}
+
+/**
+ * Runs one case: writes its result file as not finished, runs `body` (which pushes to `evidence`
+ * what shows the attack got through, and may set more fields of the result file on `result`: an
+ * exit code, a log…), then writes the result file (an error thrown by `body` is evidence too, and
+ * `result`'s fields are written all the same), runs `cleanup`, and fails the test when there is
+ * any evidence.
+ */
+export async function attackCase(
+  c: CaseInfo,
+  body: (evidence: string[], result: Record<string, unknown>) => Promise<void>,
+  cleanup?: () => Promise<unknown>,
+): Promise<void> {
+  const started = Date.now();
+  const head = { attack: c.id, title: c.title, ...(c.control ? { control: true } : {}) };
+  await writeResult({ ...head, succeeded: true, evidence: ['the case did not finish'] });
+  const evidence: string[] = [];
+  const result: Record<string, unknown> = {};
+  let error: string | undefined;
+  try {
+    await body(evidence, result);
+  } catch (err) {
+    error = (err as Error).stack ?? String(err);
+    evidence.push(`the case failed to run: ${(err as Error).message}`);
+  } finally {
+    await writeResult({
+      ...head,
+      succeeded: evidence.length > 0,
+      evidence,
+      ms: Date.now() - started,
+      ...result,
+      ...(error !== undefined ? { error } : {}),
+    });
+    await cleanup?.();
+  }
+  expect(error).toBeUndefined();
+  const message = c.message ?? (c.control ? 'the control did not see the legitimate send' : 'the attack got through');
+  expect(evidence, message).toEqual([]);
 }

@@ -6,23 +6,25 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
-import { startReconcileChild, stopped } from '../helpers/child.js';
+import type { RawSettings } from '../../src/settings.js';
+import { stopped } from '../helpers/child.js';
 import { exists, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy, type FaultRule, type RecordedRequest } from '../helpers/fault-proxy.js';
+import {
+  inProcess,
+  KS,
+  LEASE,
+  lockSettings as settings,
+  resumeA,
+  runZero,
+  SOURCE,
+  startThroughProxy,
+  takeOverAsB,
+  untilA,
+} from '../helpers/lock-runs.js';
 import { configMap, kustomizationYaml } from '../helpers/manifests.js';
-import { reconcile, testRawSettings } from '../helpers/reconcile.js';
+import { testRawSettings } from '../helpers/reconcile.js';
 
-/** The Kustomization of path `app` is flux-system/app; its inventory and lock live in the test's namespace. */
-const KS = { name: 'app', namespace: 'flux-system' };
-const LEASE = 'kustomize-reconcile.flux-system.app';
-/**
- * The input `name` (issue #17 finding 1, on another branch) that keeps path `app` the Kustomization
- * flux-system/app once names are derived from the repository; a branch without it ignores it.
- */
-const NAME: Record<string, unknown> = { name: 'app' };
-/** The three runs reconcile one repository. */
-const SOURCE = 'local:test';
 const OWNER = 'kustomize.toolkit.fluxcd.io/name=app,kustomize.toolkit.fluxcd.io/namespace=flux-system';
 
 /** A Deployment that never becomes ready: no node matches its selector. */
@@ -62,11 +64,6 @@ describe('losing the lock stops the run', () => {
     proxy = p;
   });
 
-  const settings = (root: string, ns: string, extra: Partial<RawSettings>): RawSettings =>
-    testRawSettings(root, { path: 'app', ...NAME, prune: true, inventoryNamespace: ns, lockLeaseMs: 2_000, ...extra });
-  const inProcess = (raw: RawSettings, log: string[]) =>
-    reconcile(normalize(raw), { log: (l) => log.push(l), secret: () => {} });
-
   /**
    * Starts run A (the engine in its own process, through the proxy) with the tree `root` holds now,
    * and stops it for real (SIGSTOP) the moment it sends the request `stopOn`. That request reaches
@@ -101,48 +98,23 @@ describe('losing the lock stops the run', () => {
         },
       },
     ]);
-    const a = await startReconcileChild({
-      ...settings(root, ns, { ...extra, run: { holder: 'run-A', source: SOURCE } }),
-      kubeconfig: { kind: 'path', path: proxy.kubeconfig },
-    });
+    const a = await startThroughProxy(
+      proxy,
+      settings(root, ns, { ...extra, run: { holder: 'run-A', source: SOURCE } }),
+    );
     pid = a.process.pid!;
-    const answered = async () => {
-      for (let i = 0; held?.status === undefined || held.status === 0; i++) {
-        if (i > 600) throw new Error(`run A never got to the request it is stopped at:\n${a.lines.join('\n')}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
-    if (late) {
-      for (let i = 0; held === undefined; i++) {
-        if (i > 600) throw new Error(`run A never got to the request it is stopped at:\n${a.lines.join('\n')}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } else {
-      await answered();
-    }
+    const stoppedAt = 'the request it is stopped at';
+    const answered = () => untilA(a, () => held?.status !== undefined && held.status !== 0, stoppedAt);
+    if (late) await untilA(a, () => held !== undefined, stoppedAt);
+    else await answered();
     return {
       /** Lets the held request through (late), resumes A (SIGCONT), and waits for it to end. */
-      resume: async () => {
-        const from = proxy.requests.length;
-        release();
-        await answered();
-        a.process.kill('SIGCONT');
-        const out = await a.exited;
-        return { ...out, after: proxy.requests.slice(from) };
-      },
+      resume: () =>
+        resumeA(proxy, a, () => {
+          release();
+          return answered();
+        }),
     };
-  }
-
-  /** Run B, in this process and straight to the cluster, after A's lease ran out: it takes the lock over. */
-  async function runB(root: string, ns: string) {
-    const log: string[] = [];
-    const report = await inProcess(
-      settings(root, ns, { lockTimeout: '1m', run: { holder: 'run-B', source: SOURCE, url: 'https://ci.test/run-B' } }),
-      log,
-    );
-    expect(report.error).toBeUndefined();
-    expect(log).toContain(`Taking over the expired lock ${ns}/${LEASE} from run-A`);
-    return (await new InventoryStore(client, ns, KS).read()).record;
   }
 
   /** The objects A wrote or deleted among `after` (its requests once resumed). */
@@ -178,9 +150,7 @@ describe('losing the lock stops the run', () => {
     const root = await writeTree({});
     // The inventory before: c1 and keep.
     await tree(root, ns, ['c1', 'keep']);
-    expect(
-      (await inProcess(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } }), [])).error,
-    ).toBeUndefined();
+    await runZero(root, ns);
 
     // Run A would add c2 and c3 and prune keep; it stalls between the applies of c2 and c3.
     await tree(root, ns, ['c1', 'c2', 'c3']);
@@ -191,7 +161,7 @@ describe('losing the lock stops the run', () => {
 
     // Meanwhile Git went back to c1 and keep: B prunes c2, pending in A's record, and keeps keep.
     await tree(root, ns, ['c1', 'keep']);
-    const inventoryB = await runB(root, ns);
+    const inventoryB = await takeOverAsB(client, root, ns);
 
     const { code, report, after } = await a.resume();
     expect(code).toBe(1);
@@ -217,15 +187,13 @@ describe('losing the lock stops the run', () => {
     const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
     const root = await writeTree({});
     await tree(root, ns, ['c1', 'keep']);
-    expect(
-      (await inProcess(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } }), [])).error,
-    ).toBeUndefined();
+    await runZero(root, ns);
 
     // A's apply of c2 is stuck on the wire while A is stopped: it lands after B has finished.
     await tree(root, ns, ['c1', 'c2', 'c3']);
     const a = await stallA(root, ns, on('PATCH', cmPath('c2'), { dryRun: false }), true, { concurrency: '1' });
     await tree(root, ns, ['c1', 'keep']);
-    const inventoryB = await runB(root, ns);
+    const inventoryB = await takeOverAsB(client, root, ns);
     expect(inventoryB?.pending).toEqual([]);
 
     const { code, report, after } = await a.resume();
@@ -293,16 +261,14 @@ describe('losing the lock stops the run', () => {
     const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
     const root = await writeTree({});
     await tree(root, ns, ['c1', 'old1', 'old2']);
-    expect(
-      (await inProcess(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } }), [])).error,
-    ).toBeUndefined();
+    await runZero(root, ns);
 
     // A prunes old1 and old2; it stalls at its first delete.
     await tree(root, ns, ['c1']);
     const a = await stallA(root, ns, on('DELETE', new RegExp(`^${cmPath('old[12]')}$`)));
     // Git brought them back: B recreates the one A deleted.
     await tree(root, ns, ['c1', 'old1', 'old2']);
-    const inventoryB = await runB(root, ns);
+    const inventoryB = await takeOverAsB(client, root, ns);
 
     const { code, report, after } = await a.resume();
     expect(code).toBe(1);
@@ -325,9 +291,7 @@ describe('losing the lock stops the run', () => {
     const deployPath = `/apis/apps/v1/namespaces/${ns}/deployments/stuck`;
     const root = await writeTree({});
     await tree(root, ns, ['c1', 'keep']);
-    expect(
-      (await inProcess(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } }), [])).error,
-    ).toBeUndefined();
+    await runZero(root, ns);
 
     // A applies a Deployment that never becomes ready and would prune keep after the wait; it
     // stalls at its first health read.
@@ -339,7 +303,7 @@ describe('losing the lock stops the run', () => {
       timeout: '2m',
     });
     await tree(root, ns, ['c1', 'keep']);
-    const inventoryB = await runB(root, ns);
+    const inventoryB = await takeOverAsB(client, root, ns);
 
     const { code, report, after } = await a.resume();
     expect(code).toBe(1);
@@ -387,14 +351,11 @@ describe('losing the lock stops the run', () => {
         },
       },
     ]);
-    const a = await startReconcileChild({ ...files('run-A'), kubeconfig: { kind: 'path', path: proxy.kubeconfig } });
+    const a = await startThroughProxy(proxy, files('run-A'));
     pid = a.process.pid!;
     const firstDelete = () =>
-      proxy.requests.find((r) => r.method === 'DELETE' && /\/configmaps\/gone-[12]$/.test(r.path) && r.status !== 0);
-    for (let i = 0; !firstDelete(); i++) {
-      if (i > 600) throw new Error(`run A never deleted:\n${a.lines.join('\n')}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      proxy.requests.some((r) => r.method === 'DELETE' && /\/configmaps\/gone-[12]$/.test(r.path) && r.status !== 0);
+    await untilA(a, firstDelete, 'its first delete');
 
     // The file came back: B takes the lock of `gone` over and applies it again.
     await writeFile(join(root, 'ks.yaml'), [ks('keep'), ks('gone')].join('---\n'));
@@ -406,10 +367,7 @@ describe('losing the lock stops the run', () => {
     const inventoryB = (await storeB.read()).record;
     expect(inventoryB?.entries.map((e) => e.id).sort()).toEqual([`${ns}_gone-1__ConfigMap`, `${ns}_gone-2__ConfigMap`]);
 
-    const from = proxy.requests.length;
-    a.process.kill('SIGCONT');
-    const { code, report } = await a.exited;
-    const after = proxy.requests.slice(from);
+    const { code, report, after } = await resumeA(proxy, a);
     expect(code).toBe(1);
     expect(report?.removed).toMatchObject([{ kustomization: `${ns}/gone`, action: 'failed' }]);
     expect(report?.removed?.[0]?.reason).toMatch(

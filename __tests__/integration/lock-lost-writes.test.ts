@@ -9,17 +9,24 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
+import type { InventoryRecord } from '../../src/inventory/codec.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
-import { startReconcileChild, stopped } from '../helpers/child.js';
+import type { Report } from '../../src/report/model.js';
+import { stopped } from '../helpers/child.js';
 import { freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, type FaultProxy, type RecordedRequest, type SeenRequest } from '../helpers/fault-proxy.js';
-import { reconcile, testRawSettings } from '../helpers/reconcile.js';
+import {
+  KS,
+  LEASE as HEAD,
+  lockSettings,
+  resumeA,
+  runZero,
+  startThroughProxy,
+  takeOverAsB,
+  untilA,
+  SOURCE,
+} from '../helpers/lock-runs.js';
 
-const KS = { name: 'app', namespace: 'flux-system' };
-/** The inventory head's name, and the lock's. */
-const HEAD = 'kustomize-reconcile.flux-system.app';
-const SOURCE = 'local:test';
 const NAMES = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8'];
 
 const cm = (ns: string, name: string, value: string) =>
@@ -59,16 +66,6 @@ describe('a run that lost its lock while its writes were throttled writes nothin
     client = c;
     proxy = p;
   });
-
-  const settings = (root: string, ns: string, extra: Partial<RawSettings>): RawSettings =>
-    testRawSettings(root, {
-      path: 'app',
-      name: 'app',
-      prune: true,
-      inventoryNamespace: ns,
-      lockLeaseMs: 2_000,
-      ...extra,
-    });
 
   /** Every ConfigMap of `ns` (the inventory's included): resourceVersion, data, field managers. */
   async function snapshot(ns: string): Promise<Record<string, Live>> {
@@ -122,43 +119,47 @@ describe('a run that lost its lock while its writes were throttled writes nothin
         fault: { status: 429, retryAfter: 2 },
       },
     ]);
-    const a = await startReconcileChild({
-      ...settings(root, ns, { run: { holder: 'run-A', source: SOURCE } }),
-      kubeconfig: { kind: 'path', path: proxy.kubeconfig },
-    });
+    const a = await startThroughProxy(proxy, lockSettings(root, ns, { run: { holder: 'run-A', source: SOURCE } }));
     pid = a.process.pid!;
-    for (let i = 0; stop === undefined; i++) {
-      if (i > 900) throw new Error(`run A never got to the write it is stopped at:\n${a.lines.join('\n')}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await untilA(a, () => stop !== undefined, 'the write it is stopped at', 900);
     await stop;
     return {
       lines: a.lines,
       /** Resumes A (SIGCONT) and waits for it to end; `after` is what it sent once resumed. */
-      resume: async () => {
-        const from = proxy.requests.length;
-        a.process.kill('SIGCONT');
-        const out = await a.exited;
-        return { ...out, after: proxy.requests.slice(from) };
-      },
+      resume: () => resumeA(proxy, a),
     };
   }
 
-  /** Run B, in this process and straight to the cluster: it waits for A's lease to run out and takes it over. */
-  async function runB(root: string, ns: string) {
-    const log: string[] = [];
-    const report = await reconcile(
-      normalize(
-        settings(root, ns, {
-          lockTimeout: '1m',
-          run: { holder: 'run-B', source: SOURCE, url: 'https://ci.test/run-B' },
-        }),
-      ),
-      { log: (l) => log.push(l), secret: () => {} },
+  /** A fresh namespace and a tree whose ConfigMaps hold v0, reconciled by run 0. */
+  async function seeded(): Promise<{ ns: string; root: string }> {
+    const ns = await freshNamespace(client, 'llw');
+    const root = await writeTree({});
+    await tree(root, ns, 'v0', NAMES);
+    await runZero(root, ns);
+    return { ns, root };
+  }
+
+  /**
+   * Once A resumed (`resumed`, then `afterA`): every ConfigMap and the inventory are as B left them
+   * (`afterB`, `inventoryB`), and A says, in its own report (it records nothing), that it lost the lock.
+   */
+  async function expectBsState(
+    ns: string,
+    s: {
+      resumed: { code: number; report?: Report };
+      afterA: Record<string, Live>;
+      afterB: Record<string, Live>;
+      inventoryB: InventoryRecord | undefined;
+    },
+  ): Promise<void> {
+    expect(s.afterA).toEqual(s.afterB);
+    expect(s.resumed.code).toBe(1);
+    expect(s.resumed.report?.error).toMatch(
+      new RegExp(`^lost the lock ${ns}/${HEAD.replace(/\./g, '\\.')}: it was taken over`),
     );
-    expect(report.error, log.join('\n')).toBeUndefined();
-    expect(log).toContain(`Taking over the expired lock ${ns}/${HEAD} from run-A`);
-    return (await new InventoryStore(client, ns, KS).read()).record;
+    const inventory = (await new InventoryStore(client, ns, KS).read()).record;
+    expect(inventory).toEqual(s.inventoryB);
+    expect(inventory?.status).toMatchObject({ result: 'Succeeded', runUrl: 'https://ci.test/run-B' });
   }
 
   /** A's writes, once resumed, that the API server took (not answered by the proxy, 2xx). */
@@ -168,14 +169,7 @@ describe('a run that lost its lock while its writes were throttled writes nothin
       .map((r) => `${r.method} ${r.path} ${r.status}`);
 
   it('drops the retries of throttled object writes once the lock was taken over', async () => {
-    const ns = await freshNamespace(client, 'llw');
-    const root = await writeTree({});
-    await tree(root, ns, 'v0', NAMES);
-    const first = await reconcile(normalize(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } })), {
-      log: () => {},
-      secret: () => {},
-    });
-    expect(first.error).toBeUndefined();
+    const { ns, root } = await seeded();
 
     // A writes vA; three in ten of its object writes are throttled, and it stalls while the third
     // of those waits for its retry.
@@ -192,32 +186,20 @@ describe('a run that lost its lock while its writes were throttled writes nothin
 
     // Meanwhile B writes vB to every ConfigMap and records its inventory.
     await tree(root, ns, 'vB', NAMES);
-    const inventoryB = await runB(root, ns);
+    const inventoryB = await takeOverAsB(client, root, ns);
     const afterB = await snapshot(ns);
     for (const n of NAMES) expect(afterB[n]?.data).toEqual({ value: 'vB' });
 
-    const { code, report, after } = await a.resume();
+    const resumed = await a.resume();
     const afterA = await snapshot(ns);
     const atA = NAMES.filter((n) => afterA[n]?.data['value'] === 'vA');
     const moved = Object.keys(afterB).filter((n) => afterA[n]?.resourceVersion !== afterB[n]?.resourceVersion);
-    expect({ landed: landed(ns, after), atA, moved }).toEqual({ landed: [], atA: [], moved: [] });
-    expect(afterA).toEqual(afterB);
-    expect(code).toBe(1);
-    expect(report?.error).toMatch(new RegExp(`^lost the lock ${ns}/${HEAD.replace(/\./g, '\\.')}: it was taken over`));
-    const inventory = (await new InventoryStore(client, ns, KS).read()).record;
-    expect(inventory).toEqual(inventoryB);
-    expect(inventory?.status).toMatchObject({ result: 'Succeeded', runUrl: 'https://ci.test/run-B' });
+    expect({ landed: landed(ns, resumed.after), atA, moved }).toEqual({ landed: [], atA: [], moved: [] });
+    await expectBsState(ns, { resumed, afterA, afterB, inventoryB });
   }, 120_000);
 
   it('drops the retries of a throttled inventory record once the lock was taken over', async () => {
-    const ns = await freshNamespace(client, 'llw');
-    const root = await writeTree({});
-    await tree(root, ns, 'v0', NAMES);
-    const first = await reconcile(normalize(settings(root, ns, { run: { holder: 'run-0', source: SOURCE } })), {
-      log: () => {},
-      secret: () => {},
-    });
-    expect(first.error).toBeUndefined();
+    const { ns, root } = await seeded();
 
     // A adds a-only and records its end: that write (its second to the inventory head) is throttled,
     // and A stalls while it waits for the retry.
@@ -229,22 +211,16 @@ describe('a run that lost its lock while its writes were throttled writes nothin
 
     // B's tree has b-only instead: it prunes a-only and records a Succeeded inventory.
     await tree(root, ns, 'vB', [...NAMES, 'b-only']);
-    const inventoryB = await runB(root, ns);
+    const inventoryB = await takeOverAsB(client, root, ns);
     expect(inventoryB?.entries.map((e) => e.id)).not.toContain(`${ns}_a-only__ConfigMap`);
     const afterB = await snapshot(ns);
 
-    const { code, report, after } = await a.resume();
+    const resumed = await a.resume();
     const afterA = await snapshot(ns);
     expect({
-      landed: landed(ns, after),
+      landed: landed(ns, resumed.after),
       head: afterA[HEAD]?.resourceVersion,
     }).toEqual({ landed: [], head: afterB[HEAD]?.resourceVersion });
-    expect(afterA).toEqual(afterB);
-    // A says it lost the lock, in its own report (it records nothing).
-    expect(code).toBe(1);
-    expect(report?.error).toMatch(new RegExp(`^lost the lock ${ns}/${HEAD.replace(/\./g, '\\.')}: it was taken over`));
-    const inventory = (await new InventoryStore(client, ns, KS).read()).record;
-    expect(inventory).toEqual(inventoryB);
-    expect(inventory?.status).toMatchObject({ result: 'Succeeded', runUrl: 'https://ci.test/run-B' });
+    await expectBsState(ns, { resumed, afterA, afterB, inventoryB });
   }, 120_000);
 });

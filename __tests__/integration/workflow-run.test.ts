@@ -120,20 +120,17 @@ describe('mode: report on a workflow_run event (the fork route)', () => {
   });
 
   it('two open pull requests with that head commit: refuses to choose, names both', async () => {
-    fake.addPull({
-      owner: 'org',
-      repo: 'repo',
-      number: 60,
-      head: { repo: 'dup/repo', ref: 'x', sha: sha('8') },
-      base: { ref: 'main' },
-    });
-    fake.addPull({
-      owner: 'org',
-      repo: 'repo',
-      number: 61,
-      head: { repo: 'dup/repo', ref: 'x', sha: sha('8') },
-      base: { ref: 'release' },
-    });
+    // Both from dup/repo's branch x, into two base branches.
+    const fromDup = (number: number, base: string) =>
+      fake.addPull({
+        owner: 'org',
+        repo: 'repo',
+        number,
+        head: { repo: 'dup/repo', ref: 'x', sha: sha('8') },
+        base: { ref: base },
+      });
+    fromDup(60, 'main');
+    fromDup(61, 'release');
     const comments = fake.comments.length;
     const res = await report(workflowRunEvent({ headSha: sha('8'), headBranch: 'x', headRepo: 'dup/repo' }));
     expect(res.code).toBe(0);
