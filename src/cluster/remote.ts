@@ -40,7 +40,7 @@ export interface Sanitized {
 export function sanitizeKubeconfig(text: string, where: string): Sanitized {
   let parsed: unknown;
   try {
-    parsed = parse(text, { maxAliasCount: 100 });
+    parsed = parse(text, { maxAliasCount: 100, logLevel: 'error' });
   } catch (e) {
     throw new Error(`${where} is not valid YAML: ${(e as Error).message.split('\n')[0]}`, { cause: e });
   }

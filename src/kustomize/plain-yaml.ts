@@ -265,7 +265,7 @@ export function readPlain(text: string): KubeObject[] | string {
 function readDocuments(text: string): KubeObject[] | string {
   let docs: Document.Parsed[];
   try {
-    docs = parseAllDocuments(text, { uniqueKeys: false }) as Document.Parsed[];
+    docs = parseAllDocuments(text, { uniqueKeys: false, logLevel: 'error' }) as Document.Parsed[];
   } catch {
     return 'a parse failure';
   }

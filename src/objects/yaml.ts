@@ -50,7 +50,12 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
   const lines = new LineCounter();
   let docs: Document.Parsed[];
   try {
-    docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false, lineCounter: lines }) as Document.Parsed[];
+    docs = parseAllDocuments(text, {
+      prettyErrors: true,
+      uniqueKeys: false,
+      lineCounter: lines,
+      logLevel: 'error',
+    }) as Document.Parsed[];
   } catch (err) {
     return [{ document: 1, error: `${source}: ${yamlErrorText({ message: describeError(err) })}` }];
   }

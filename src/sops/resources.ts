@@ -101,7 +101,7 @@ async function verifySourceMac(obj: KubeObject, subject: string, opts: ResourceD
   const doc =
     text === undefined
       ? undefined
-      : parseAllDocuments(text, { uniqueKeys: false }).find((d) => {
+      : parseAllDocuments(text, { uniqueKeys: false, logLevel: 'error' }).find((d) => {
           const js = d.toJS({ maxAliasCount: 100 }) as { sops?: { mac?: unknown } } | null;
           return js?.sops?.mac === mac;
         });

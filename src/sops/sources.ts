@@ -43,7 +43,7 @@ async function walk(r: Root, dir: string, seen: Set<string>, opts: DecryptOption
   for (const name of KUSTOMIZATION_FILES) {
     const text = await readFile(join(dir, name), 'utf8').catch(() => undefined);
     if (text !== undefined) {
-      k = (parse(text, { maxAliasCount: 100, uniqueKeys: false }) ?? {}) as Record<string, unknown>;
+      k = (parse(text, { maxAliasCount: 100, uniqueKeys: false, logLevel: 'error' }) ?? {}) as Record<string, unknown>;
       break;
     }
   }

@@ -109,7 +109,7 @@ const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 /** A YAML file's documents merged into one map (source-watcher reads multi-document files so). */
 function yamlMap(text: string, file: string): Record<string, unknown> {
   let out: Record<string, unknown> = {};
-  for (const doc of parseAllDocuments(text)) {
+  for (const doc of parseAllDocuments(text, { logLevel: 'error' })) {
     if (doc.errors.length > 0) throw new Error(`${file} is not valid YAML: ${doc.errors[0]!.message}`);
     const v: unknown = doc.toJS({ maxAliasCount: 100 });
     if (v === null || v === undefined) continue;

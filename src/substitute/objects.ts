@@ -202,7 +202,7 @@ function pathsIn(
   text: string,
   ranges: readonly [number, number][],
 ): { paths: string[]; keys: string[]; keyPaths: string[] } {
-  const doc = parseDocument(text);
+  const doc = parseDocument(text, { logLevel: 'error' });
   const out = new Set<string>();
   const keys = new Set<string>();
   const keyPaths = new Set<string>();

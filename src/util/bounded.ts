@@ -107,7 +107,12 @@ export function yamlAliasProblem(text: string, source: string, max = MAX_ALIAS_N
   const lines = new LineCounter();
   let docs: Document.Parsed[];
   try {
-    const parsed = parseAllDocuments(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false });
+    const parsed = parseAllDocuments(text, {
+      lineCounter: lines,
+      uniqueKeys: false,
+      prettyErrors: false,
+      logLevel: 'error',
+    });
     if (!Array.isArray(parsed)) return undefined;
     docs = parsed;
   } catch {

@@ -160,7 +160,7 @@ function detectIndent(text: string): number {
 /** Decrypts every document of a YAML stream in place; the `sops` key of the first carries the metadata. */
 export async function decryptYaml(text: string, opts: DecryptOptions): Promise<string> {
   // Duplicate keys and nesting are checked by treeProblem: yaml's uniqueKeys is quadratic in a map's keys.
-  const parsed = parseAllDocuments(text, { intAsBigInt: true, uniqueKeys: false });
+  const parsed = parseAllDocuments(text, { intAsBigInt: true, uniqueKeys: false, logLevel: 'error' });
   const docs: Document[] = Array.isArray(parsed) ? parsed : [];
   const builder = new YamlTreeBuilder();
   const branches: MapNode[] = [];
