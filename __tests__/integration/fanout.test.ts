@@ -233,7 +233,7 @@ describe('fan-out across processes on one cluster', () => {
     expect(inv['apps']).toMatchObject({ entries: [], result: 'Failed', commit: head(root) });
     const merged = await runNode('dist/cli.js', ['report', '--reports', 'reports/*.json'], { cwd: root });
     expect(merged.code).toBe(2);
-    expect(merged.stdout).toMatch(/Failed on 3 Kustomizations/);
+    expect(merged.stdout).toMatch(/Failed: 1 failed, 2 skipped of 3 Kustomizations/);
   }, 240_000);
 });
 

@@ -112,7 +112,7 @@ describe('deletions in the totals', () => {
     expect(md).toContain('### 🔄 kustomize-reconcile: apply');
     expect(md).toContain('**0** created · **0** configured · ⚠️ **2** deleted · **1** unchanged · 1.2s');
     expect(md).toContain('| Kustomization | Result | Created | Configured | Deleted | Unchanged |');
-    expect(md).toContain('| `flux-system/infra` | ok | 0 | 0 | 2 | 1 |');
+    expect(md).toContain('| `flux-system/infra` | 🔄 changed | 0 | 0 | 2 | 1 |');
   });
 });
 
@@ -150,11 +150,12 @@ describe('renderSummary with several Kustomizations', () => {
       kustomization: 'flux-system/apps',
       ok: false,
       error: "skipped: dependency 'flux-system/db' is not ready\nmore",
+      failure: { stage: 'dependency', reason: 'DependencyNotReady', message: 'skipped' },
     });
     const md = renderSummary(report([entry('ConfigMap/a/x', 'created')], { ok: false, kustomizations: [ok, bad] }));
-    expect(md).toContain('| `flux-system/infra` | ok | 1 | 0 | 0 | 0 |');
+    expect(md).toContain('| `flux-system/infra` | 🔄 changed | 1 | 0 | 0 | 0 |');
     expect(md).toContain(
-      "| `flux-system/apps` | ❌ skipped: dependency 'flux-system/db' is not ready | 0 | 0 | 0 | 0 |",
+      "| `flux-system/apps` | ⏭️ skipped: dependency 'flux-system/db' is not ready | 0 | 0 | 0 | 0 |",
     );
   });
 });
@@ -262,7 +263,7 @@ describe('deletions stand out', () => {
     expect(md).toContain('⚠️ **4** to delete');
     const prune = md.indexOf('| ⚠️ Would prune | Result | Reason |');
     expect(prune).toBeGreaterThan(0);
-    expect(prune).toBeLessThan(md.indexOf('| `ConfigMap/a/new` | created |'));
+    expect(prune).toBeLessThan(md.indexOf('| `ConfigMap/a/new` | would create |'));
     expect(md).toContain(
       '| ⚠️ `Namespace/ingress-nginx` | would delete | a Namespace: everything in it is deleted with it',
     );
@@ -275,7 +276,7 @@ describe('an object planned without a dry-run says so', () => {
   it('in the summary, the CLI lines and the comment', () => {
     const note = 'checked without a server dry-run: its Namespace team does not exist yet and would be created first';
     const r = report([{ ...entry('ConfigMap/team/x', 'created'), note }], { mode: 'preview' });
-    expect(renderSummary(r)).toContain(`| \`ConfigMap/team/x\` | created (${note}) |`);
+    expect(renderSummary(r)).toContain(`| \`ConfigMap/team/x\` | would create (${note}) |`);
     expect(renderLines(r)[0]).toBe(`ConfigMap/team/x created (${note})`);
   });
 });

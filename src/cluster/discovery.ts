@@ -75,6 +75,24 @@ export function mappingsFromLegacy(list: LegacyResourceList): ResourceMapping[] 
 }
 
 /**
+ * The server serves no resource for an apiVersion and kind (after discovery was read again). The
+ * message is the one callers matched by text before this class existed, and stays so.
+ */
+export class UnservedKindError extends Error {
+  constructor(
+    readonly apiVersion: string,
+    readonly kind: string,
+  ) {
+    super(
+      `the server has no resource for kind ${kind} in ${apiVersion}: is its CustomResourceDefinition installed, and is the apiVersion right?`,
+    );
+  }
+}
+
+/** Whether `err` says the server serves no resource for a kind (UnservedKindError). */
+export const isUnservedKind = (err: unknown): err is UnservedKindError => err instanceof UnservedKindError;
+
+/**
  * Maps apiVersion+kind to resources by the server's discovery. Uses aggregated discovery (two
  * requests for the whole server) and falls back to per-group-version lists on older servers.
  */
@@ -136,11 +154,7 @@ export class Discovery {
       await this.refresh();
       m = this.table.get(key);
     }
-    if (!m) {
-      throw new Error(
-        `the server has no resource for kind ${kind} in ${apiVersion}: is its CustomResourceDefinition installed, and is the apiVersion right?`,
-      );
-    }
+    if (!m) throw new UnservedKindError(apiVersion, kind);
     return m;
   }
 

@@ -1,11 +1,12 @@
 import { isUnreachable } from '../cluster/failure.js';
 import type { ClusterClient } from '../cluster/client.js';
-import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
+import { isUnservedKind, mappingKey, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
 import { collectionKey } from '../cluster/verbs.js';
 import { pollUntil, systemClock, type Clock } from '../util/poll.js';
 import { mapLimit } from '../util/concurrency.js';
 import { LiveObjects } from '../ssa/live.js';
 import { computeStatus, type Status, type StatusResult } from './status.js';
+import { SERVED_GRACE_MS, notYetServedMessage, unservedMessage } from './unserved.js';
 
 /** An object to wait for: an applied object (wait: true) or a spec.healthChecks reference. */
 export interface HealthTarget {
@@ -19,6 +20,8 @@ export interface HealthTarget {
    * one resource and namespace are read with one list per poll instead of a GET each.
    */
   selector?: string;
+  /** The field that made it a target (`spec.wait`, `spec.healthChecks[0]`), for what to do when it cannot be. */
+  origin?: string;
 }
 
 export interface HealthResult {
@@ -40,6 +43,13 @@ export interface WaitOptions {
    * controller has not picked it up (default 30s, at most the timeout).
    */
   unclaimedMs?: number;
+  /**
+   * The kinds (discovery's mappingKey) whose CustomResourceDefinition this run applied: when the
+   * server does not serve one, it is waited for up to servedGraceMs (default 30s, at most the
+   * timeout). Any other unserved kind fails the wait at once.
+   */
+  definedKinds?: ReadonlySet<string>;
+  servedGraceMs?: number;
   /** Called before each poll; a rejection ends the wait with it (a lost lock). */
   checkpoint?: () => Promise<void>;
   clock?: Clock;
@@ -67,16 +77,30 @@ export async function waitForHealth(
   let all: HealthResult[] = [];
   const started = clock.now();
   const graceMs = Math.min(opts.unclaimedMs ?? UNCLAIMED_MS, opts.timeoutMs);
+  const servedGraceMs = Math.min(opts.servedGraceMs ?? SERVED_GRACE_MS, opts.timeoutMs);
   const look = async (): Promise<WaitOutcome | undefined> => {
     await opts.checkpoint?.();
     const pending = targets.filter((t) => last.get(t.subject)?.status !== 'Current');
     const read = await readStatuses(client, discovery, pending, opts);
     const waited = clock.now() - started;
-    const results = read.map(({ result, unclaimedBy }) =>
-      unclaimedBy !== undefined && waited >= graceMs && result.status !== 'Current'
+    const results = read.map(({ result, unclaimedBy, unserved }) => {
+      if (unserved !== undefined) {
+        // No object of a kind the server does not serve can exist: polling on would only wait out the
+        // timeout. A kind whose CRD this run applied gets a grace for discovery to show it.
+        const expected = opts.definedKinds?.has(mappingKey(unserved.apiVersion, unserved.kind)) === true;
+        if (expected && waited < servedGraceMs) {
+          return { ...result, message: notYetServedMessage(unserved.apiVersion, unserved.kind) };
+        }
+        return {
+          ...result,
+          status: 'Failed' as const,
+          message: unservedMessage(unserved.apiVersion, unserved.kind, unserved.origin),
+        };
+      }
+      return unclaimedBy !== undefined && waited >= graceMs && result.status !== 'Current'
         ? unclaimedResult(result.subject, unclaimedBy, graceMs)
-        : result,
-    );
+        : result;
+    });
     for (const r of results) {
       const before = last.get(r.subject);
       if (!before || before.status !== r.status || before.message !== r.message) {
@@ -151,7 +175,7 @@ async function readStatuses(
   discovery: Discovery,
   targets: readonly HealthTarget[],
   opts: Pick<WaitOptions, 'concurrency' | 'custom'>,
-): Promise<{ result: HealthResult; unclaimedBy?: string }[]> {
+): Promise<{ result: HealthResult; unclaimedBy?: string; unserved?: HealthTarget }[]> {
   const reader = new LiveObjects(client);
   const mapped = await Promise.all(
     targets.map(async (t) => {
@@ -171,9 +195,15 @@ async function readStatuses(
     const group = groupOf(t, mapping);
     sizes.set(group, (sizes.get(group) ?? 0) + 1);
   }
-  /** Each result, with the controller that should have written the object's status when none has. */
+  /**
+   * Each result, with the controller that should have written the object's status when none has, or
+   * the target when the server does not serve its kind (discovery was read again before saying so).
+   */
   return mapLimit(mapped, opts.concurrency, async ({ t, mapping, error }) => {
-    if (!mapping) return { result: { subject: t.subject, status: 'Unknown', message: error.message } };
+    if (!mapping) {
+      const result: HealthResult = { subject: t.subject, status: 'Unknown', message: error.message };
+      return isUnservedKind(error) ? { result, unserved: t } : { result };
+    }
     try {
       // A lone target is read by GET (no selector): its answer is smaller than a list's.
       const selector = (sizes.get(groupOf(t, mapping)) ?? 0) >= 2 ? t.selector : undefined;
@@ -201,21 +231,25 @@ export function healthFailure(outcome: WaitOutcome, timeoutMs: number): string {
   );
 }
 
+/**
+ * Where a Kustomization's health timeout comes from, for the line that starts the wait: `spec.timeout`
+ * (or the action's `timeout` input, without an interval), and when the timeout is the default
+ * (`defaultMs`, Flux's GetTimeout without spec.timeout), how that default is made, e.g.
+ * `spec.timeout, default: spec.interval 60m0s minus 30s`. An explicit spec.timeout equal to the
+ * default reads the same: the text names the field and the rule, both true either way.
+ */
+export function timeoutSource(timeoutMs: number, intervalMs: number | undefined, defaultMs: number): string {
+  const field = intervalMs === undefined ? 'input timeout' : 'spec.timeout';
+  if (timeoutMs !== defaultMs) return field;
+  const made =
+    intervalMs === undefined
+      ? formatDuration(defaultMs)
+      : `spec.interval ${formatDuration(intervalMs)} minus 30s${defaultMs !== intervalMs - 30_000 ? ', at least 30s' : ''}`;
+  return `${field}, default: ${made}`;
+}
+
 export function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000);
   const m = Math.floor(s / 60);
   return m > 0 ? `${m}m${s % 60}s` : `${s}s`;
-}
-
-/**
- * The final health table for the log: one aligned row per object, unhealthy ones first (in their
- * original order), like `kubectl get`: OBJECT, STATUS, MESSAGE.
- */
-export function healthTable(results: readonly HealthResult[]): string[] {
-  const rows = [...results.filter((r) => r.status !== 'Current'), ...results.filter((r) => r.status === 'Current')].map(
-    (r) => [r.subject, r.status, r.message.split('\n')[0] ?? ''],
-  );
-  const header = ['OBJECT', 'STATUS', 'MESSAGE'];
-  const widths = [0, 1].map((i) => Math.max(header[i]!.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((r) => `${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!}`.trimEnd());
 }

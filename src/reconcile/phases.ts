@@ -8,6 +8,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { Settings } from '../settings.js';
 import { impersonatedUser } from '../flux/support.js';
+import { effectiveTimeout } from '../flux/values.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { applyAll, type Created } from '../ssa/apply.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
@@ -20,10 +21,11 @@ import { staleEntries } from '../inventory/entries.js';
 import { entryOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import { pruneRefusal } from '../inventory/plan.js';
 import { celStatusReader } from '../kstatus/cel.js';
+import { definedKinds } from '../kstatus/unserved.js';
 import {
   formatDuration,
   healthFailure,
-  healthTable,
+  timeoutSource,
   waitForHealth,
   type HealthResult,
   type HealthTarget,
@@ -133,14 +135,16 @@ export function healthTargets(spec: KustomizationSpec, changeset: readonly Chang
         name: e.name,
         ...(e.namespace ? { namespace: e.namespace } : {}),
         selector: selectorFor(spec.name, spec.namespace),
+        origin: 'spec.wait',
       }));
   }
-  return spec.healthChecks.map((r) => ({
+  return spec.healthChecks.map((r, i) => ({
     subject: subjectOf(r),
     apiVersion: r.apiVersion,
     kind: r.kind,
     name: r.name,
     ...(r.namespace ? { namespace: r.namespace } : {}),
+    origin: `spec.healthChecks[${i}]`,
   }));
 }
 
@@ -155,9 +159,14 @@ export async function health(ctx: KustomizationContext, planned: Plan, changeset
   const { spec, log } = ctx;
   const targets = healthTargets(spec, changeset);
   if (targets.length === 0) return {};
-  log.info(`Waiting up to ${formatDuration(spec.timeout)} for ${targets.length} object(s) to become healthy`);
+  const source = timeoutSource(spec.timeout, spec.interval, effectiveTimeout(spec.interval, undefined));
+  log.info(
+    `Waiting up to ${formatDuration(spec.timeout)} (${source}) for ${targets.length} object(s) to become healthy`,
+  );
   const outcome = await waitForHealth(planned.actor, ctx.discovery, targets, {
     timeoutMs: spec.timeout,
+    // A kind the server does not serve fails at once, unless a CRD this run applied defines it.
+    definedKinds: definedKinds(planned.objects),
     concurrency: ctx.settings.concurrency,
     log: (l) => {
       log.info(l);
@@ -165,7 +174,9 @@ export async function health(ctx: KustomizationContext, planned: Plan, changeset
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     ...(spec.healthCheckExprs.length > 0 ? { custom: celStatusReader(spec.healthCheckExprs) } : {}),
   });
-  for (const line of healthTable(outcome.results)) log.info(line);
+  // Each object's health was logged above, once per change of its status: the end is a count, not a table that
+  // would print every object again (and the unhealthy ones a third time, after the error that names them).
+  log.info(`Health: ${healthCounts(outcome.results)}`);
   return { results: outcome.results, ...(outcome.ok ? {} : { failure: healthFailure(outcome, spec.timeout) }) };
 }
 
@@ -239,3 +250,10 @@ export const failedDeletions = (results: readonly PruneResult[]): PruneResult[] 
 /** `Kind/namespace/name: why` of a failed deletion. */
 export const describeFailure = (r: Pick<PruneResult, 'subject' | 'reason'>): string =>
   `${r.subject}: ${r.reason ?? ''}`;
+
+/** `3 Current, 1 InProgress`: how many objects ended in each status, in the order they were first seen. */
+export function healthCounts(results: readonly HealthResult[]): string {
+  const counts = new Map<string, number>();
+  for (const r of results) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${n} ${status}`).join(', ');
+}

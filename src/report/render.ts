@@ -1,4 +1,6 @@
-import type { Report } from './model.js';
+import type { PrunedObject, Report } from './model.js';
+import type { ChangeSetEntry } from '../ssa/changeset.js';
+import type { HealthResult } from '../kstatus/wait.js';
 import { hasChanges } from './model.js';
 import { diffBlockLines, maskSecretData } from '../ssa/diff.js';
 import { takesWithIt } from './deletions.js';
@@ -6,6 +8,7 @@ import { sourceText } from './source.js';
 import { byCluster, clusterNames, clusterNameOf, clusterShare, inClusters } from './clusters.js';
 import { fence } from './text.js';
 import { htmlText, mdCode, mdText } from '../util/markdown.js';
+import { actionWord, namedInError, resultCell, tally, wordsFor, type Words } from './words.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 
@@ -29,25 +32,26 @@ export function closingLines(report: Report): string[] {
   const { created, configured, unchanged, skipped, deleted } = report.counts;
   const totals = `${created} created, ${configured} configured, ${deleted} deleted, ${unchanged} unchanged${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
   const what = subjectOf(report);
+  // With several Kustomizations, those that failed and those skipped for them are counted apart.
+  const counted = tally(report);
   lines.push(
     report.ok
       ? `${VERB[report.mode]} ${what}: ${totals}`
-      : `Failed on ${what} after ${totals}: ${report.error ?? 'unknown error'}`,
+      : counted !== undefined
+        ? `Failed: ${counted}${inClusters(report)}, after ${totals}: ${report.error ?? 'unknown error'}`
+        : `Failed on ${what} after ${totals}: ${report.error ?? 'unknown error'}`,
   );
   return lines;
 }
 
 /**
  * What a run was about, in words: `Kustomization flux-system/apps (./apps/production)`, or `3
- * Kustomizations`; a folder alone when there is no name (never mistaken for a tool's name).
+ * Kustomizations`; a folder alone when there is no name (never mistaken for a tool's name). How many
+ * of several failed or were skipped is tally()'s.
  */
-export function subjectOf(
-  report: Pick<Report, 'kustomization' | 'path' | 'kustomizations' | 'ok' | 'removed'>,
-): string {
+export function subjectOf(report: Pick<Report, 'kustomization' | 'path' | 'kustomizations' | 'removed'>): string {
   const n = report.kustomizations?.length ?? 0;
-  const failed = (report.kustomizations ?? []).filter((k) => !k.ok).length;
   const where = inClusters(report);
-  if (n > 0 && failed > 0 && failed < n) return `${failed} of ${n} Kustomizations${where}`;
   if (n > 0) return `${n} Kustomization${n === 1 ? '' : 's'}${where}`;
   if (report.kustomization === '') return `folder ${report.path}`;
   return `Kustomization ${report.kustomization}${report.path ? ` (${dotted(report.path)})` : ''}`;
@@ -60,10 +64,12 @@ export function dotted(path: string): string {
 
 /**
  * The job summary: a headline, the totals, and a table of what changed (unchanged objects folded
- * away); a report with clusters has the tables of its objects in a section per cluster.
+ * away); a report with clusters has the tables of its objects in a section per cluster. A preview
+ * says what would happen (`to create`, `would configure`), in the words of its PR comment.
  */
 export function renderSummary(report: Report): string {
   const { created, configured, unchanged, skipped, deleted } = report.counts;
+  const w = wordsFor(report);
   const icon = !report.ok ? '❌' : hasChanges(report) ? '🔄' : '✅';
   const out: string[] = [];
   const n = report.kustomizations?.length ?? 0;
@@ -78,69 +84,157 @@ export function renderSummary(report: Report): string {
   if (!report.ok) {
     // One line as a line; more (kustomize's errors) in a text block, whose lines are shown as they are.
     const error = report.error ?? 'unknown error';
-    if (/[\r\n\u2028\u2029]/.test(error.trim()))
-      out.push('**Failed:**', '', '```text', ...fence(error.trim()).split(/\r?\n/), '```');
+    const counted = tally(report);
+    if (counted !== undefined || /[\r\n\u2028\u2029]/.test(error.trim()))
+      out.push(
+        `**Failed:**${counted !== undefined ? ` ${mdText(counted)}` : ''}`,
+        '',
+        '```text',
+        ...fence(error.trim()).split(/\r?\n/),
+        '```',
+      );
     else out.push('**Failed:** ' + mdText(error));
     out.push('');
   }
   const source = report.kustomizations?.length ? undefined : sourceText(report);
   if (source !== undefined) out.push(`Built from ${mdText(source)}`, '');
   // Deletions stand out: a preview that would delete anything says so with a warning sign.
-  const deletes =
-    deleted > 0 ? `⚠️ **${num(deleted)}** ${report.mode === 'apply' ? 'deleted' : 'to delete'}` : '**0** deleted';
+  const deletes = deleted > 0 ? `⚠️ **${num(deleted)}** ${w.delete}` : `**0** ${w.delete}`;
   out.push(
-    `**${num(created)}** created · **${num(configured)}** configured · ${deletes} · **${num(unchanged)}** unchanged${skipped ? ` · **${num(skipped)}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
+    `**${num(created)}** ${w.create} · **${num(configured)}** ${w.configure} · ${deletes} · **${num(unchanged)}** unchanged${skipped ? ` · **${num(skipped)}** skipped` : ''} · ${(report.durationMs / 1000).toFixed(1)}s`,
   );
   if (report.kustomizations?.length) {
     const cluster = clusters.length > 0;
     out.push(
       '',
-      `${cluster ? '| Cluster ' : ''}| Kustomization | Result | Created | Configured | Deleted | Unchanged |`,
+      `${cluster ? '| Cluster ' : ''}| Kustomization | Result | ${w.createCol} | ${w.configureCol} | ${w.deleteCol} | Unchanged |`,
       `${cluster ? '| --- ' : ''}| --- | --- | ---: | ---: | ---: | ---: |`,
     );
     let last: string | undefined;
     for (const k of byCluster(report.kustomizations, clusters)) {
-      const result = k.ok ? 'ok' : `❌ ${mdText(k.error?.split(/\r?\n/)[0] ?? 'failed')}`;
       const c = k.counts;
       // A section per cluster: its name on its first row only.
       const first = cluster && clusterNameOf(k) !== last ? `| ${clusterCell(clusterNameOf(k))} ` : cluster ? '| ' : '';
       last = clusterNameOf(k);
       out.push(
-        `${first}| ${mdCode(k.kustomization, 'cell')}${sourceCell(k)} | ${result} | ${num(c.created)} | ${num(c.configured)} | ${num(c.deleted)} | ${num(c.unchanged)} |`,
+        `${first}| ${mdCode(k.kustomization, 'cell')}${sourceCell(k)} | ${resultCell(k, deletedOf(k), w)} | ${num(c.created)} | ${num(c.configured)} | ${num(c.deleted)} | ${num(c.unchanged)} |`,
       );
     }
   }
-  if (clusters.length === 0) objectTables(out, report);
+  if (clusters.length === 0) objectTables(out, report, w);
   for (const c of clusters) {
     const section: string[] = [];
-    objectTables(section, clusterShare(report, c));
+    objectTables(section, clusterShare(report, c), w);
     const title = c === '' ? 'Without a cluster' : `Cluster ${clusterCell(c, 'text')}`;
     if (section.length > 0) out.push('', `#### ${title}`, ...section);
   }
   return out.join('\n') + '\n';
 }
 
+/** A Kustomization's deletions as a number (a report file's counts may be anything). */
+function deletedOf(k: Report): number {
+  return typeof k.counts.deleted === 'number' ? k.counts.deleted : 0;
+}
+
+/** Something listed in an object table, with the Kustomization it is of (`removed`: one removed from the repository). */
+interface Owned<T> {
+  of: string;
+  removed: boolean;
+  x: T;
+}
+
+/** The Kustomization of something listed, as Markdown: `` `ns/name` ``, or `` `ns/name` (removed) ``. */
+function ownerText(o: Owned<unknown>, where: 'text' | 'cell'): string {
+  return `${mdCode(o.of, where)}${o.removed ? ' (removed)' : ''}`;
+}
+
+/**
+ * A report's objects, each with its Kustomization: from each of several Kustomizations' own
+ * reports, else the report's; a prune result of a Kustomization removed from the repository is its.
+ */
+function owned(report: Report): {
+  changeset: Owned<ChangeSetEntry>[];
+  pruned: Owned<PrunedObject>[];
+  health: Owned<HealthResult>[];
+} {
+  const parts = report.kustomizations?.length ? report.kustomizations : [report];
+  const name = (k: Report): string => k.kustomization || k.path || '-';
+  const tag = <T>(k: Report, xs: readonly T[] | undefined): Owned<T>[] =>
+    (xs ?? []).map((x) => {
+      const removedWith = (x as { removedWith?: unknown }).removedWith;
+      return typeof removedWith === 'string'
+        ? { of: removedWith, removed: true, x }
+        : { of: name(k), removed: false, x };
+    });
+  const pruned = parts.flatMap((k) => tag(k, k.pruned));
+  const seen = new Set(pruned.map((p) => p.x));
+  // The prune results of removed Kustomizations, which are the whole report's, not a part's.
+  pruned.push(
+    ...tag(
+      report,
+      (report.pruned ?? []).filter((p) => !seen.has(p)),
+    ),
+  );
+  return {
+    changeset: parts.flatMap((k) => tag(k, k.changeset)),
+    pruned,
+    health: parts.flatMap((k) => tag(k, k.health)),
+  };
+}
+
+/**
+ * The Kustomization column of an object table, with its name on its first row only: shown when the
+ * report has several Kustomizations or the table lists objects of more than one.
+ */
+function ownerColumn<T>(report: Report, rows: readonly Owned<T>[]): (row: Owned<T>, i: number) => string {
+  if (!several(report, rows)) return () => '';
+  const key = (o: Owned<T>): string => `${o.removed ? 'removed ' : ''}${o.of}`;
+  return (row, i) => `| ${i === 0 || key(rows[i - 1]!) !== key(row) ? ownerText(row, 'cell') : ''} `;
+}
+
+/** Whether a list of objects is of several Kustomizations (or the report has several): it names them. */
+function several<T>(report: Report, rows: readonly Owned<T>[]): boolean {
+  return (
+    (report.kustomizations?.length ?? 0) > 1 ||
+    new Set(rows.map((r) => `${r.removed ? 'removed ' : ''}${r.of}`)).size > 1
+  );
+}
+
+/** The header cells of an object table, with the Kustomization column when ownerColumn shows it. */
+function ownerHead<T>(report: Report, rows: readonly Owned<T>[]): [string, string] {
+  return several(report, rows) ? ['| Kustomization ', '| --- '] : ['', ''];
+}
+
 /** The tables of a report's objects: pruned, changed (with their diffs), removed Kustomizations, health, unchanged. */
-function objectTables(out: string[], report: Report): void {
-  if (report.pruned?.length) {
+function objectTables(out: string[], report: Report, w: Words): void {
+  const all = owned(report);
+  if (all.pruned.length > 0) {
     // First, before what is created or changed: deletions are what a reviewer must not miss.
-    const title = report.mode === 'apply' ? 'Pruned' : '⚠️ Would prune';
-    out.push('', `| ${title} | Result | Reason |`, '| --- | --- | --- |');
-    for (const p of report.pruned) {
-      const heavy = p.action === 'deleted' ? takesWithIt(p.subject, report.pruned) : undefined;
+    const [head, rule] = ownerHead(report, all.pruned);
+    const owner = ownerColumn(report, all.pruned);
+    out.push('', `${head}| ${w.pruneHead} | Result | Reason |`, `${rule}| --- | --- | --- |`);
+    const pruned = all.pruned.map((p) => p.x);
+    all.pruned.forEach((row, i) => {
+      const p = row.x;
+      const heavy = p.action === 'deleted' ? takesWithIt(p.subject, pruned) : undefined;
       const reason = [p.reason, heavy].filter((x) => x !== undefined && x !== '').join('; ');
       // A preview deletes nothing: it says what prune would do.
-      const result = report.mode !== 'apply' && p.action === 'deleted' ? 'would delete' : mdText(p.action);
-      out.push(`| ${heavy ? '⚠️ ' : ''}${mdCode(p.subject, 'cell')} | ${result} | ${mdText(reason)} |`);
-    }
+      const result = p.action === 'deleted' ? w.deleted : mdText(p.action);
+      out.push(`${owner(row, i)}| ${heavy ? '⚠️ ' : ''}${mdCode(p.subject, 'cell')} | ${result} | ${mdText(reason)} |`);
+    });
   }
-  const changed = report.changeset.filter((e) => e.action !== 'unchanged');
+  const changed = all.changeset.filter((e) => e.x.action !== 'unchanged');
   if (changed.length > 0) {
-    out.push('', '| Object | Action |', '| --- | --- |');
-    for (const e of changed) {
-      out.push(`| ${mdCode(e.subject, 'cell')} | ${mdText(e.action)}${e.note ? ` (${mdText(e.note)})` : ''} |`);
-    }
-    for (const e of changed.filter((c) => c.diff?.length)) {
+    const [head, rule] = ownerHead(report, changed);
+    const owner = ownerColumn(report, changed);
+    out.push('', `${head}| Object | Action |`, `${rule}| --- | --- |`);
+    changed.forEach((row, i) => {
+      const e = row.x;
+      out.push(
+        `${owner(row, i)}| ${mdCode(e.subject, 'cell')} | ${actionWord(e.action, w)}${e.note ? ` (${mdText(e.note)})` : ''} |`,
+      );
+    });
+    for (const e of changed.map((c) => c.x).filter((c) => c.diff?.length)) {
       // Secret data shown as changed, never as values (masked again here, whatever the caller did).
       const changes = maskSecretData(e, e.diff!);
       out.push(
@@ -168,15 +262,22 @@ function objectTables(out: string[], report: Report): void {
         `| ${mdCode(r.kustomization, 'cell')} | ${num(r.objects)} | ${mdText(r.deletionPolicy)} | ${mdText(r.action)} | ${mdText(r.reason)} |`,
       );
   }
-  if (report.health?.length) {
-    out.push('', '| Health | Status | Message |', '| --- | --- | --- |');
-    for (const h of report.health)
-      out.push(`| ${mdCode(h.subject, 'cell')} | ${mdText(h.status)} | ${mdText(h.message)} |`);
+  // Each object's health once: an object the error already names (a health check failure lists them) is not repeated.
+  const health = all.health.filter((h) => !namedInError(report.error, h.x.subject));
+  if (health.length > 0) {
+    const [head, rule] = ownerHead(report, health);
+    const owner = ownerColumn(report, health);
+    out.push('', `${head}| Health | Status | Message |`, `${rule}| --- | --- | --- |`);
+    health.forEach((row, i) => {
+      const h = row.x;
+      out.push(`${owner(row, i)}| ${mdCode(h.subject, 'cell')} | ${mdText(h.status)} | ${mdText(h.message)} |`);
+    });
   }
-  const same = report.changeset.filter((e) => e.action === 'unchanged');
+  const same = all.changeset.filter((e) => e.x.action === 'unchanged');
   if (same.length > 0) {
+    const named = several(report, same);
     out.push('', `<details><summary>${same.length} unchanged</summary>`, '');
-    for (const e of same) out.push(`- ${mdCode(e.subject)}`);
+    for (const e of same) out.push(`- ${mdCode(e.x.subject)}${named ? ` (${ownerText(e, 'text')})` : ''}`);
     out.push('', '</details>');
   }
 }

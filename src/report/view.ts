@@ -11,43 +11,10 @@ import { byCluster, clusterNames, clusterNameOf, ofRemoved, type InCluster } fro
 import type { PrunedObject, RemovedKustomization, Report } from './model.js';
 import { clusterCell, sourceCell } from './render.js';
 import { mdCode, mdText } from '../util/markdown.js';
-import { cutChars, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
+import { cutChars, FIRST_LINE_MAX, fmt } from './text.js';
+import { namedInError, resultCell, wordsFor, type Words } from './words.js';
 
-export interface Words {
-  title: string;
-  create: string;
-  configure: string;
-  delete: string;
-  createHead: string;
-  configureHead: string;
-  pruneHead: string;
-  deleted: string;
-  changed: string;
-}
-
-const PLANNED: Words = {
-  title: 'preview',
-  create: 'to create',
-  configure: 'to configure',
-  delete: 'to delete',
-  createHead: 'Would create',
-  configureHead: 'Would configure',
-  pruneHead: '⚠️ Would prune',
-  deleted: 'would delete',
-  changed: 'would change',
-};
-
-const DONE: Words = {
-  title: 'apply',
-  create: 'created',
-  configure: 'configured',
-  delete: 'deleted',
-  createHead: 'Created',
-  configureHead: 'Configured',
-  pruneHead: 'Pruned',
-  deleted: 'deleted',
-  changed: 'changed',
-};
+export type { Words } from './words.js';
 
 /** What one Kustomization did (or would do) to its objects. */
 export interface Group {
@@ -84,15 +51,7 @@ export interface View {
 }
 
 export function view(report: Report): View {
-  const corrected = (report as { drift?: { corrected?: boolean } }).drift?.corrected === true;
-  const words =
-    report.mode === 'apply'
-      ? DONE
-      : report.mode === 'drift'
-        ? corrected
-          ? { ...DONE, title: 'drift check (corrected)' }
-          : { ...PLANNED, title: 'drift check' }
-        : PLANNED;
+  const words = wordsFor(report);
   const multi = (report.kustomizations?.length ?? 0) > 0;
   const clusters = multi ? clusterNames(report) : [];
   const removed = byCluster(report.removed ?? [], clusters).map((r) => ({
@@ -108,7 +67,8 @@ export function view(report: Report): View {
     configured: k.changeset.filter((e) => e.action === 'configured'),
     skipped: k.changeset.filter((e) => e.action === 'skipped'),
     pruned: multi ? (k.pruned ?? []) : (k.pruned ?? []).filter((p) => !fromRemoved.has(p)),
-    unhealthy: (k.health ?? []).filter((h) => h.status !== 'Current'),
+    // An object the error already names (a health check failure lists them) is not listed again.
+    unhealthy: (k.health ?? []).filter((h) => h.status !== 'Current' && !namedInError(report.error, h.subject)),
   }));
   const rows = reports.map((k, i) => row(k, groups[i]!, words));
   for (const x of removed) rows.push(removedRow(x, words));
@@ -146,11 +106,7 @@ function clusterRows(
 
 function row(k: Report, g: Group, words: Words): string {
   const deletes = g.pruned.filter((p) => p.action === 'deleted').length;
-  const result = !k.ok
-    ? `❌ ${mdText(firstLine(k.error ?? 'failed', FIRST_LINE_MAX))}`
-    : k.counts.created + k.counts.configured + deletes > 0
-      ? `🔄 ${words.changed}`
-      : '✅ no changes';
+  const result = resultCell(k, deletes, words);
   const name = mdCode(cutChars(k.kustomization || k.path || '-', FIRST_LINE_MAX).text, 'cell');
   const c = k.counts;
   return `| ${name}${sourceCell(k)} | ${result} | ${fmt(c.created)} | ${fmt(c.configured)} | ${fmt(deletes)} | ${fmt(c.unchanged)} |`;

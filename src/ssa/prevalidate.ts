@@ -232,15 +232,24 @@ export async function prevalidate(objects: readonly KubeObject[], discovery: Dis
       },
     ),
   );
-  const message = refusal([...failures.map((f) => f.message), ...unserved.map((u) => u.line).sort()]);
+  const objectsAtFault = new Set([...failures, ...unserved.flatMap((u) => u.failures)].map((f) => f.object)).size;
+  const message = refusal([...failures.map((f) => f.message), ...unserved.map((u) => u.line).sort()], objectsAtFault);
   // An ApplyError with nothing applied: the report locates each object in its source file.
   if (message !== undefined) throw new ApplyError(message, [], [...failures, ...unserved.flatMap((u) => u.failures)]);
 }
 
-/** The error for a list of problems (undefined for none): the first PROBLEMS_SHOWN, then a count. */
-export function refusal(problems: readonly string[]): string | undefined {
+/**
+ * The error for a list of problems (undefined for none): the first PROBLEMS_SHOWN, then a count. It
+ * counts `objects`, the objects at fault (one may have several problems, and one line may name
+ * several objects of a kind the server does not serve), and the problems apart when they differ.
+ */
+export function refusal(problems: readonly string[], objects: number = problems.length): string | undefined {
   if (problems.length === 0) return undefined;
   const shown = problems.slice(0, PROBLEMS_SHOWN);
-  const more = problems.length > PROBLEMS_SHOWN ? `\n  and ${problems.length - PROBLEMS_SHOWN} more problems` : '';
-  return `${problems.length === 1 ? 'an object' : `${problems.length} objects`} would be refused by the API server; nothing was applied:\n  ${shown.join('\n  ')}${more}`;
+  const rest = problems.length - PROBLEMS_SHOWN;
+  const more = rest > 0 ? `\n  and ${rest} more problem${rest === 1 ? '' : 's'}` : '';
+  const what = objects === 1 ? 'an object' : `${objects} objects`;
+  const problemCount =
+    problems.length === objects ? '' : ` (${problems.length} problem${problems.length === 1 ? '' : 's'})`;
+  return `${what} would be refused by the API server${problemCount}; nothing was applied:\n  ${shown.join('\n  ')}${more}`;
 }

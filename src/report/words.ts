@@ -1,0 +1,122 @@
+/**
+ * The words of a rendering for its mode: a preview (or a drift check that corrected nothing) says
+ * what would happen, an apply what happened. The job summary, the PR comment and the check run
+ * share them, so that they never disagree about whether anything was applied. Also the result of a
+ * Kustomization, the tally of failed and skipped Kustomizations, and whether an error already names
+ * an object's health. Pure.
+ */
+import type { Report } from './model.js';
+import { mdText } from '../util/markdown.js';
+import { cutChars, FIRST_LINE_MAX } from './text.js';
+
+export interface Words {
+  title: string;
+  /** After a count: `3 to create`, `3 created`. */
+  create: string;
+  configure: string;
+  delete: string;
+  /** A table column's title: `To create`, `Created`. */
+  createCol: string;
+  configureCol: string;
+  deleteCol: string;
+  createHead: string;
+  configureHead: string;
+  pruneHead: string;
+  /** An object's action: `would create`, `created`. */
+  created: string;
+  configured: string;
+  deleted: string;
+  changed: string;
+}
+
+export const PLANNED: Words = {
+  title: 'preview',
+  create: 'to create',
+  configure: 'to configure',
+  delete: 'to delete',
+  createCol: 'To create',
+  configureCol: 'To configure',
+  deleteCol: 'To delete',
+  createHead: 'Would create',
+  configureHead: 'Would configure',
+  pruneHead: '⚠️ Would prune',
+  created: 'would create',
+  configured: 'would configure',
+  deleted: 'would delete',
+  changed: 'would change',
+};
+
+export const DONE: Words = {
+  title: 'apply',
+  create: 'created',
+  configure: 'configured',
+  delete: 'deleted',
+  createCol: 'Created',
+  configureCol: 'Configured',
+  deleteCol: 'Deleted',
+  createHead: 'Created',
+  configureHead: 'Configured',
+  pruneHead: 'Pruned',
+  created: 'created',
+  configured: 'configured',
+  deleted: 'deleted',
+  changed: 'changed',
+};
+
+/** The words for a report: done for an apply or a corrected drift check, planned for the rest. */
+export function wordsFor(report: Pick<Report, 'mode'>): Words {
+  const corrected = (report as { drift?: { corrected?: boolean } }).drift?.corrected === true;
+  if (report.mode === 'apply') return DONE;
+  if (report.mode === 'drift')
+    return corrected ? { ...DONE, title: 'drift check (corrected)' } : { ...PLANNED, title: 'drift check' };
+  return PLANNED;
+}
+
+/** An object's action in the words of the mode (`would create` in a preview); `skipped`, `unchanged` as they are. */
+export function actionWord(action: string, w: Words): string {
+  return action === 'created' ? w.created : action === 'configured' ? w.configured : mdText(action);
+}
+
+/** Whether a Kustomization was skipped (a dependency not ready, the cluster unreachable) rather than failed. */
+export function wasSkipped(k: Pick<Report, 'ok' | 'failure'>): boolean {
+  return !k.ok && k.failure?.stage === 'dependency';
+}
+
+/**
+ * A Kustomization's result as a table cell: `❌ <first line of its error>`, `⏭️ skipped: …` for
+ * one skipped, `🔄 would change` (or `changed`), `✅ no changes`.
+ */
+export function resultCell(k: Pick<Report, 'ok' | 'failure' | 'error' | 'counts'>, deletes: number, w: Words): string {
+  if (!k.ok) {
+    const line = (k.error ?? 'failed').split(/\r?\n/, 1)[0] ?? '';
+    const { text, cut } = cutChars(line, FIRST_LINE_MAX);
+    return `${wasSkipped(k) ? '⏭️' : '❌'} ${mdText(cut > 0 ? `${text}…` : text)}`;
+  }
+  return k.counts.created + k.counts.configured + deletes > 0 ? `🔄 ${w.changed}` : '✅ no changes';
+}
+
+/**
+ * How many of a report's Kustomizations failed and how many were skipped, counted apart: `1
+ * failed, 2 skipped of 4 Kustomizations`; undefined when none did or the report has none.
+ */
+export function tally(report: Pick<Report, 'kustomizations'>): string | undefined {
+  const all = report.kustomizations ?? [];
+  const skipped = all.filter(wasSkipped).length;
+  const failed = all.filter((k) => !k.ok).length - skipped;
+  if (failed + skipped === 0) return undefined;
+  const parts = [...(failed > 0 ? [`${failed} failed`] : []), ...(skipped > 0 ? [`${skipped} skipped`] : [])];
+  return `${parts.join(', ')} of ${all.length} Kustomization${all.length === 1 ? '' : 's'}`;
+}
+
+/**
+ * Whether an error already gives an object's health: a line of it starts with the object's subject
+ * (a health check failure lists each object not ready, `  Deployment/ns/web status: 'InProgress': …`).
+ * A rendering shows such an object's health once, in the error, and not again in its health list.
+ */
+export function namedInError(error: string | undefined, subject: string): boolean {
+  if (error === undefined || error === '') return false;
+  return error.split(/\r?\n/).some((l) => {
+    const t = l.trimStart();
+    return t === subject || t.startsWith(`${subject} `) || t.startsWith(`${subject}:`);
+  });
+}
