@@ -167,7 +167,8 @@ async function buildCommand(
   opts: { json: boolean; showSecrets: boolean },
   scrubber: Scrubber,
 ): Promise<string> {
-  const specs = await resolveSpecs(settings);
+  const note = (line: string) => process.stderr.write(`${scrubber.text(line)}\n`);
+  const specs = await resolveSpecs(settings, note);
   checkSupported(specs, 'build');
   // A kubeconfig is optional for build: it is only read for postBuild.substituteFrom.
   const client =
@@ -180,7 +181,6 @@ async function buildCommand(
           { timeouts: settings.clusterTimeouts },
         );
   const results: { kustomization: string; objects: KubeObject[] }[] = [];
-  const note = (line: string) => process.stderr.write(`${scrubber.text(line)}\n`);
   // As in apply: a Kustomization of another GitRepository is built from that repository, fetched;
   // one whose source cannot be had fails the build, never built from this checkout instead.
   const sources = await checkSources(settings, specs, note);

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { KubeconfigSource } from './cluster/kubeconfig.js';
 import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './cluster/timeouts.js';
+import { checkoutSourceOf } from './flux/checkout.js';
 import { vaultAddresses } from './sops/kms/settings.js';
 import { parseBuildLimits, type ProcessLimits } from './kustomize/run.js';
 import { kubeconfigSource } from './options/kubeconfig.js';
@@ -30,8 +31,9 @@ export interface Settings {
   /** The Kustomization's name for `path`; default derived from the repository and the path. */
   name?: string;
   /**
-   * `namespace/name` of the GitRepository that is this checkout. Kustomizations whose sourceRef is
-   * another source fail; without it, GitRepositories defined in the repository are matched by URL.
+   * The source that is this checkout: `namespace/name` of a GitRepository, or `OCIRepository/namespace/name`,
+   * `Bucket/namespace/name` (checkoutSourceOf). Kustomizations of other sources are built from those;
+   * without it, GitRepositories defined in the repository are matched by URL.
    */
   source?: string;
   /** Host (lower case, with its port when not the default) → token, for fetching other GitRepositories. */
@@ -248,17 +250,7 @@ export function normalize(raw: RawSettings): Settings {
     throw new Error('name applies to path; with kustomizations, each Kustomization file names itself (metadata.name)');
   }
   const sourceText = raw.source?.trim();
-  let source: string | undefined;
-  if (sourceText) {
-    const [a, b] = sourceText.includes('/') ? sourceText.split('/', 2) : ['flux-system', sourceText];
-    const dns = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
-    if (sourceText.split('/').length > 2 || !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(a!) || !dns.test(b!)) {
-      throw new Error(
-        `source must be the checkout's GitRepository as NAMESPACE/NAME (e.g. flux-system/flux-system); got "${sourceText}"`,
-      );
-    }
-    source = `${a}/${b}`;
-  }
+  const source = sourceText ? checkoutSourceOf(sourceText) : undefined;
   const hostKey = (input: string, host: string, example: string): string => {
     const h = host.trim().toLowerCase();
     if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?$/.test(h)) {

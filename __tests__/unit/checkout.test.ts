@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nearest, sourceVerdict, type CheckoutFacts } from '../../src/flux/checkout.js';
+import { checkoutRef, checkoutSourceOf, nearest, sourceVerdict, type CheckoutFacts } from '../../src/flux/checkout.js';
 import { gitRepositoriesIn, sourcesIn } from '../../src/flux/source-files.js';
 import type { SourceDefs } from '../../src/flux/source-defs.js';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
@@ -330,6 +330,86 @@ spec: {url: https://github.com/acme/other, ref: {branch: main}}
         ? verdict.source.inputs['monorepo']
         : undefined;
     expect(input?.kind === 'GitRepository' ? input.def.url : input?.kind).toBe('https://github.com/acme/other');
+  });
+});
+
+describe('the source input: the checkout as any source kind', () => {
+  it.each<[string, string, { kind: string; key: string }]>([
+    ['flux-system', 'flux-system/flux-system', { kind: 'GitRepository', key: 'flux-system/flux-system' }],
+    ['apps/tenant', 'apps/tenant', { kind: 'GitRepository', key: 'apps/tenant' }],
+    ['GitRepository/apps/tenant', 'apps/tenant', { kind: 'GitRepository', key: 'apps/tenant' }],
+    [
+      'OCIRepository/flux-system/flux-system',
+      'OCIRepository/flux-system/flux-system',
+      { kind: 'OCIRepository', key: 'flux-system/flux-system' },
+    ],
+    ['OCIRepository/fleet', 'OCIRepository/flux-system/fleet', { kind: 'OCIRepository', key: 'flux-system/fleet' }],
+    ['Bucket/infra/configs', 'Bucket/infra/configs', { kind: 'Bucket', key: 'infra/configs' }],
+  ])('%s', (input, settings, ref) => {
+    expect(checkoutSourceOf(input)).toBe(settings);
+    expect(checkoutRef(settings)).toEqual(ref);
+  });
+
+  it.each(['HelmRepository/flux-system/x', 'ocirepository/flux-system/x/y', 'OCIRepository/', 'a/b/c', 'Flux/System'])(
+    '%s is refused',
+    (input) => {
+      expect(() => checkoutSourceOf(input)).toThrow(
+        /source must be the source that is this checkout as \[KIND\/\]NAMESPACE\/NAME/,
+      );
+    },
+  );
+
+  const SYNC = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: oci://ghcr.io/acme/fleet, ref: {tag: latest}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: Bucket
+metadata: {name: configs, namespace: flux-system}
+spec: {bucketName: configs, endpoint: minio.local:9000}
+`;
+  const verdictOf = (s: KustomizationSpec, explicit?: string, yaml = SYNC) =>
+    sourceVerdict(s, { source: 'acme/fleet', ...(explicit ? { explicit } : {}), ...defsOf(yaml) });
+
+  it('an OCIRepository the source input names is this checkout, defined in the repository or not', () => {
+    expect(verdictOf(refTo('OCIRepository', 'flux-system'), 'OCIRepository/flux-system/flux-system')).toEqual({
+      kind: 'checkout',
+    });
+    expect(verdictOf(refTo('OCIRepository', 'flux-system'), 'OCIRepository/flux-system/flux-system', '')).toEqual({
+      kind: 'checkout',
+    });
+    expect(verdictOf(refTo('Bucket', 'configs'), 'Bucket/flux-system/configs')).toEqual({ kind: 'checkout' });
+  });
+
+  it('without it, or when it names another source, the OCIRepository is pulled, never this checkout', () => {
+    expect(verdictOf(refTo('OCIRepository', 'flux-system')).kind).toBe('fetch');
+    expect(verdictOf(refTo('OCIRepository', 'flux-system'), 'flux-system/flux-system').kind).toBe('fetch');
+    expect(verdictOf(refTo('OCIRepository', 'flux-system'), 'Bucket/flux-system/flux-system').kind).toBe('fetch');
+    const missing = verdictOf(refTo('OCIRepository', 'flux-system'), undefined, '');
+    expect(missing.kind === 'other' ? missing.problem : '').toMatch(
+      /is not defined in the repository.*unless the source input \(--source on the CLI\) says it is this checkout: OCIRepository\/flux-system\/flux-system$/,
+    );
+  });
+
+  it('a GitRepository is not this checkout when the source input names an OCIRepository', () => {
+    const v = verdictOf(refTo('GitRepository', 'flux-system'), 'OCIRepository/flux-system/flux-system');
+    expect(v.kind === 'other' ? v.problem : '').toMatch(
+      /is not this checkout \(the source input, --source on the CLI, names OCIRepository\/flux-system\/flux-system\)/,
+    );
+  });
+
+  it('an ExternalArtifact made from the OCIRepository that is this checkout takes it from the checkout', () => {
+    const yaml = `${GENERATOR.replace('name: charts}', 'name: flux-system}')}---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: https://github.com/acme/monorepo, ref: {branch: main}}
+`;
+    const v = verdictOf(refTo('ExternalArtifact', 'apps'), 'OCIRepository/flux-system/flux-system', yaml);
+    expect(v.kind === 'fetch' && v.source.kind === 'ExternalArtifact' ? v.source.inputs['charts'] : v).toEqual({
+      kind: 'checkout',
+    });
   });
 });
 

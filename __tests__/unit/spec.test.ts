@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
 import { derivedName } from '../../src/inventory/identity.js';
-import { loadKustomizations, splitPatterns } from '../../src/flux/load.js';
+import { loadClusters, loadKustomizations, splitPatterns } from '../../src/flux/load.js';
 import {
   SpecError,
   effectiveTimeout,
@@ -973,6 +973,137 @@ describe('loadKustomizations', () => {
     await put('clusters/cm.yaml', stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }));
     await put('clusters/kustomization.yaml', 'resources: [a.yaml]\n');
     expect(names(await loadKustomizations(['clusters/**/*.yaml'], root))).toEqual(['flux-system/a']);
+  });
+
+  const RESOURCE_SET = `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: apps, namespace: flux-system}
+spec:
+  inputs: [{tenant: a}]
+  resources:
+    - apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      metadata: {name: << inputs.tenant >>-apps}
+      spec: {interval: 1m, prune: true, path: ./apps, sourceRef: {kind: OCIRepository, name: flux-system}}
+    - {apiVersion: v1, kind: Namespace, metadata: {name: << inputs.tenant >>}}
+`;
+  const FLUX_INSTANCE = `apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata: {name: flux, namespace: flux-system}
+spec:
+  distribution: {version: 2.x, registry: ghcr.io/fluxcd}
+  sync: {kind: OCIRepository, url: oci://ghcr.io/acme/fleet, ref: latest, path: clusters/prod}
+`;
+  const GENERATES = 'generates Kustomizations that this run does not see';
+
+  it('notes each matched file without a Kustomization, named or globbed, and what it holds', async () => {
+    await put('clusters/prod/infra.yaml', named('infra'));
+    await put('clusters/prod/apps.yaml', RESOURCE_SET);
+    await put('clusters/prod/flux-instance.yaml', FLUX_INSTANCE);
+    await put('clusters/prod/empty.yaml', '');
+    await put(
+      'clusters/prod/kustomization.yaml',
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: k}\nresources: [infra.yaml]\n',
+    );
+    await put(
+      'extra/release.yaml',
+      stringify({
+        apiVersion: 'helm.toolkit.fluxcd.io/v2',
+        kind: 'HelmRelease',
+        metadata: { name: 'podinfo', namespace: 'apps' },
+      }),
+    );
+    const notes: string[] = [];
+    const specs = await loadKustomizations(['clusters/*/*.yaml', 'extra/release.yaml'], root, {
+      note: (l) => notes.push(l),
+    });
+    expect(names(specs)).toEqual(['flux-system/infra']);
+    expect(notes).toEqual([
+      'clusters/prod/apps.yaml holds no kustomize.toolkit.fluxcd.io/v1 Kustomization (ResourceSet flux-system/apps): skipped',
+      'clusters/prod/empty.yaml holds no kustomize.toolkit.fluxcd.io/v1 Kustomization: skipped',
+      'clusters/prod/flux-instance.yaml holds no kustomize.toolkit.fluxcd.io/v1 Kustomization (FluxInstance flux-system/flux): skipped',
+      'clusters/prod/kustomization.yaml holds no kustomize.toolkit.fluxcd.io/v1 Kustomization (kustomize.config.k8s.io/v1beta1 Kustomization k): skipped',
+      'extra/release.yaml holds no kustomize.toolkit.fluxcd.io/v1 Kustomization (HelmRelease apps/podinfo): skipped',
+      `ResourceSet flux-system/apps in clusters/prod/apps.yaml ${GENERATES}: flux-system/<< inputs.tenant >>-apps (once per input); this action does not expand it (add their Kustomization files to the kustomizations input to reconcile them here)`,
+      `FluxInstance flux-system/flux in clusters/prod/flux-instance.yaml ${GENERATES}: flux-system/flux-system (spec.sync: OCIRepository, path clusters/prod); this action does not expand it (add their Kustomization files to the kustomizations input to reconcile them here)`,
+    ]);
+  });
+
+  it('names no generated Kustomization the files define, and no generator of other kinds', async () => {
+    await put('c/flux-system.yaml', named('flux-system'));
+    await put('c/flux-instance.yaml', FLUX_INSTANCE);
+    await put('c/rs.yaml', RESOURCE_SET.replace(/ {4}- apiVersion: kustomize[\s\S]*?sourceRef.*\n/, ''));
+    const notes: string[] = [];
+    await loadKustomizations(['c/*.yaml'], root, { note: (l) => notes.push(l) });
+    expect(notes.filter((n) => n.includes(GENERATES))).toEqual([]);
+    expect(notes).toHaveLength(2);
+  });
+
+  it('names a ResourceSet whose resourcesTemplate makes Kustomizations', async () => {
+    await put('c/k.yaml', named('k'));
+    await put(
+      'c/rs.yaml',
+      stringify({
+        apiVersion: 'fluxcd.controlplane.io/v1',
+        kind: 'ResourceSet',
+        metadata: { name: 't', namespace: 'x' },
+        spec: { resourcesTemplate: 'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n' },
+      }),
+    );
+    const notes: string[] = [];
+    await loadKustomizations(['c/*.yaml'], root, { note: (l) => notes.push(l) });
+    expect(notes).toContain(
+      `ResourceSet x/t in c/rs.yaml ${GENERATES}: the ones of its spec.resourcesTemplate; this action does not expand it (add their Kustomization files to the kustomizations input to reconcile them here)`,
+    );
+  });
+
+  it('names at most 20 skipped files, then counts the rest', async () => {
+    await put('m/k.yaml', named('k'));
+    for (let i = 0; i < 23; i++) await put(`m/cm-${String(i).padStart(2, '0')}.yaml`, '');
+    const notes: string[] = [];
+    await loadKustomizations(['m/*.yaml'], root, { note: (l) => notes.push(l) });
+    expect(notes).toHaveLength(21);
+    expect(notes[20]).toBe('3 more matched files hold no kustomize.toolkit.fluxcd.io/v1 Kustomization: skipped');
+  });
+
+  it('refuses files that hold no Kustomization at all, naming each pattern and the generators', async () => {
+    await put('clusters/prod/apps.yaml', RESOURCE_SET);
+    await put('only.yaml', FLUX_INSTANCE);
+    expect(await asyncProblemsOf(() => loadKustomizations(['clusters/*/*.yaml', 'only.yaml'], root))).toEqual([
+      'no kustomize.toolkit.fluxcd.io/v1 Kustomization in the files that kustomizations pattern "clusters/*/*.yaml" matches: clusters/prod/apps.yaml',
+      'no kustomize.toolkit.fluxcd.io/v1 Kustomization in only.yaml',
+      `ResourceSet flux-system/apps in clusters/prod/apps.yaml ${GENERATES}: flux-system/<< inputs.tenant >>-apps (once per input); this action does not expand it (add their Kustomization files to the kustomizations input to reconcile them here)`,
+      `FluxInstance flux-system/flux in only.yaml ${GENERATES}: flux-system/flux-system (spec.sync: OCIRepository, path clusters/prod); this action does not expand it (add their Kustomization files to the kustomizations input to reconcile them here)`,
+    ]);
+  });
+
+  it('leaves a cluster whose files hold no Kustomization out, with a note; refuses when no cluster has any', async () => {
+    await put('clusters/prod/infra.yaml', named('infra'));
+    await put('clusters/prod/apps.yaml', named('apps'));
+    await put('clusters/staging/apps.yaml', RESOURCE_SET);
+    await put('clusters/staging/infra.yaml', named('infra'));
+    await put('clusters/dev/flux.yaml', FLUX_INSTANCE);
+    const notes: string[] = [];
+    const byCluster = await loadClusters(['clusters/*/*.yaml'], root, ['dev', 'prod', 'staging'], {
+      note: (l) => notes.push(l),
+    });
+    expect([...byCluster].map(([c, specs]) => [c, names(specs)])).toEqual([
+      ['prod', ['flux-system/apps', 'flux-system/infra']],
+      ['staging', ['flux-system/infra']],
+    ]);
+    expect(notes[0]).toBe(
+      'cluster dev: no kustomize.toolkit.fluxcd.io/v1 Kustomization in its files that kustomizations matches (clusters/dev/flux.yaml): left out of the plan',
+    );
+    expect(notes[1]).toMatch(/^FluxInstance flux-system\/flux in clusters\/dev\/flux.yaml generates/);
+    expect(notes[2]).toBe(
+      'clusters/staging/apps.yaml holds no kustomize.toolkit.fluxcd.io/v1 Kustomization (ResourceSet flux-system/apps): skipped',
+    );
+    expect(notes).toHaveLength(4);
+
+    expect(await asyncProblemsOf(() => loadClusters(['clusters/dev/*.yaml'], root, ['dev']))).toEqual([
+      'no kustomize.toolkit.fluxcd.io/v1 Kustomization in the files that kustomizations pattern "clusters/dev/*.yaml" matches: clusters/dev/flux.yaml',
+      `FluxInstance flux-system/flux in clusters/dev/flux.yaml ${GENERATES}: flux-system/flux-system (spec.sync: OCIRepository, path clusters/prod); this action does not expand it (add their Kustomization files to the kustomizations input to reconcile them here)`,
+    ]);
   });
 
   it.each<[string[], (root: string) => string[]]>([

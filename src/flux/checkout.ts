@@ -70,7 +70,10 @@ export type SourceVerdict =
 export interface CheckoutFacts {
   /** This run's repository (Settings.run.source); `local:…` when it has no remote. */
   source: string;
-  /** `namespace/name` of the checkout's GitRepository, from the `source` input. */
+  /**
+   * The source that is this checkout, from the `source` input: `namespace/name` of a GitRepository,
+   * or `OCIRepository/namespace/name`, `Bucket/namespace/name` (checkoutSourceOf).
+   */
   explicit?: string;
   /** The branch checked out (a pull request's base branch, which a preview is for), when known. */
   branch?: string;
@@ -140,9 +143,16 @@ function refVerdict(
     if (found.length > 1)
       return { problem: `${named} is defined more than once (${found.map((d) => d.file).join(', ')}): keep one` };
     return {
-      problem: `${named} is not defined in the repository, so there is nothing to fetch it from (this action reads a ${kind} from the repository's YAML files); building this repository instead is never done`,
+      problem:
+        `${named} is not defined in the repository, so there is nothing to fetch it from (this action reads a ${kind} from the repository's YAML files); building this repository instead is never done` +
+        ` unless the source input (--source on the CLI) says it is this checkout: ${kind}/${key}`,
     };
   };
+  // The source input names this source: it is this checkout, whatever its kind.
+  const mine = facts.explicit === undefined ? undefined : checkoutRef(facts.explicit);
+  if (mine !== undefined && mine.kind !== 'GitRepository' && mine.kind === ref.kind && mine.key === key) {
+    return { kind: 'checkout' };
+  }
   switch (ref.kind) {
     case 'GitRepository':
       return gitVerdict(key, named, facts, from);
@@ -379,4 +389,32 @@ export function unfetchable(d: GitRepositoryDef): string | undefined {
     return `only https:// (and file://) URLs are fetched: ${d.url} needs SSH keys, which this action does not take yet`;
   }
   return undefined;
+}
+
+/** The kinds the source input may name; GitRepository is meant when no kind is given. */
+export const CHECKOUT_KINDS = ['GitRepository', 'OCIRepository', 'Bucket'] as const;
+
+/**
+ * The source input in Settings' form: `[KIND/][NAMESPACE/]NAME` (namespace flux-system when left out),
+ * a GitRepository as `namespace/name` (the form it has always had), another kind as `Kind/namespace/name`.
+ */
+export function checkoutSourceOf(text: string): string {
+  const parts = text.split('/');
+  const kind = (CHECKOUT_KINDS as readonly string[]).includes(parts[0]!) ? parts.shift()! : 'GitRepository';
+  const [a, b] = parts.length === 1 ? ['flux-system', parts[0]!] : parts;
+  const dns = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+  if (parts.length > 2 || !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(a!) || !dns.test(b ?? '')) {
+    throw new Error(
+      `source must be the source that is this checkout as [KIND/]NAMESPACE/NAME, KIND one of ${CHECKOUT_KINDS.join(', ')} (GitRepository when left out), e.g. flux-system/flux-system or OCIRepository/flux-system/flux-system; got "${text}"`,
+    );
+  }
+  return kind === 'GitRepository' ? `${a}/${b}` : `${kind}/${a}/${b}`;
+}
+
+/** The kind and `namespace/name` of the source Settings.source (checkoutSourceOf's form) names. */
+export function checkoutRef(explicit: string): { kind: string; key: string } {
+  const parts = explicit.split('/');
+  return parts.length === 3
+    ? { kind: parts[0]!, key: `${parts[1]}/${parts[2]}` }
+    : { kind: 'GitRepository', key: explicit };
 }

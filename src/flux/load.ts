@@ -3,12 +3,14 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { FLUX_API_VERSION } from '../objects/flux.js';
 import { mapLimit } from '../util/concurrency.js';
 import { builtFiles, decideNamespaces } from './applied-by.js';
+import { clusterOf } from './clusters.js';
+import { generatorNote, generatorOf, objectName, type Generator } from './generators.js';
 import {
   DEFAULT_NAMESPACE,
   SpecError,
   normalizeSourcePath,
   type SpecLocation,
-  parseKustomizations,
+  parseKustomizationFile,
   withIdentity,
   writtenNamespace,
 } from './parse.js';
@@ -111,32 +113,150 @@ function where({ file, document }: Located): string {
   return `${file}, document ${document}`;
 }
 
+/** How loadKustomizations picks files and where it says what it skipped. */
+export interface LoadOptions {
+  /** Picks files (one cluster's, see clusters.ts): a pattern whose files it all leaves out is not a problem. */
+  keep?: (file: string) => boolean;
+  /** Where the notes go: each matched file that holds no Kustomization, each generator of Kustomizations. */
+  note?: (line: string) => void;
+}
+
+/** A matched file without a Kustomization, with what it holds instead. */
+interface Skipped {
+  file: string;
+  holds: string[];
+}
+
+/** At most this many files are named one by one as skipped; the rest are counted. */
+const NOTED_FILES = 20;
+
+/** `clusters/prod/apps.yaml holds no … Kustomization (ResourceSet flux-system/apps): skipped`. */
+function skippedNote({ file, holds }: Skipped): string {
+  const shown = holds.slice(0, 5).join(', ') + (holds.length > 5 ? `, and ${holds.length - 5} more` : '');
+  return `${file} holds no ${FLUX_API_VERSION} Kustomization${holds.length > 0 ? ` (${shown})` : ''}: skipped`;
+}
+
+/** The notes on the skipped files: one a file, at most NOTED_FILES, then a count. */
+export function skippedNotes(skipped: readonly Skipped[]): string[] {
+  const notes = skipped.slice(0, NOTED_FILES).map(skippedNote);
+  const more = skipped.length - NOTED_FILES;
+  if (more > 0) notes.push(`${more} more matched files hold no ${FLUX_API_VERSION} Kustomization: skipped`);
+  return notes;
+}
+
+/** What reading the files of the patterns found, before deciding whether finding none is a problem. */
+interface Found {
+  specs: KustomizationSpec[];
+  skipped: Skipped[];
+  generators: Generator[];
+  /** Why there is no Kustomization, a sentence per pattern that matched files (used when there is none at all). */
+  none: string[];
+}
+
 /**
  * Loads the Flux Kustomizations that `patterns` (file paths or globs relative to `root`) point at,
- * in pattern order and, within a pattern, in sorted file order. Refuses patterns that match no file
- * or leave the root, a file named without a glob that holds no v1 Kustomization, a glob whose files
- * hold none, and two Kustomizations with the same namespace/name. Problems of all files are
- * reported together in one SpecError. `keep` picks files (one cluster's, see clusters.ts): a
- * pattern whose files it all leaves out is not a problem.
+ * in pattern order and, within a pattern, in sorted file order. A matched file that holds no
+ * Kustomization (a ResourceSet, a FluxInstance, another source, plain manifests: a clusters/ folder
+ * holds all kinds) is skipped with a note; the ResourceSets and FluxInstances among them are named
+ * in a note as generating Kustomizations this run does not see. Refuses patterns that match no file
+ * or leave the root, files that together hold no Kustomization at all (naming each pattern), and two
+ * Kustomizations with the same namespace/name. Problems of all files are reported together in one
+ * SpecError.
  */
 export async function loadKustomizations(
   patterns: string[],
   root: string,
-  keep: (file: string) => boolean = () => true,
+  options: LoadOptions = {},
 ): Promise<KustomizationSpec[]> {
+  const found = await findKustomizations(patterns, root, options.keep);
+  if (found.specs.length === 0 && found.none.length > 0) throw new SpecError(noneProblems(found));
+  const specs = await placed(found.specs, root);
+  for (const line of foundNotes(found, specs)) options.note?.(line);
+  return specs;
+}
+
+/**
+ * loadKustomizations for each of `clusters` (the files clusterOf puts in it): a cluster whose files hold
+ * no Kustomization is left out with a note, unless no cluster has any (then refused as loadKustomizations
+ * refuses files without any).
+ */
+export async function loadClusters(
+  patterns: string[],
+  root: string,
+  clusters: readonly string[],
+  options: { note?: (line: string) => void } = {},
+): Promise<Map<string, KustomizationSpec[]>> {
+  const out = new Map<string, KustomizationSpec[]>();
+  let empty = 0;
+  const notes: string[] = [];
+  for (const c of clusters) {
+    const found = await findKustomizations(patterns, root, (f) => clusterOf(f) === c);
+    if (found.specs.length === 0 && found.none.length > 0) {
+      empty++;
+      const files = found.skipped.map((s) => s.file);
+      const shown = files.slice(0, 5).join(', ') + (files.length > 5 ? `, and ${files.length - 5} more` : '');
+      notes.push(
+        `cluster ${c || '(none)'}: no ${FLUX_API_VERSION} Kustomization in its files that kustomizations matches (${shown}): left out of the plan`,
+        ...foundNotes({ ...found, skipped: [] }, []),
+      );
+      continue;
+    }
+    const specs = await placed(found.specs, root);
+    notes.push(...foundNotes(found, specs));
+    out.set(c, specs);
+  }
+  // No cluster has any: refused as loadKustomizations refuses it, each pattern's files named together.
+  if (out.size === 0 && empty > 0) throw new SpecError(noneProblems(await findKustomizations(patterns, root)));
+  for (const line of notes) options.note?.(line);
+  return out;
+}
+
+/** The problems of files without any Kustomization: a sentence per pattern, then what generates them. */
+function noneProblems(found: Found): string[] {
+  return [...found.none, ...found.generators.flatMap((g) => generatorNote(g, new Set()) ?? [])];
+}
+
+/** The notes of a load that found Kustomizations: the files skipped, then the generators. */
+function foundNotes(found: Found, specs: readonly KustomizationSpec[]): string[] {
+  const loaded = new Set(specs.map((s) => `${s.namespace}/${s.name}`));
+  return [...skippedNotes(found.skipped), ...found.generators.flatMap((g) => generatorNote(g, loaded) ?? [])];
+}
+
+/** The specs with their namespaces under Flux (placeInNamespaces), refusing the same namespace/name twice. */
+async function placed(specs: KustomizationSpec[], root: string): Promise<KustomizationSpec[]> {
+  const result = await placeInNamespaces(specs, resolve(root));
+  if (result.problems.length > 0) throw new SpecError(result.problems);
+  const duplicates = duplicateProblems(result.specs);
+  if (duplicates.length > 0) throw new SpecError(duplicates);
+  return result.specs;
+}
+
+/** Reads the files of `patterns` that `keep` picks; throws the problems of patterns and files. */
+async function findKustomizations(
+  patterns: string[],
+  root: string,
+  keep: (file: string) => boolean = () => true,
+): Promise<Found> {
   const absoluteRoot = resolve(root);
   const realRoot = await realpath(absoluteRoot);
   const problems: string[] = [];
   const locations: SpecLocation[] = [];
   const specs: KustomizationSpec[] = [];
+  const skipped: Skipped[] = [];
+  const generators: Generator[] = [];
+  const none: string[] = [];
   /** How many Kustomizations (valid or not) each file read so far holds; a file is read once. */
   const counts = new Map<string, number>();
 
   const readKustomizationFile = async (file: string): Promise<number> => {
     try {
-      const parsed = parseKustomizations(await readFile(resolve(absoluteRoot, file), 'utf8'), file);
-      specs.push(...parsed);
-      return parsed.length;
+      const parsed = parseKustomizationFile(await readFile(resolve(absoluteRoot, file), 'utf8'), file);
+      specs.push(...parsed.specs);
+      generators.push(...parsed.others.flatMap((doc) => generatorOf(doc, file) ?? []));
+      if (parsed.specs.length === 0) {
+        skipped.push({ file, holds: parsed.others.flatMap((doc) => objectName(doc) ?? []) });
+      }
+      return parsed.specs.length;
     } catch (error) {
       if (!(error instanceof SpecError)) throw error;
       problems.push(...error.problems);
@@ -165,22 +285,16 @@ export async function loadKustomizations(
       const count = counts.get(file) ?? (await readKustomizationFile(file));
       counts.set(file, count);
       found += count;
-      // A glob over a Flux repository also matches plain manifests and kustomization.yaml files,
-      // so only a file named outright must hold a Kustomization.
-      if (count === 0 && !GLOB_MAGIC.test(inside)) problems.push(`no ${FLUX_API_VERSION} Kustomization in ${file}`);
     }
-    if (found === 0 && GLOB_MAGIC.test(inside)) {
-      problems.push(
-        `no ${FLUX_API_VERSION} Kustomization in the files that kustomizations pattern ${quoted} matches: ${files.join(', ')}`,
-      );
-    }
+    if (found > 0) continue;
+    none.push(
+      GLOB_MAGIC.test(inside)
+        ? `no ${FLUX_API_VERSION} Kustomization in the files that kustomizations pattern ${quoted} matches: ${files.join(', ')}`
+        : `no ${FLUX_API_VERSION} Kustomization in ${files.join(', ')}`,
+    );
   }
   if (problems.length > 0) throw new SpecError(problems, locations);
-  const placed = await placeInNamespaces(specs, absoluteRoot);
-  if (placed.problems.length > 0) throw new SpecError(placed.problems);
-  const duplicates = duplicateProblems(placed.specs);
-  if (duplicates.length > 0) throw new SpecError(duplicates);
-  return placed.specs;
+  return { specs, skipped, generators, none };
 }
 
 function located(spec: KustomizationSpec): Located {

@@ -257,6 +257,13 @@ export function sourceDocument(spec: KustomizationSpec): Record<string, unknown>
   return documents.get(spec);
 }
 
+/** A document of a Kustomization file that is not a Flux Kustomization (another kind, kustomize's own, empty). */
+export interface OtherDocument {
+  /** 1-based, as in messages. */
+  document: number;
+  value: unknown;
+}
+
 /**
  * Parses the `kustomize.toolkit.fluxcd.io/v1` Kustomizations of a multi-document YAML file.
  * Other kinds, kustomize's own Kustomization (kustomization.yaml) and empty documents are skipped;
@@ -264,7 +271,16 @@ export function sourceDocument(spec: KustomizationSpec): Record<string, unknown>
  * into one SpecError whose lines name `file`, the document number, the Kustomization and the field.
  */
 export function parseKustomizations(text: string, file: string): KustomizationSpec[] {
+  return parseKustomizationFile(text, file).specs;
+}
+
+/** parseKustomizations, with the documents it skipped (for the loader's notes: what a file holds instead). */
+export function parseKustomizationFile(
+  text: string,
+  file: string,
+): { specs: KustomizationSpec[]; others: OtherDocument[] } {
   const specs: KustomizationSpec[] = [];
+  const others: OtherDocument[] = [];
   const problems: string[] = [];
   const locations: SpecLocation[] = [];
   for (const doc of parseYamlStream(text, file)) {
@@ -273,14 +289,28 @@ export function parseKustomizations(text: string, file: string): KustomizationSp
       continue;
     }
     const value = doc.value;
-    const i = doc.document - 1;
     const kind = classify(value);
-    if (kind === 'other' || !isMapping(value)) continue;
-    const result = readDocument(value, file, i + 1);
+    if (kind === 'other' || !isMapping(value)) {
+      others.push({ document: doc.document, value });
+      continue;
+    }
+    const result = readDocument(value, file, doc.document);
     problems.push(...result.problems);
     locations.push(...result.locations);
     if (result.spec !== undefined) specs.push(result.spec);
   }
   if (problems.length > 0) throw new SpecError(problems, locations);
-  return specs;
+  return { specs, others };
+}
+
+/**
+ * A Kustomization object as a parent's build produced it (after the parent's patches, substitution,
+ * namespace and name), read as a spec; `file` and `document` are where its child's file defines it,
+ * for messages. Throws a SpecError naming the fields at fault.
+ */
+export function readBuiltKustomization(value: unknown, file: string, document: number): KustomizationSpec {
+  if (!isMapping(value)) throw new SpecError([`${file}, document ${document}: the parent's build made it no mapping`]);
+  const result = readDocument(value, file, document);
+  if (result.spec === undefined) throw new SpecError(result.problems, result.locations);
+  return result.spec;
 }

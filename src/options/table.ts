@@ -70,10 +70,10 @@ export const INPUTS: readonly Option[] = [
     field: 'source',
     kind: 'string',
     description:
-      'The GitRepository that is this checkout, as NAMESPACE/NAME (e.g. flux-system/flux-system). A Kustomization whose spec.sourceRef is another GitRepository defined in the repository is built from that repository, fetched with git (see git-credentials); an OCIRepository or a Bucket defined in the repository is pulled from its registry or store; an ExternalArtifact is made here by the ArtifactGenerator in the repository that lists it, from its sources. A source that cannot be had fails the Kustomization (its dependents are skipped), and it is never built from this repository instead. Default: GitRepositories defined in the repository are matched by URL and branch against this checkout; one not defined anywhere is taken to be the checkout, with a note.',
+      "The source that is this checkout, as [KIND/]NAMESPACE/NAME: a GitRepository (the default kind, e.g. flux-system/flux-system), or OCIRepository/NAMESPACE/NAME or Bucket/NAMESPACE/NAME for a fleet synced from an artifact of this repository (e.g. OCIRepository/flux-system/flux-system, the FluxInstance's sync in Flux's D2 layout); Kustomizations whose spec.sourceRef is that source are built from this checkout. A Kustomization whose spec.sourceRef is another GitRepository defined in the repository is built from that repository, fetched with git (see git-credentials); an OCIRepository or a Bucket defined in the repository is pulled from its registry or store; an ExternalArtifact is made here by the ArtifactGenerator in the repository that lists it, from its sources. A source that cannot be had fails the Kustomization (its dependents are skipped), and it is never built from this repository instead. Default: GitRepositories defined in the repository are matched by URL and branch against this checkout; one not defined anywhere is taken to be the checkout, with a note.",
     flag: {
-      arg: 'NS/NAME',
-      help: 'the GitRepository that is this checkout; other sources are fetched or made',
+      arg: '[KIND/]NS/NAME',
+      help: 'the source that is this checkout (a GitRepository, or OCIRepository/NS/NAME, Bucket/NS/NAME); other sources are fetched or made',
       defaultText: 'GitRepositories in the repository are matched by URL',
     },
   },

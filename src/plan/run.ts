@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import { join, matchesGlob } from 'node:path';
 import { promisify } from 'node:util';
 import type { FetchedPlan, SourcePlan } from '../flux/checkout.js';
-import { kustomizationFiles, loadKustomizations } from '../flux/load.js';
+import { kustomizationFiles, loadClusters } from '../flux/load.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { buildReads } from '../kustomize/reads.js';
@@ -33,7 +33,10 @@ export interface PlanResult extends Plan {
 const NO_COMMIT = /^0+$/;
 
 /** The Kustomization files of the run's patterns by cluster (only `settings.cluster`'s when set). */
-export async function specsByCluster(settings: Settings): Promise<Map<string, KustomizationSpec[]>> {
+export async function specsByCluster(
+  settings: Settings,
+  note?: (line: string) => void,
+): Promise<Map<string, KustomizationSpec[]>> {
   const files = await kustomizationFiles(settings.kustomizations, settings.root);
   const clusters = [...new Set(files.map(clusterOf))].filter((c) => !settings.cluster || c === settings.cluster);
   if (settings.cluster && clusters.length === 0) {
@@ -44,11 +47,8 @@ export async function specsByCluster(settings: Settings): Promise<Map<string, Ku
   }
   // No file of the patterns matched: loadKustomizations says so, naming the patterns.
   if (clusters.length === 0) clusters.push('');
-  const out = new Map<string, KustomizationSpec[]>();
-  for (const c of clusters.sort()) {
-    out.set(c, await loadKustomizations(settings.kustomizations, settings.root, (f) => clusterOf(f) === c));
-  }
-  return out;
+  // A cluster whose files hold no Kustomization (a FluxInstance and ResourceSets only) is left out, with a note.
+  return loadClusters(settings.kustomizations, settings.root, clusters.sort(), note ? { note } : {});
 }
 
 /** The files changed between `base` and `head` (from their merge base, as a pull request shows them). */
@@ -67,7 +67,7 @@ export async function planRun(
   change: Change | undefined,
   log: (line: string) => void,
 ): Promise<PlanResult> {
-  const byCluster = await specsByCluster(settings);
+  const byCluster = await specsByCluster(settings, log);
   if (!change) return makePlan(byCluster);
   let files: string[];
   try {

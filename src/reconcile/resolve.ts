@@ -19,15 +19,17 @@ import { clusterOf } from '../flux/clusters.js';
 import { describeSpec, unsupportedFields } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 
-/** The Kustomizations a run works on: the files named by `kustomizations`, or one from the inputs. */
-export async function resolveSpecs(settings: Settings): Promise<KustomizationSpec[]> {
+/**
+ * The Kustomizations a run works on: the files named by `kustomizations`, or one from the inputs.
+ * `note` hears the matched files skipped (no Kustomization in them) and the generators not expanded.
+ */
+export async function resolveSpecs(settings: Settings, note?: (line: string) => void): Promise<KustomizationSpec[]> {
   if (settings.kustomizations.length > 0) {
     const cluster = settings.cluster;
-    return loadKustomizations(
-      settings.kustomizations,
-      settings.root,
-      cluster === undefined ? undefined : (file) => clusterOf(file) === cluster,
-    ).catch(async (err: unknown) => {
+    return loadKustomizations(settings.kustomizations, settings.root, {
+      ...(cluster === undefined ? {} : { keep: (file: string) => clusterOf(file) === cluster }),
+      ...(note ? { note } : {}),
+    }).catch(async (err: unknown) => {
       throw cluster === undefined ? await severalClusters(err, settings) : err;
     });
   }
@@ -142,7 +144,7 @@ export async function resolveRun(
     execTimeoutMs: settings.clusterTimeouts.requestMs,
   });
   kubeconfigSecrets(kc).forEach(secret);
-  const specs = await resolveSpecs(settings);
+  const specs = await resolveSpecs(settings, log);
   checkSupported(specs, 'apply');
   if (settings.noCrossNamespaceRefs) refuseCrossNamespaceRefs(specs);
   const levels = dependencyOrder(specs);
