@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import type { KubeObject } from './objects/kube.js';
 import { ClusterClient } from './cluster/client.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
-import { checkSources, checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile/index.js';
+import { Children, checkSources, checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile/index.js';
 import { describeSpec } from './flux/support.js';
 import { describePlan, runSources, settingsFor } from './source/fetched.js';
 import { secretReader } from './source/secret.js';
@@ -189,8 +189,24 @@ async function buildCommand(
     ...(client ? { readSecret: secretReader(client) } : {}),
     log: note,
   });
+  // A child whose parent is among the files is built as the parent's build produces it (children.ts).
+  const children = new Children(
+    settings.root,
+    specs,
+    (parent) =>
+      renderSpec(settings, parent, client, { secret: (value) => scrubber.add(value), note: () => undefined }, false),
+    (s) => (sources.get(`${s.namespace}/${s.name}`)?.kind ?? 'checkout') === 'checkout',
+  );
   try {
-    for (const spec of specs) {
+    for (const file of specs) {
+      const asBuilt = await children.asBuilt(file).catch((err: unknown) => {
+        throw new Error(`Kustomization ${file.namespace}/${file.name}: ${(err as Error).message}`, { cause: err });
+      });
+      const spec = asBuilt.spec;
+      if (asBuilt.unbuilt !== undefined)
+        note(`${describeSpec(spec)}: ${asBuilt.unbuilt}; built from its file as written`);
+      if (asBuilt.parent !== undefined)
+        note(`${describeSpec(spec)}: built as its parent Kustomization ${asBuilt.parent} produces it`);
       const verdict = sources.get(`${spec.namespace}/${spec.name}`);
       if (verdict?.kind === 'other') throw new Error(`${describeSpec(spec)}: ${verdict.problem}`);
       let own = settings;

@@ -3,6 +3,7 @@
  * the secret registry and the clock. The edges (the action, the CLI, tests) build one with
  * `runContext`; the graph runner derives one per Kustomization (`forKustomization`).
  */
+import type { Children } from './children.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery } from '../cluster/discovery.js';
 import type { KustomizationSpec } from '../flux/types.js';
@@ -65,8 +66,10 @@ export interface RunContext {
   secrets: SecretRegistry;
   clock: Clock;
   /**
-   * In a preview: what the run's Kustomizations would create so far, by cluster (API server URL),
-   * so that a later one's objects in a namespace an earlier one would create are planned, not failed.
+   * In a preview: what would be created before this Kustomization's objects, by cluster (API server
+   * URL), so that its objects in a namespace an earlier one would create are planned, not failed. The
+   * graph runner gives each Kustomization a view of its own (reconcile/would-create.ts): what its
+   * dependencies would create, then its own stages; never what a sibling adds meanwhile.
    */
   wouldCreate: Map<string, Created>;
   /**
@@ -74,6 +77,11 @@ export interface RunContext {
    * written for them, a fan-out job's failure record neither (the inventory is the new holder's).
    */
   lostLocks: Set<string>;
+  /**
+   * Parents and children (children.ts): a child whose parent this run loads is reconciled from the
+   * object its parent's build produces, and the parent does not write it. Absent: each from its file.
+   */
+  children?: Children;
 }
 
 /** A logger over `hooks`: lines to hooks.log, sections to hooks.group (or unmarked). */

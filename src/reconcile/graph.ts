@@ -15,6 +15,7 @@ import { awaitDependencies, readyExprProblem, recordNotApplied } from './await-d
 import { reconcileTarget } from './one.js';
 import { combine, outcomeOf, skippedReport } from './report.js';
 import { dotted } from '../report/render.js';
+import { PreviewViews } from './would-create.js';
 
 const KUSTOMIZATION_CONCURRENCY = 4;
 
@@ -65,7 +66,9 @@ export async function reconcileAll(
     };
   };
   try {
-    return await reconcileEach(ctx, specs, levels, started, wrongSource, run, all);
+    const fromCheckout = (spec: KustomizationSpec) =>
+      (sources.get(`${spec.namespace}/${spec.name}`)?.kind ?? 'checkout') === 'checkout';
+    return await reconcileEach(ctx, specs, levels, started, wrongSource, run, all, fromCheckout);
   } finally {
     await fetched.cleanup();
   }
@@ -79,9 +82,12 @@ async function reconcileEach(
   wrongSource: (spec: KustomizationSpec) => Report | undefined,
   run: (c: RunContext, spec: KustomizationSpec) => Promise<Report>,
   all: readonly KustomizationSpec[],
+  fromCheckout: (spec: KustomizationSpec) => boolean,
 ): Promise<Report> {
   const { settings, management: client } = ctx;
   const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
+  // In a preview, each Kustomization sees what its dependencies would create, not its siblings.
+  const views = new PreviewViews(ctx, byKey, fromCheckout);
   const others = new Map(
     all.filter((s) => !byKey.has(`${s.namespace}/${s.name}`)).map((s) => [`${s.namespace}/${s.name}`, s]),
   );
@@ -145,7 +151,8 @@ async function reconcileEach(
     }
     if (client.unreachable)
       return skippedReport(settings, spec, 'skipped: the cluster could not be reached', 'dependency');
-    const own = { ...ctx, log: prefixed(ctx.log, `[${key}]`) };
+    const log = prefixed(ctx.log, `[${key}]`);
+    const own = { ...ctx, log, wouldCreate: views.viewOf(spec, log) };
     const waited = await awaited(own, spec);
     if (waited) return waited;
     ctx.log.info(`[${key}] ${settings.mode === 'apply' ? 'reconciling' : 'planning'} ${dotted(spec.path)}`);

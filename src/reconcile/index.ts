@@ -8,7 +8,9 @@ import { countReport, driftFound, type Report } from '../report/model.js';
 import type { Settings } from '../settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, type Clock, type Hooks, type RunContext } from './context.js';
+import { Children } from './children.js';
 import { failureOf } from './errors.js';
+import { renderSpec } from './render.js';
 import { reconcileAll } from './graph.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
 import { emptyReport } from './report.js';
@@ -19,6 +21,7 @@ export { StageError, type Failure, type Stage } from './errors.js';
 export { checkSources, checkSupported, refuseCrossNamespaceRefs, resolveSpecs } from './resolve.js';
 export { forkHint, renderSpec } from './render.js';
 export { healthTargets } from './phases.js';
+export { Children } from './children.js';
 
 /**
  * A run: in drift mode a dry-run against the cluster and, with drift-correction, an apply when it
@@ -64,12 +67,34 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock?: Clock): P
   try {
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const ctx = runContext(settings, client, new Discovery(client), hooks, clock);
+    // A Kustomization of another source builds that source's files, not this checkout's (one this job
+    // does not reconcile has no verdict: taken as this checkout's, whose files decide parenthood).
+    const here = (s: KustomizationSpec) => (sources.get(`${s.namespace}/${s.name}`)?.kind ?? 'checkout') === 'checkout';
+    ctx.children = childrenOf(ctx, all, here);
     const report = withLevels(await reconcileAll(ctx, specs, levels, sources, started, all), settings, levelOf);
     // A fan-out job leaves removed Kustomizations to the job of the cluster's first one.
     return handlesRemoved ? await withRemoved(ctx, report, all) : report;
   } finally {
     client.close();
   }
+}
+
+/**
+ * The run's parents and children (children.ts): a parent is rendered for its children as its own
+ * reconcile renders it, without decryption (a Kustomization object is not encrypted), once.
+ */
+function childrenOf(
+  ctx: RunContext,
+  all: readonly KustomizationSpec[],
+  builtHere: (spec: KustomizationSpec) => boolean,
+): Children {
+  const quiet = { secret: ctx.secrets.add, note: () => undefined };
+  return new Children(
+    ctx.settings.root,
+    all,
+    (parent) => renderSpec(ctx.settings, parent, ctx.management, quiet, false),
+    builtHere,
+  );
 }
 
 /** A fan-out job's report: each Kustomization's dependsOn level among all of the files' (for the merge's order). */

@@ -40,13 +40,20 @@ export async function phase<T>(ctx: RunContext, stage: Stage, title: string, fn:
  * inventory and the lock are in the target; substituteFrom and decryption Secrets are read from the
  * action's cluster, as Flux reads them with the controller's client.
  */
-export async function reconcileTarget(run: RunContext, spec: KustomizationSpec): Promise<Report> {
-  const ref = spec.kubeConfig?.secretRef;
+export async function reconcileTarget(run: RunContext, given: KustomizationSpec): Promise<Report> {
   const notes: string[] = [];
   const note = (line: string) => {
     notes.push(line);
     run.log.info(line);
   };
+  let spec: KustomizationSpec;
+  try {
+    spec = await asItsParentBuildsIt(run, given, note);
+  } catch (err) {
+    const message = `${describeSpec(given)}: ${(err as Error).message}`;
+    return { ...skippedReport(run.settings, given, message, 'render'), notes };
+  }
+  const ref = spec.kubeConfig?.secretRef;
   const ctx: KustomizationContext = { ...run, spec, note };
   if (!ref) return reconcileOne(ctx, notes);
   let remote: ClusterClient;
@@ -62,6 +69,40 @@ export async function reconcileTarget(run: RunContext, spec: KustomizationSpec):
   } finally {
     remote.close();
   }
+}
+
+/**
+ * A child whose parent this run loads, as the parent's build produces it (children.ts); the note
+ * says which spec fields the parent changed, so that what a run does is not a surprise.
+ */
+async function asItsParentBuildsIt(
+  run: RunContext,
+  spec: KustomizationSpec,
+  note: (line: string) => void,
+): Promise<KustomizationSpec> {
+  if (run.children === undefined) return spec;
+  const built = await run.children.asBuilt(spec);
+  if (built.unbuilt !== undefined) note(`${built.unbuilt}; built from its file as written`);
+  if (built.parent === undefined) return spec;
+  const changed = changedFields(spec, built.spec);
+  note(
+    `Built as its parent Kustomization ${built.parent} produces it` +
+      (changed.length > 0 ? `, which changes ${changed.map((f) => `spec.${f}`).join(', ')} of the file` : '') +
+      '; not written to the cluster by the parent (this run reconciles it)',
+  );
+  return built.spec;
+}
+
+/** The spec fields (top level) whose values differ between two specs. */
+function changedFields(a: KustomizationSpec, b: KustomizationSpec): string[] {
+  const fields = new Set([...Object.keys(a), ...Object.keys(b)]);
+  fields.delete('origin');
+  fields.delete('name');
+  fields.delete('namespace');
+  const text = (v: unknown) => JSON.stringify(v);
+  return [...fields]
+    .filter((f) => text(a[f as keyof KustomizationSpec]) !== text(b[f as keyof KustomizationSpec]))
+    .sort();
 }
 
 async function reconcileOne(target: KustomizationContext, notes: string[]): Promise<Report> {
@@ -130,7 +171,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     // A refusal (another repository's inventory) is known before the build's result is needed.
     ready.catch(() => undefined);
     const rendered = await phase(ctx, 'render', 'Render', () =>
-      render(settings, spec, ctx.management, secrets.add, note),
+      render(settings, spec, ctx.management, secrets.add, note, ctx.children),
     );
     done.origins = rendered.origins;
     await ready;

@@ -203,7 +203,17 @@ export async function prune(
   const { settings, spec, note, log } = ctx;
   const applying = settings.mode === 'apply';
   const next = changeset.map(entryOf);
-  const stale = staleEntries(inventory.old, next);
+  let stale = staleEntries(inventory.old, next);
+  // A child's Kustomization object that this run reconciles itself now (children.ts) is not deleted:
+  // under Flux its finalizer would delete the child's objects. It leaves this inventory, as it is.
+  const handed = ctx.children === undefined ? [] : stale.filter((e) => ctx.children!.definesEntry(e));
+  if (handed.length > 0) {
+    note(
+      `${handed.length} child Kustomization object(s) left this build's apply because this run reconciles ` +
+        `them; they stay in the cluster as they are (not deleted): ${handed.map(subjectOfEntry).join(', ')}`,
+    );
+    stale = stale.filter((e) => !handed.includes(e));
+  }
   if (stale.length === 0) return { next, survivors: [] };
   if (!spec.prune) {
     note(

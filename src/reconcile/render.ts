@@ -25,6 +25,7 @@ import { mergeVariables, secretNames, type VariableLayer } from '../substitute/v
 import { collectSecretPaths, type SecretPaths } from '../substitute/provenance.js';
 import { ObjectError, subjectOfError } from '../objects/errors.js';
 import { reservedProblem } from '../inventory/reserved.js';
+import type { Children } from './children.js';
 import type { Hooks } from './context.js';
 import { StageError } from './errors.js';
 
@@ -246,8 +247,21 @@ export async function render(
   management: ClusterClient,
   secret: (value: string) => void,
   note: (line: string) => void,
+  /** The run's children (children.ts): their Kustomization objects are left out of a parent's apply. */
+  children?: Pick<Children, 'defines'>,
 ): Promise<Rendered> {
   const built = await renderSpec(settings, spec, management, { secret, note });
+  if (children !== undefined) {
+    const own = built.objects.filter((o) => children.defines(o));
+    if (own.length > 0) {
+      const names = own.map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+      note(
+        `${own.length} child Kustomization(s) of this build are reconciled by this run from this build's ` +
+          `objects, not written to the cluster: ${names.join(', ')}`,
+      );
+      built.objects = built.objects.filter((o) => !children.defines(o));
+    }
+  }
   const origins = new Map(
     [...built.objects].flatMap((o) => {
       const file = built.origins.get(objectKey(o));

@@ -45,10 +45,11 @@ export interface ApplyOptions {
   /** The object's fields written from a secret source, this run or earlier: masked in its diff whatever its kind. */
   secretPaths?: (obj: KubeObject) => readonly string[];
   /**
-   * A preview's record of what the run would create, shared by the Kustomizations of one run on one
-   * cluster: an object in a namespace that an earlier Kustomization would create is planned
-   * "created" (it cannot be dry-run: the namespace does not exist yet), as under Flux, where that
-   * Kustomization would have created it first. Only with dryRunOnly.
+   * A preview's view of what would exist before this Kustomization's objects: what the Kustomizations
+   * it depends on would create, then its own earlier stages (added here as they are planned); never
+   * what a sibling running at the same time adds (reconcile/would-create.ts). An object in a namespace
+   * of the view is planned "created" (it cannot be dry-run: the namespace does not exist yet), as
+   * under Flux, where that Kustomization would have created it first. Only with dryRunOnly.
    */
   created?: Created;
 }
@@ -164,6 +165,21 @@ export interface Created {
   namespaces: Set<string>;
   /** `group/kind` of the CRDs created. */
   kinds: Set<string>;
+  /**
+   * In a preview: which other Kustomizations of the run, that this one does not depend on, would
+   * create a Namespace the dry-run found missing (see reconcile/would-create.ts).
+   */
+  foresee?: (namespace: string) => Promise<Foreseen>;
+}
+
+/** The Kustomizations (`namespace/name`) that would create a missing Namespace, none a dependency. */
+export interface Foreseen {
+  /** Its parent, whose build is this Kustomization's object: under Flux, it applies the Namespace first. */
+  parents: readonly string[];
+  /** Neither a dependency nor a dependant: under Flux, the object fails until one has been applied. */
+  independent: readonly string[];
+  /** Depending on this Kustomization, directly or not: under Flux, neither becomes ready. */
+  dependants: readonly string[];
 }
 
 function noteCreated(created: Created, obj: KubeObject): void {
@@ -212,7 +228,7 @@ async function plan(
         throw getFailed(err);
       });
   for (let reads = 1; ; reads++) {
-    const outcome = await planAgainst(client, mapping, desired, live.object, opts, created.namespaces);
+    const outcome = await planAgainst(client, mapping, desired, live.object, opts, created);
     const last = reads >= MAX_READS;
     if ('needsLive' in outcome) {
       if (last || live.direct) throw outcome.error;
@@ -241,7 +257,7 @@ async function planAgainst(
   desired: KubeObject,
   live: LiveObject | undefined,
   opts: ApplyOptions,
-  newNamespaces: ReadonlySet<string>,
+  created: Created,
 ): Promise<Attempt> {
   const entry: ChangeSetEntry = {
     subject: subjectOf(desired),
@@ -257,7 +273,7 @@ async function planAgainst(
   }
   const ignored = opts.ignoredPaths?.(desired) ?? [];
   const obj = live && ignored.length > 0 && opts.adopt ? opts.adopt(desired, live, ignored) : desired;
-  if (!live && opts.dryRunOnly && mapping.namespaced && newNamespaces.has(obj.metadata.namespace ?? '')) {
+  if (!live && opts.dryRunOnly && mapping.namespaced && created.namespaces.has(obj.metadata.namespace ?? '')) {
     const note = `checked without a server dry-run: its Namespace ${obj.metadata.namespace ?? ''} does not exist yet and would be created first`;
     return { planned: { obj, mapping, entry: { ...entry, action: 'created', note }, apply: true } };
   }
@@ -279,11 +295,22 @@ async function planAgainst(
         seen: versionOf(live),
       };
     }
-    const hint = fields
-      ? `; immutable ${fieldList(fields)} changed: force would delete and recreate the object ` +
-        '(spec.force: true in the Kustomization, the force input or --force with path, ' +
-        `or the annotation ${FORCE_MARKER}: Enabled on the object)`
-      : '';
+    const missing = !live && opts.dryRunOnly ? missingNamespace(err, obj) : undefined;
+    const foreseen = missing !== undefined && created.foresee ? await created.foresee(missing) : undefined;
+    if (missing !== undefined && foreseen && foreseen.parents.length + foreseen.independent.length > 0) {
+      const by =
+        foreseen.parents.length > 0 ? byParent(missing, foreseen.parents) : byOther(missing, foreseen.independent);
+      const note = `checked without a server dry-run: ${by}`;
+      return { planned: { obj, mapping, entry: { ...entry, action: 'created', note }, apply: true } };
+    }
+    const dependants = foreseen?.dependants ?? [];
+    const hint = dependants.length
+      ? `; ${kustomizations(dependants)} would create it, but depend${dependants.length > 1 ? '' : 's'} on this one: under Flux neither becomes ready`
+      : fields
+        ? `; immutable ${fieldList(fields)} changed: force would delete and recreate the object ` +
+          '(spec.force: true in the Kustomization, the force input or --force with path, ' +
+          `or the annotation ${FORCE_MARKER}: Enabled on the object)`
+        : '';
     const error = new Error(`${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj)}${hint}`, {
       cause: err,
     });
@@ -307,6 +334,29 @@ async function planAgainst(
     planned: { obj, mapping, entry, apply, ...(cleanup ? { cleanup } : {}), ...(live ? { live } : {}) },
     seen: versionOf(dryRun),
   };
+}
+
+/** The object's Namespace, when `err` (its dry-run's) says that Namespace does not exist. */
+function missingNamespace(err: unknown, obj: KubeObject): string | undefined {
+  const ns = obj.metadata.namespace;
+  if (!(err instanceof ApiError) || err.status !== 404 || ns === undefined) return undefined;
+  return err.details?.kind === 'namespaces' && err.details.name === ns ? ns : undefined;
+}
+
+const kustomizations = (keys: readonly string[]) =>
+  `${keys.length > 1 ? 'Kustomizations' : 'Kustomization'} ${keys.join(', ')}`;
+
+/** The note of an object whose Namespace its parent would create (and then apply this Kustomization). */
+const byParent = (namespace: string, keys: readonly string[]) =>
+  `its Namespace ${namespace} does not exist yet and would be created first, by ${kustomizations(keys)}, which applies this one`;
+
+/** The note of an object whose Namespace a Kustomization it does not depend on would create. */
+function byOther(namespace: string, keys: readonly string[]): string {
+  const one = keys.length > 1 ? 'one of them' : 'that one';
+  return (
+    `its Namespace ${namespace} does not exist yet and would be created by ${kustomizations(keys)}, ` +
+    `which this one does not depend on (under Flux it fails until ${one} has been applied, then succeeds on a retry)`
+  );
 }
 
 /** Namespaced objects need a namespace (Flux does not guess one); cluster-scoped ones lose a stray one. */
