@@ -100,6 +100,38 @@ describe('a parent that applies its patched children', () => {
     expect(again.changeset.filter((e) => e.action !== 'unchanged')).toEqual([]);
   }, 120_000);
 
+  it("starts each child after its parent, which creates the child's Namespace", async () => {
+    const ns = await freshNamespace(client);
+    const apps = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6'];
+    const files = monorepo(ns, apps);
+    // The parent's build creates the Namespace its children's objects go to (no dependsOn anywhere);
+    // without targetNamespace here (kustomize would rename the Namespace to it), so each child names
+    // its own namespace.
+    const target = `${ns}-apps`;
+    files['clusters/prod/apps.yaml'] = files['clusters/prod/apps.yaml']!.replace(`  targetNamespace: ${ns}\n`, '');
+    for (const app of apps)
+      files[`apps/${app}/ks.yaml`] = files[`apps/${app}/ks.yaml`]!.replace(
+        `metadata: {name: ${app}}`,
+        `metadata: {name: ${app}, namespace: ${ns}}`,
+      );
+    files['apps/namespace.yaml'] = `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${target}}\n`;
+    files['apps/kustomization.yaml'] = `resources: [namespace.yaml, ${apps.map((a) => `${a}/ks.yaml`).join(', ')}]\n`;
+    for (const app of apps)
+      files[`apps/${app}/app/cm.yaml`] =
+        `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${app}-settings, namespace: ${target}}\ndata: {tier: "\${TIER:=none}"}\n`;
+    const root = await writeTree(files);
+    try {
+      const report = await reconcileTree(root, {
+        kustomizations: ['clusters/prod/*.yaml', 'apps/*/ks.yaml'],
+        run: { holder: `test ${ns}`, source: `test/${ns}` },
+      });
+      expect(report.error).toBeUndefined();
+      for (const app of apps) expect(await tier(target, `${app}-settings`)).toBe('gold');
+    } finally {
+      await client.request('DELETE', `/api/v1/namespaces/${target}`).catch(() => undefined);
+    }
+  }, 120_000);
+
   it('gives a child passed alone the identity and patches of its parent in the repository', async () => {
     const ns = await freshNamespace(client);
     const root = await writeTree(monorepo(ns, ['atuin', 'bazarr']));

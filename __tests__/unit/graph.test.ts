@@ -191,6 +191,26 @@ describe('runInDependencyOrder', () => {
     return { events, results };
   }
 
+  it('waits for what `after` names too (a child for its parent), whatever its outcome', async () => {
+    const events: string[] = [];
+    const order = dependencyOrder([ks('child'), ks('parent'), ks('other')]).flat();
+    await runInDependencyOrder(
+      order,
+      4,
+      async (spec) => {
+        events.push(`start ${spec.name}`);
+        for (let i = 0; i < (spec.name === 'parent' ? 50 : 10); i++) await Promise.resolve();
+        events.push(`end ${spec.name}`);
+        if (spec.name === 'parent') return 'failed';
+        return 'ok';
+      },
+      (spec) => (spec.name === 'child' ? ['flux-system/parent'] : []),
+    );
+    expect(events.indexOf('start child')).toBeGreaterThan(events.indexOf('end parent'));
+    // Nothing else waits: the other one starts at once.
+    expect(events.slice(0, 2)).toEqual(['start parent', 'start other']);
+  });
+
   it('starts each one when its own dependencies end, not when a whole level ends', async () => {
     // a ← b ← c, and d independent but slow: b must not wait for d.
     const { events, results } = await trace([ks('c', 'b'), ks('b', 'a'), ks('a'), ks('d')], { d: 10 }, 4);

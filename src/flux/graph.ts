@@ -196,6 +196,8 @@ export function runInDependencyOrder<T>(
   order: readonly KustomizationSpec[],
   limit: number,
   run: (spec: KustomizationSpec, results: ReadonlyMap<string, T>) => Promise<T>,
+  /** More Kustomizations (`namespace/name`) to wait for, whatever their outcome (a child's parent). */
+  after: (spec: KustomizationSpec) => readonly string[] = () => [],
 ): Promise<Map<string, T>> {
   const results = new Map<string, T>();
   const started = new Set<string>();
@@ -213,7 +215,8 @@ export function runInDependencyOrder<T>(
       for (const spec of order) {
         if (running >= limit) return;
         const key = keyOf(spec);
-        if (started.has(key) || !spec.dependsOn.every((d) => results.has(keyOf(d)) || !inOrder.has(keyOf(d)))) continue;
+        const waits = [...spec.dependsOn.map(keyOf), ...after(spec)];
+        if (started.has(key) || !waits.every((k) => results.has(k) || !inOrder.has(k))) continue;
         started.add(key);
         running += 1;
         run(spec, results).then(

@@ -66,6 +66,11 @@ export class Children {
     return group === FLUX_GROUP && kind === 'Kustomization' && this.byKey.has(`${namespace}/${name}`);
   }
 
+  /** Each child's key with its loaded parent's key (`namespace/name`). */
+  async parentKeys(): Promise<Map<string, string>> {
+    return new Map([...(await this.parentsByChild())].map(([child, parent]) => [child, keyOf(parent)]));
+  }
+
   /** The parent (one of the loaded Kustomizations) whose build reads `spec`'s file, if any. */
   async parentOf(spec: KustomizationSpec): Promise<{ spec: KustomizationSpec; file: string } | undefined> {
     const parent = (await this.parentsByChild()).get(keyOf(spec));

@@ -133,8 +133,23 @@ async function reconcileEach(
     const spec = specs[0]!;
     return recorded(ctx, spec, wrongSource(spec) ?? (await awaited(ctx, spec)) ?? (await run(ctx, spec)));
   }
-  const reports = await runInDependencyOrder<Report>(levels.flat(), KUSTOMIZATION_CONCURRENCY, async (spec, done) =>
-    recorded(ctx, spec, await reconcileNext(spec, done)),
+  // A child starts once its parent (children.ts) has finished, as under Flux, where the parent applies
+  // it; whatever the parent's outcome (the child is built from the parent's build, not its apply).
+  // Never against dependsOn: a parent that depends on its child is not waited for.
+  const parents = ctx.children ? await ctx.children.parentKeys() : new Map<string, string>();
+  const level = new Map<string, number>(
+    levels.flatMap((l, n) => l.map((s): [string, number] => [`${s.namespace}/${s.name}`, n])),
+  );
+  const after = (spec: KustomizationSpec): string[] => {
+    const key = `${spec.namespace}/${spec.name}`;
+    const parent = parents.get(key);
+    return parent !== undefined && (level.get(parent) ?? Infinity) <= (level.get(key) ?? -1) ? [parent] : [];
+  };
+  const reports = await runInDependencyOrder<Report>(
+    levels.flat(),
+    KUSTOMIZATION_CONCURRENCY,
+    async (spec, done) => recorded(ctx, spec, await reconcileNext(spec, done)),
+    after,
   );
   async function reconcileNext(spec: KustomizationSpec, done: ReadonlyMap<string, Report>): Promise<Report> {
     const key = `${spec.namespace}/${spec.name}`;
