@@ -3,6 +3,7 @@ import { refOf, type Entry } from '../../src/objects/id.js';
 import {
   fluxConflict,
   fluxConflictNote,
+  neverReconciled,
   fluxEntry,
   fluxHolds,
   fluxImport,
@@ -140,6 +141,34 @@ describe('fluxImport', () => {
     const got = fluxImport(object, target, preview);
     expect(got.entries.map((e) => e.id)).toEqual(ids);
     expect(got.note).toMatch(note);
+  });
+});
+
+describe('neverReconciled: an object no kustomize-controller has touched', () => {
+  const now = Date.parse('2026-12-05T12:00:00Z');
+  const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
+  const object = (minutesAgo: number | undefined, status?: FluxKustomization['status']) =>
+    flux({
+      metadata: {
+        name: 'web',
+        namespace: 'apps',
+        ...(minutesAgo !== undefined ? { creationTimestamp: at(minutesAgo) } : {}),
+      },
+      spec: { suspend: false },
+      ...(status ? { status } : {}),
+    });
+  it.each<[string, FluxKustomization, boolean]>([
+    ['created an hour ago, no status: no controller runs', object(60), true],
+    ['created 5 minutes ago, no status', object(5), true],
+    ['created a minute ago, no status: a controller may be about to', object(1), false],
+    ['no creationTimestamp: unknown, so not taken', object(undefined), false],
+    ['reconciled: conditions', object(60, { conditions: [{ type: 'Ready', status: 'True' }] }), false],
+    ['reconciled: observedGeneration', object(60, { observedGeneration: 1 }), false],
+    ['an empty status', object(60, {}), true],
+  ])('%s', (_, obj, expected) => {
+    expect(neverReconciled(obj, now)).toBe(expected);
+    // fluxConflict agrees: an object no controller reconciles is not a second owner.
+    expect(fluxConflict(obj, undefined, now) === undefined).toBe(expected);
   });
 });
 

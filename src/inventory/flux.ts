@@ -12,12 +12,32 @@ import { entryOf, type Entry } from '../objects/id.js';
 
 /** The parts of a Flux Kustomization a hand-over looks at, as the API server returns it. */
 export interface FluxKustomization {
-  metadata?: { name?: string; namespace?: string; deletionTimestamp?: string };
+  metadata?: { name?: string; namespace?: string; deletionTimestamp?: string; creationTimestamp?: string };
   spec?: {
     suspend?: boolean;
     kubeConfig?: { secretRef?: { name?: string }; configMapRef?: { name?: string } };
   };
-  status?: { inventory?: { entries?: unknown } };
+  status?: { inventory?: { entries?: unknown }; conditions?: unknown[]; observedGeneration?: number };
+}
+
+/** How long a Flux Kustomization may go unreconciled before no controller is taken to run: Flux takes seconds. */
+export const UNRECONCILED_AFTER_MS = 5 * 60_000;
+
+/**
+ * Whether no controller has ever reconciled `flux`: no status conditions, no observedGeneration,
+ * created at least UNRECONCILED_AFTER_MS ago (an object created just now may be about to be). Such an
+ * object was applied (by a parent, ours or Flux's) into a cluster where no kustomize-controller runs:
+ * not a second owner.
+ */
+export function neverReconciled(flux: FluxKustomization, now: number): boolean {
+  const created = Date.parse(flux.metadata?.creationTimestamp ?? '');
+  const status = flux.status;
+  return (
+    Number.isFinite(created) &&
+    now - created >= UNRECONCILED_AFTER_MS &&
+    (status?.conditions ?? []).length === 0 &&
+    status?.observedGeneration === undefined
+  );
 }
 
 /** The cluster a Kustomization's objects are in: its own, or the one its spec.kubeConfig names. */
@@ -134,10 +154,12 @@ export function fluxImport(flux: FluxKustomization, target: Target, preview: boo
 /**
  * Why a run that writes must not run while `flux` exists, or undefined: a Flux Kustomization that
  * is not suspended is (or will be, once its controller runs) reconciled by Flux too. One that
- * reconciles into another cluster than `target` does not touch this run's objects.
+ * reconciles into another cluster than `target` does not touch this run's objects, and one no
+ * controller has reconciled in minutes (neverReconciled: an object a parent applied into a cluster
+ * without Flux's controllers, as earlier versions of this tool did) has no other owner.
  */
-export function fluxConflict(flux: FluxKustomization, target?: Target): string | undefined {
-  if (flux.spec?.suspend === true || !sameTarget(flux, target)) return undefined;
+export function fluxConflict(flux: FluxKustomization, target?: Target, now = Date.now()): string | undefined {
+  if (flux.spec?.suspend === true || !sameTarget(flux, target) || neverReconciled(flux, now)) return undefined;
   const ns = flux.metadata?.namespace ?? '?';
   const name = flux.metadata?.name ?? '?';
   const deleting = flux.metadata?.deletionTimestamp
@@ -154,8 +176,8 @@ export function fluxConflict(flux: FluxKustomization, target?: Target): string |
 }
 
 /** What a preview says of an unsuspended Flux Kustomization of the same name: an apply would be refused. */
-export function fluxConflictNote(flux: FluxKustomization, target?: Target): string | undefined {
-  const conflict = fluxConflict(flux, target);
+export function fluxConflictNote(flux: FluxKustomization, target?: Target, now = Date.now()): string | undefined {
+  const conflict = fluxConflict(flux, target, now);
   if (conflict === undefined) return undefined;
   const ns = flux.metadata?.namespace ?? '?';
   const name = flux.metadata?.name ?? '?';

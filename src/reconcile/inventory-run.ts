@@ -17,7 +17,7 @@ import { Lock } from '../inventory/lock.js';
 import { entriesAfter, mergeConcurrent, type RunOutcome } from '../inventory/plan.js';
 import { pendingAfter, unrecorded } from '../inventory/lease.js';
 import { InventoryStore } from '../inventory/store.js';
-import { fluxConflict, fluxConflictNote, fluxImport } from '../inventory/flux.js';
+import { fluxConflict, fluxConflictNote, fluxImport, neverReconciled } from '../inventory/flux.js';
 import { readFluxKustomization, type FluxLookup } from '../inventory/flux-object.js';
 import { setIdentity } from '../inventory/removal.js';
 import { recordSecretPaths, type SecretPaths } from '../substitute/provenance.js';
@@ -142,11 +142,17 @@ export class InventoryRun {
     this.flux = await readFluxKustomization(this.management, this.spec);
     const found = this.flux.object;
     if (found === undefined) return;
+    if (found.spec?.suspend !== true && neverReconciled(found, this.clock.now())) {
+      note(
+        `Flux Kustomization ${this.spec.namespace}/${this.spec.name} exists in the cluster but no controller has ` +
+          'reconciled it (no status since it was created): not a second owner; it is left as it is',
+      );
+    }
     if (writes) {
-      const conflict = fluxConflict(found, this.spec.kubeConfig);
+      const conflict = fluxConflict(found, this.spec.kubeConfig, this.clock.now());
       if (conflict !== undefined) throw new Error(conflict);
     } else {
-      const warning = fluxConflictNote(found, this.spec.kubeConfig);
+      const warning = fluxConflictNote(found, this.spec.kubeConfig, this.clock.now());
       if (warning !== undefined) note(warning);
     }
   }
