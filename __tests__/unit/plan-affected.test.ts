@@ -153,6 +153,62 @@ describe('affected', () => {
     }
   });
 
+  it.each<[string, Record<string, string>, string[]]>([
+    [
+      "the parent's patches",
+      { 'clusters/prod/apps.yaml': ks('cluster-apps', './apps', [], 'targetNamespace: default') },
+      ['cluster-apps', 'a', 'b'],
+    ],
+    [
+      "the parent's kustomization.yaml",
+      { 'apps/kustomization.yaml': 'resources: [a/ks.yaml, b/ks.yaml]\ncommonLabels: {x: y}\n' },
+      ['cluster-apps', 'a', 'b'],
+    ],
+    [
+      "one child's file: that child (and the parent that applies it), not its sibling",
+      { 'apps/b/ks.yaml': ks('b', './apps/b/app', [], 'wait: true') },
+      ['cluster-apps', 'b'],
+    ],
+    [
+      "one child's objects: that child only",
+      { 'apps/a/app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a2}\n' },
+      ['a'],
+    ],
+  ])('a parent and its children: a change of %s', async (_, change, names) => {
+    const root = await writeTree({
+      'clusters/prod/apps.yaml': ks('cluster-apps', './apps'),
+      'apps/kustomization.yaml': 'resources: [a/ks.yaml, b/ks.yaml]\n',
+      'apps/a/ks.yaml': ks('a', './apps/a/app'),
+      'apps/a/app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n',
+      'apps/b/ks.yaml': ks('b', './apps/b/app'),
+      'apps/b/app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n',
+    });
+    try {
+      const first = initRepository(root);
+      for (const [path, text] of Object.entries(change)) writeFileSync(join(root, path), text);
+      const head = commitAll(root, 'change');
+      const settings = normalize({
+        kubeconfig: { kind: 'default' },
+        root,
+        kustomizations: ['clusters/*/*.yaml', 'apps/*/ks.yaml'],
+        mode: 'preview',
+      });
+      const plan = await planRun(settings, { base: first, head }, () => undefined);
+      expect(
+        plan.affected
+          .map((id) =>
+            id
+              .replace(/-[0-9a-f]{8}$/, '')
+              .split('.')
+              .pop(),
+          )
+          .sort(),
+      ).toEqual([...names].sort());
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('without a usable base every Kustomization counts, saying why', async () => {
     const repo = await repository();
     try {

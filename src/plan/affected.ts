@@ -47,3 +47,30 @@ export function affectsOf(changed: readonly string[], inputs: (spec: Kustomizati
     }
   };
 }
+
+/**
+ * `affects`, and a child whose parent (the Kustomization whose build reads its file, see
+ * reconcile/children.ts) is affected by a change the child's object can come from: the parent's own
+ * file, or any file its build reads other than the other Kustomization files it builds (a sibling's
+ * ks.yaml changes that sibling, not this child). Under Flux such a change reaches the child through
+ * the object the parent applies; here the child is built from it.
+ */
+export function withParents(
+  changed: readonly string[],
+  inputs: (spec: KustomizationSpec) => Inputs,
+  parentsOf: (spec: KustomizationSpec) => readonly KustomizationSpec[],
+  kustomizationFiles: ReadonlySet<string>,
+): Affects {
+  const own = affectsOf(changed, inputs);
+  const fileOf = (s: KustomizationSpec) => (s.origin.kind === 'file' ? clean(s.origin.file) : undefined);
+  return (spec, cluster) => {
+    const direct = own(spec, cluster);
+    if (direct !== undefined) return direct;
+    for (const parent of parentsOf(spec)) {
+      const relevant = changed.map(clean).filter((f) => !kustomizationFiles.has(f) || f === fileOf(parent));
+      const why = affectsOf(relevant, inputs)(parent, cluster);
+      if (why !== undefined) return `its parent Kustomization ${parent.namespace}/${parent.name} is affected: ${why}`;
+    }
+    return undefined;
+  };
+}

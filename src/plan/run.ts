@@ -13,7 +13,8 @@ import type { KustomizationSpec } from '../flux/types.js';
 import { buildReads } from '../kustomize/reads.js';
 import { checkSources } from '../reconcile/resolve.js';
 import type { Settings } from '../settings.js';
-import { affectsOf, type Inputs } from './affected.js';
+import { withParents, type Inputs } from './affected.js';
+import { builtFiles } from '../flux/applied-by.js';
 import { clusterOf } from '../flux/clusters.js';
 import { makePlan, type Plan } from './plan.js';
 
@@ -95,9 +96,28 @@ export async function planRun(
     }
   }
   const always = await removalJobs(settings, files);
+  // A child is built as its parent builds it (reconcile/children.ts): a change that reaches it
+  // through the parent affects it too.
+  const all = [...byCluster.values()].flat();
+  const fileOf = (s: KustomizationSpec) => (s.origin.kind === 'file' ? s.origin.file : undefined);
+  const kustomizationFiles = new Set(all.map(fileOf).filter((f) => f !== undefined));
+  const parents = new Map<KustomizationSpec, KustomizationSpec[]>();
+  for (const parent of all) {
+    const reads = await builtFiles(settings.root, parent, [...kustomizationFiles]);
+    for (const child of all) {
+      const file = fileOf(child);
+      if (child !== parent && file !== undefined && reads.has(file))
+        parents.set(child, [...(parents.get(child) ?? []), parent]);
+    }
+  }
   const plan = makePlan(
     byCluster,
-    affectsOf(files, (s) => inputs.get(s)!),
+    withParents(
+      files,
+      (s) => inputs.get(s)!,
+      (s) => parents.get(s) ?? [],
+      kustomizationFiles,
+    ),
     always,
   );
   return { ...plan, change: { ...change, files } };
