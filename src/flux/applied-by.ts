@@ -3,6 +3,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isRemoteRef } from '../kustomize/merge.js';
 import { parseYamlValue } from '../objects/yaml.js';
 import { DEFAULT_NAMESPACE } from './parse.js';
+import type { KustomizationSpec } from './types.js';
 
 /*
  * Under Flux, a Kustomization defined in a file that another Kustomization builds is an object that
@@ -251,4 +252,22 @@ export async function builtFiles(
   if (k === null) await walk.generated(dir, candidates, top, [...spec.components]);
   else if (k) await walk.kustomization(dir, k, NOTHING, top, [...spec.components]);
   return walk.files;
+}
+
+/**
+ * For each of `files` (relative to `root`), the Kustomizations among `parents` whose build reads it,
+ * in the order of `parents`. A Kustomization whose build reads its own file is listed for it too:
+ * callers leave a Kustomization out of its own parents.
+ */
+export async function buildersOf(
+  root: string,
+  parents: readonly KustomizationSpec[],
+  files: readonly string[],
+): Promise<Map<string, KustomizationSpec[]>> {
+  const out = new Map<string, KustomizationSpec[]>();
+  for (const parent of parents) {
+    const reads = await builtFiles(root, parent, files);
+    for (const file of files) if (reads.has(file)) out.set(file, [...(out.get(file) ?? []), parent]);
+  }
+  return out;
 }

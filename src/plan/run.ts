@@ -14,7 +14,7 @@ import { buildReads } from '../kustomize/reads.js';
 import { checkSources } from '../reconcile/resolve.js';
 import type { Settings } from '../settings.js';
 import { withParents, type Inputs } from './affected.js';
-import { builtFiles } from '../flux/applied-by.js';
+import { buildersOf } from '../flux/applied-by.js';
 import { clusterOf } from '../flux/clusters.js';
 import { makePlan, type Plan } from './plan.js';
 
@@ -101,23 +101,14 @@ export async function planRun(
   const all = [...byCluster.values()].flat();
   const fileOf = (s: KustomizationSpec) => (s.origin.kind === 'file' ? s.origin.file : undefined);
   const kustomizationFiles = new Set(all.map(fileOf).filter((f) => f !== undefined));
-  const parents = new Map<KustomizationSpec, KustomizationSpec[]>();
-  for (const parent of all) {
-    const reads = await builtFiles(settings.root, parent, [...kustomizationFiles]);
-    for (const child of all) {
-      const file = fileOf(child);
-      if (child !== parent && file !== undefined && reads.has(file))
-        parents.set(child, [...(parents.get(child) ?? []), parent]);
-    }
-  }
+  const builders = await buildersOf(settings.root, all, [...kustomizationFiles]);
+  const parentsOf = (s: KustomizationSpec) => {
+    const file = fileOf(s);
+    return file === undefined ? [] : (builders.get(file) ?? []).filter((p) => p !== s);
+  };
   const plan = makePlan(
     byCluster,
-    withParents(
-      files,
-      (s) => inputs.get(s)!,
-      (s) => parents.get(s) ?? [],
-      kustomizationFiles,
-    ),
+    withParents(files, (s) => inputs.get(s)!, parentsOf, kustomizationFiles),
     always,
   );
   return { ...plan, change: { ...change, files } };

@@ -11,7 +11,7 @@
  * needs Flux's CRDs; a cluster without them must work). A parent reconciled without its children
  * in the run (its file alone) applies them as Flux would, for Flux's controllers to reconcile.
  */
-import { builtFiles } from '../flux/applied-by.js';
+import { buildersOf } from '../flux/applied-by.js';
 import { readBuiltKustomization } from '../flux/parse.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { FLUX_GROUP } from '../objects/flux.js';
@@ -41,7 +41,7 @@ type Built = ParentBuild | { error: string };
 export class Children {
   private readonly byKey: ReadonlyMap<string, KustomizationSpec>;
   private parents: Promise<Map<string, KustomizationSpec>> | undefined;
-  private outside: Promise<Map<string, { spec: KustomizationSpec; file: string }[]>> | undefined;
+  private outside: Promise<Map<string, KustomizationSpec[]>> | undefined;
   private readonly builds = new Map<string, Promise<Built>>();
 
   constructor(
@@ -88,19 +88,14 @@ export class Children {
     this.outside ??= (async () => {
       const loaded = new Set([...this.byKey.values()].map(fileOf));
       const others = await repositoryKustomizations(this.root, loaded);
-      const out = new Map<string, { spec: KustomizationSpec; file: string }[]>();
-      for (const other of others) {
-        const reads = await builtFiles(this.root, other, [...loaded]);
-        for (const child of loaded)
-          if (reads.has(child)) out.set(child, [...(out.get(child) ?? []), { spec: other, file: fileOf(other) }]);
-      }
-      return out;
+      return buildersOf(this.root, others, [...loaded]);
     })();
     // A parent builds from the same source as its child (a Kustomization of another repository, whose
     // path happens to cover this file here, builds that repository's files).
     const same = (a: KustomizationSpec['sourceRef'], b: KustomizationSpec['sourceRef']) =>
       a?.kind === b?.kind && a?.name === b?.name && (a?.namespace ?? '') === (b?.namespace ?? '');
-    return (await this.outside).get(fileOf(spec))?.find((p) => same(p.spec.sourceRef, spec.sourceRef));
+    const parent = (await this.outside).get(fileOf(spec))?.find((p) => same(p.sourceRef, spec.sourceRef));
+    return parent === undefined ? undefined : { spec: parent, file: fileOf(parent) };
   }
 
   /**
@@ -154,16 +149,12 @@ export class Children {
   private parentsByChild(): Promise<Map<string, KustomizationSpec>> {
     this.parents ??= (async () => {
       const specs = [...this.byKey.values()].filter((s) => s.origin.kind === 'file');
-      const files = [...new Set(specs.map((s) => (s.origin.kind === 'file' ? s.origin.file : '')))];
+      // A parent built from another source does not build this checkout's files.
+      const builders = await buildersOf(this.root, specs.filter(this.builtHere), [...new Set(specs.map(fileOf))]);
       const out = new Map<string, KustomizationSpec>();
-      for (const parent of specs) {
-        // A parent built from another source does not build this checkout's files.
-        if (!this.builtHere(parent)) continue;
-        const reads = await builtFiles(this.root, parent, files);
-        for (const child of specs) {
-          if (child === parent || child.origin.kind !== 'file' || !reads.has(child.origin.file)) continue;
-          if (!out.has(keyOf(child))) out.set(keyOf(child), parent);
-        }
+      for (const child of specs) {
+        const parent = builders.get(fileOf(child))?.find((p) => p !== child);
+        if (parent !== undefined) out.set(keyOf(child), parent);
       }
       return out;
     })();
