@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import type { KubeObject } from './objects/kube.js';
 import { ClusterClient } from './cluster/client.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
-import { Children, checkSources, checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile/index.js';
+import { checkSources, childrenOf, checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile/index.js';
 import { describeSpec } from './flux/support.js';
 import { describePlan, runSources, settingsFor } from './source/fetched.js';
 import { secretReader } from './source/secret.js';
@@ -190,13 +190,8 @@ async function buildCommand(
     log: note,
   });
   // A child whose parent is among the files is built as the parent's build produces it (children.ts).
-  const children = new Children(
-    settings.root,
-    specs,
-    (parent) =>
-      renderSpec(settings, parent, client, { secret: (value) => scrubber.add(value), note: () => undefined }, false),
-    (s) => (sources.get(`${s.namespace}/${s.name}`)?.kind ?? 'checkout') === 'checkout',
-  );
+  const children = childrenOf(settings, specs, client, sources, (value) => scrubber.add(value));
+
   try {
     for (const file of specs) {
       const asBuilt = await children.asBuilt(file).catch((err: unknown) => {

@@ -3,7 +3,9 @@
  * render, plan, apply, health, prune, record), then the Kustomizations removed from the repository
  * (removed.ts). Failures land in the report, never thrown. See docs/architecture.md.
  */
+import type { ClusterClient } from '../cluster/client.js';
 import { Discovery } from '../cluster/discovery.js';
+import type { SourceVerdict } from '../flux/checkout.js';
 import { countReport, driftFound, type Report } from '../report/model.js';
 import type { Settings } from '../settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
@@ -21,7 +23,6 @@ export { StageError, type Failure, type Stage } from './errors.js';
 export { checkSources, checkSupported, refuseCrossNamespaceRefs, resolveSpecs } from './resolve.js';
 export { forkHint, renderSpec } from './render.js';
 export { healthTargets } from './phases.js';
-export { Children } from './children.js';
 
 /**
  * A run: in drift mode a dry-run against the cluster and, with drift-correction, an apply when it
@@ -67,10 +68,7 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock?: Clock): P
   try {
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const ctx = runContext(settings, client, new Discovery(client), hooks, clock);
-    // A Kustomization of another source builds that source's files, not this checkout's (one this job
-    // does not reconcile has no verdict: taken as this checkout's, whose files decide parenthood).
-    const here = (s: KustomizationSpec) => (sources.get(`${s.namespace}/${s.name}`)?.kind ?? 'checkout') === 'checkout';
-    ctx.children = childrenOf(ctx, all, here);
+    ctx.children = childrenOf(settings, all, ctx.management, sources, ctx.secrets.add);
     const report = withLevels(await reconcileAll(ctx, specs, levels, sources, started, all), settings, levelOf);
     // A fan-out job leaves removed Kustomizations to the job of the cluster's first one.
     return handlesRemoved ? await withRemoved(ctx, report, all) : report;
@@ -80,20 +78,25 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock?: Clock): P
 }
 
 /**
- * The run's parents and children (children.ts): a parent is rendered for its children as its own
- * reconcile renders it, without decryption (a Kustomization object is not encrypted), once.
+ * The parents and children of `all` (children.ts), for a run and for `build`: a parent is rendered
+ * for its children as its own reconcile renders it, without decryption (a Kustomization object is
+ * not encrypted), once. A Kustomization of another source builds that source's files, not this
+ * checkout's; one without a verdict in `sources` (a job does not check the ones it does not
+ * reconcile) is taken as this checkout's, whose files decide parenthood.
  */
-function childrenOf(
-  ctx: RunContext,
+export function childrenOf(
+  settings: Settings,
   all: readonly KustomizationSpec[],
-  builtHere: (spec: KustomizationSpec) => boolean,
+  client: ClusterClient | undefined,
+  sources: ReadonlyMap<string, SourceVerdict>,
+  secret: (value: string) => void,
 ): Children {
-  const quiet = { secret: ctx.secrets.add, note: () => undefined };
+  const quiet = { secret, note: () => undefined };
   return new Children(
-    ctx.settings.root,
+    settings.root,
     all,
-    (parent) => renderSpec(ctx.settings, parent, ctx.management, quiet, false),
-    builtHere,
+    (parent) => renderSpec(settings, parent, client, quiet, false),
+    (s) => (sources.get(`${s.namespace}/${s.name}`)?.kind ?? 'checkout') === 'checkout',
   );
 }
 
