@@ -3,7 +3,7 @@
 // whole, never by its structural lines, which the runner would hide in every later step of the job
 // (`kind: ConfigMap` shown as `***Map`); no mask shorter than 4 characters.
 import { describe, expect, it } from 'vitest';
-import { kubeconfigMasks } from '../../src/options/kubeconfig-secrets.js';
+import { kubeconfigMasks } from '../../src/cluster/kubeconfig-secrets.js';
 import { readSettings } from '../../src/options/read.js';
 import type { Report } from '../../src/report/model.js';
 import { Scrubber, scrubReport, scrubText } from '../../src/report/scrub.js';

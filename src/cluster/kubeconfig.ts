@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { installExecCredentials } from './exec-credential.js';
+import { credentialsOf } from './kubeconfig-secrets.js';
 import { kubeconfigProblem } from './kubeconfig-check.js';
 import { DEFAULT_TIMEOUTS } from './timeouts.js';
 import { parseYamlValue } from '../objects/yaml.js';
@@ -91,27 +92,10 @@ function absoluteTokenFiles(doc: object, dir: string): void {
 }
 
 /**
- * The credential values in a kubeconfig, to be masked in logs before anything else runs: tokens (a
- * token-file's too: client-node reads it into `token`), passwords, client keys and certificates,
- * auth-provider tokens and an exec plugin's environment values.
+ * The credential values in a kubeconfig, to be masked in logs before anything else runs: as the
+ * input's masks find them (kubeconfig-secrets.ts), in the configuration client-node loaded (a
+ * token-file's token is in `token` there).
  */
 export function kubeconfigSecrets(kc: KubeConfig): string[] {
-  const out: string[] = [];
-  for (const user of kc.getUsers()) {
-    for (const v of [user.token, user.password, user.keyData, user.certData]) {
-      if (typeof v === 'string' && v.length >= 6) out.push(v);
-    }
-    // An exec plugin's environment (`env: [{name: AWS_SECRET_ACCESS_KEY, value: …}]`) holds credentials too.
-    const env = (user.exec as { env?: unknown } | undefined)?.env;
-    for (const entry of Array.isArray(env) ? (env as unknown[]) : []) {
-      const v = (entry as { value?: unknown } | null)?.value;
-      if (typeof v === 'string' && v.length >= 6) out.push(v);
-    }
-    const authToken = (user.authProvider as { config?: Record<string, unknown> } | undefined)?.config;
-    for (const key of ['access-token', 'id-token', 'refresh-token', 'client-secret']) {
-      const v = authToken?.[key];
-      if (typeof v === 'string' && v.length >= 6) out.push(v);
-    }
-  }
-  return out;
+  return credentialsOf(JSON.parse(kc.exportConfig()));
 }

@@ -11,7 +11,7 @@ import { normalize, NOT_YET_SUPPORTED, type InputReader, type RawSettings, type 
 import { maskLines } from '../sops/keys.js';
 import { parseVarsInput } from '../substitute/variables.js';
 import { kubeconfigSource } from './kubeconfig.js';
-import { kubeconfigMasks } from './kubeconfig-secrets.js';
+import { kubeconfigMasks } from '../cluster/kubeconfig-secrets.js';
 import { runInfo } from './run-info.js';
 import { INPUTS } from './table.js';
 import type { Option, SecretForm } from './types.js';

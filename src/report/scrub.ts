@@ -5,7 +5,7 @@
  * or a decrypted value in a diff, would otherwise show. Pure.
  */
 import { MIN_SECRET_LENGTH, scrubList, scrubWith, secretForms } from '../objects/secret.js';
-import { kubeconfigDocumentCredentials } from '../options/kubeconfig-secrets.js';
+import { kubeconfigDocumentCredentials } from '../cluster/kubeconfig-secrets.js';
 import type { Report } from './model.js';
 
 /**
