@@ -13,6 +13,7 @@ import { create, get, LEASES, remove, replace, type Ref } from '../cluster/verbs
 import { sleep } from '../util/poll.js';
 import { formatDuration } from '../kstatus/wait.js';
 import { truncate } from '../util/truncate.js';
+import { RESERVED_KEY_PREFIX } from './reserved.js';
 import {
   afterRenewal,
   claimBounds,
@@ -76,7 +77,7 @@ export class LockLost extends Error {
 }
 
 /** Kept on a released lease: who held it last, so that a run that lost it can name who took it. */
-export const LAST_HOLDER_ANNOTATION = 'kustomize-reconcile/last-holder';
+export const LAST_HOLDER_ANNOTATION = `${RESERVED_KEY_PREFIX}last-holder`;
 
 export class Lock {
   private timer: NodeJS.Timeout | undefined;

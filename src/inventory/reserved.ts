@@ -10,7 +10,7 @@
  */
 import type { KubeObject } from '../objects/kube.js';
 
-/** Every inventory and lock name starts with this (see inventoryName in store.ts). */
+/** Every inventory and lock name starts with this (inventoryName in store.ts builds them with it). */
 export const RESERVED_NAME_PREFIX = 'kustomize-reconcile.';
 /** Every label and annotation key this tool writes on its own objects starts with this. */
 export const RESERVED_KEY_PREFIX = 'kustomize-reconcile/';

@@ -26,6 +26,7 @@ import {
   type InventoryRecord,
 } from './codec.js';
 import { labelValue } from './identity.js';
+import { RESERVED_KEY_PREFIX, RESERVED_NAME_PREFIX } from './reserved.js';
 
 export type ConfigMap = {
   metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string> };
@@ -33,14 +34,14 @@ export type ConfigMap = {
   binaryData?: Record<string, string>;
 };
 
-export const INVENTORY_LABEL = 'kustomize-reconcile/inventory';
-export const KS_NAME_LABEL = 'kustomize-reconcile/name';
-export const KS_NAMESPACE_LABEL = 'kustomize-reconcile/namespace';
+export const INVENTORY_LABEL = `${RESERVED_KEY_PREFIX}inventory`;
+export const KS_NAME_LABEL = `${RESERVED_KEY_PREFIX}name`;
+export const KS_NAMESPACE_LABEL = `${RESERVED_KEY_PREFIX}namespace`;
 const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'kustomize-reconcile' };
 
 /** The head ConfigMap's (and the Lease's) name: stable per Kustomization, readable, a valid DNS subdomain. */
 export function inventoryName(ks: { name: string; namespace: string }): string {
-  return `kustomize-reconcile.${ks.namespace}.${ks.name}`;
+  return `${RESERVED_NAME_PREFIX}${ks.namespace}.${ks.name}`;
 }
 
 const partName = (head: string, generation: number, i: number) => `${head}.g${generation}-${i}`;
