@@ -32,7 +32,7 @@ export interface Settings {
   name?: string;
   /**
    * The source that is this checkout: `namespace/name` of a GitRepository, or `OCIRepository/namespace/name`,
-   * `Bucket/namespace/name` (checkoutSourceOf). Kustomizations of other sources are built from those;
+   * `Bucket/namespace/name`, `ExternalArtifact/namespace/name` (checkoutSourceOf). Kustomizations of other sources are built from those;
    * without it, GitRepositories defined in the repository are matched by URL.
    */
   source?: string;

@@ -345,6 +345,11 @@ describe('the source input: the checkout as any source kind', () => {
     ],
     ['OCIRepository/fleet', 'OCIRepository/flux-system/fleet', { kind: 'OCIRepository', key: 'flux-system/fleet' }],
     ['Bucket/infra/configs', 'Bucket/infra/configs', { kind: 'Bucket', key: 'infra/configs' }],
+    [
+      'ExternalArtifact/flux-system/apps',
+      'ExternalArtifact/flux-system/apps',
+      { kind: 'ExternalArtifact', key: 'flux-system/apps' },
+    ],
   ])('%s', (input, settings, ref) => {
     expect(checkoutSourceOf(input)).toBe(settings);
     expect(checkoutRef(settings)).toEqual(ref);
@@ -380,6 +385,14 @@ spec: {bucketName: configs, endpoint: minio.local:9000}
       kind: 'checkout',
     });
     expect(verdictOf(refTo('Bucket', 'configs'), 'Bucket/flux-system/configs')).toEqual({ kind: 'checkout' });
+  });
+
+  it('an ExternalArtifact the source input names is this checkout, with no ArtifactGenerator making it', () => {
+    expect(verdictOf(refTo('ExternalArtifact', 'apps'), 'ExternalArtifact/flux-system/apps')).toEqual({
+      kind: 'checkout',
+    });
+    const other = verdictOf(refTo('ExternalArtifact', 'apps'), 'ExternalArtifact/flux-system/other');
+    expect(other.kind).toBe('other');
   });
 
   it('without it, or when it names another source, the OCIRepository is pulled, never this checkout', () => {

@@ -72,7 +72,8 @@ export interface CheckoutFacts {
   source: string;
   /**
    * The source that is this checkout, from the `source` input: `namespace/name` of a GitRepository,
-   * or `OCIRepository/namespace/name`, `Bucket/namespace/name` (checkoutSourceOf).
+   * or `OCIRepository/namespace/name`, `Bucket/namespace/name`, `ExternalArtifact/namespace/name`
+   * (checkoutSourceOf).
    */
   explicit?: string;
   /** The branch checked out (a pull request's base branch, which a preview is for), when known. */
@@ -392,7 +393,7 @@ export function unfetchable(d: GitRepositoryDef): string | undefined {
 }
 
 /** The kinds the source input may name; GitRepository is meant when no kind is given. */
-export const CHECKOUT_KINDS = ['GitRepository', 'OCIRepository', 'Bucket'] as const;
+export const CHECKOUT_KINDS = ['GitRepository', 'OCIRepository', 'Bucket', 'ExternalArtifact'] as const;
 
 /**
  * The source input in Settings' form: `[KIND/][NAMESPACE/]NAME` (namespace flux-system when left out),
