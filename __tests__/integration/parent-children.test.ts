@@ -4,6 +4,8 @@
 // parent does not write the child objects to the cluster (so no child is refused as an unsuspended
 // Flux Kustomization that this very run created), and a child object an earlier run applied is left
 // in the cluster, never deleted (Flux's finalizer would delete the child's objects).
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import type { Report } from '../../src/report/model.js';
@@ -177,5 +179,49 @@ describe('a parent that applies its patched children', () => {
       `1 child Kustomization object(s) left this build's apply because this run reconciles them; they stay in the cluster`,
     );
     expect(await tier(ns, 'atuin-settings')).toBe('gold');
+  }, 120_000);
+
+  it('takes the fields a child file leaves out from its parent, and prunes as the parent says', async () => {
+    const ns = await freshNamespace(client);
+    const files = monorepo(ns, ['atuin', 'bazarr']);
+    // The parent sets prune and interval on every child (home-ops style); the child files leave them out.
+    files['clusters/prod/apps.yaml'] = files['clusters/prod/apps.yaml']!.replace(
+      '          value: {substitute: {TIER: gold}}\n',
+      '          value: {substitute: {TIER: gold}}\n        - op: add\n          path: /spec/prune\n          value: true\n        - op: add\n          path: /spec/interval\n          value: 1h\n',
+    );
+    for (const app of ['atuin', 'bazarr']) {
+      files[`apps/${app}/ks.yaml`] = files[`apps/${app}/ks.yaml`]!.replace('  interval: 10m\n  prune: true\n', '');
+      files[`apps/${app}/app/extra.yaml`] =
+        `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${app}-extra, namespace: ${ns}}\ndata: {x: "1"}\n`;
+    }
+    const root = await writeTree(files);
+    const settings = {
+      kustomizations: ['clusters/prod/*.yaml', 'apps/*/ks.yaml'],
+      run: { holder: `test ${ns}`, source: `test/${ns}` },
+    };
+    const first = await reconcileTree(root, settings);
+    expect(first.error).toBeUndefined();
+    expect(await tier(ns, 'atuin-settings')).toBe('gold');
+    expect(await exists(client, `/api/v1/namespaces/${ns}/configmaps/atuin-extra`)).toBe(true);
+
+    // Removed from Git: pruned, as the prune: true the parent gave the child says.
+    await rm(join(root, 'apps/atuin/app/extra.yaml'));
+    const second = await reconcileTree(root, settings);
+    expect(second.error).toBeUndefined();
+    expect(
+      byKey(second)
+        .get(`${ns}/atuin`)
+        ?.pruned?.map((e) => `${e.subject} ${e.action}`),
+    ).toEqual([`ConfigMap/${ns}/atuin-extra deleted`]);
+    expect(await exists(client, `/api/v1/namespaces/${ns}/configmaps/atuin-extra`)).toBe(false);
+
+    // The child file alone says what it lacks and what to do.
+    const alone = await reconcileTree(root, { ...settings, kustomizations: ['apps/bazarr/ks.yaml'] }).then(
+      (r) => r.error,
+      (e: unknown) => (e as Error).message,
+    );
+    expect(alone).toMatch(
+      /apps\/bazarr\/ks\.yaml, document 1, Kustomization .*: spec\.interval: is required; no Kustomization given builds this file \(a parent whose spec\.patches or postBuild would set it: pass its file too\)/,
+    );
   }, 120_000);
 });

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { decideNamespaces, type NamespaceCandidate, type Transform } from '../../src/flux/applied-by.js';
 import { loadKustomizations } from '../../src/flux/load.js';
-import { SpecError } from '../../src/flux/parse.js';
+import { SpecError, deferredProblems } from '../../src/flux/parse.js';
 
 type Candidate = Omit<NamespaceCandidate, 'builds' | 'name'> & {
   name?: string;
@@ -319,5 +319,87 @@ describe('loadKustomizations: the namespace a parent gives', () => {
     expect((error as SpecError).problems).toEqual([
       'Kustomization tenant-a/apps is defined twice: in other/apps.yaml, document 1 and in tenants/apps.yaml, document 1',
     ]);
+  });
+
+  describe('a child file that leaves fields to its parent', () => {
+    /** A child's file: `spec` as written, nothing added. */
+    const bare = (spec: Record<string, unknown>) =>
+      stringify({
+        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+        kind: 'Kustomization',
+        metadata: { name: 'app' },
+        spec,
+      });
+    const parent = ks('apps', 'flux-system', { path: './apps' });
+
+    it.each<{ why: string; child: Record<string, unknown>; deferred: boolean; problem?: RegExp }>([
+      {
+        why: 'spec.prune and spec.interval left out (a parent patch sets them)',
+        child: { path: './app', sourceRef: { kind: 'GitRepository', name: 'repo' } },
+        deferred: true,
+      },
+      { why: 'spec.sourceRef left out', child: { path: './app', prune: true, interval: '1h' }, deferred: true },
+      {
+        why: 'a duration to substitute',
+        child: {
+          path: './app',
+          prune: true,
+          interval: '${INTERVAL}',
+          sourceRef: { kind: 'GitRepository', name: 'repo' },
+        },
+        deferred: true,
+      },
+      {
+        why: 'a namespace to substitute',
+        child: {
+          path: './app',
+          prune: true,
+          interval: '1h',
+          targetNamespace: '${NS}',
+          sourceRef: { kind: 'GitRepository', name: 'repo' },
+        },
+        deferred: true,
+      },
+      {
+        why: 'a field of the wrong type, which no parent fixes',
+        child: { path: './app', prune: 'yes', interval: '1h', sourceRef: { kind: 'GitRepository', name: 'repo' } },
+        deferred: false,
+        problem: /spec\.prune: must be a YAML boolean/,
+      },
+      {
+        why: 'a field left out beside a field of the wrong type',
+        child: { path: './app', wait: 'yes', sourceRef: { kind: 'GitRepository', name: 'repo' } },
+        deferred: false,
+        problem: /spec\.wait/,
+      },
+    ])('$why: loaded with its parent when a parent may fix it', async ({ child, deferred, problem }) => {
+      await tree({ 'clusters/apps.yaml': parent, 'apps/app.yaml': bare(child), 'app/cm.yaml': CM });
+      const loaded = loadKustomizations(['clusters/apps.yaml', 'apps/app.yaml'], root);
+      if (deferred) {
+        const specs = await loaded;
+        expect(specs.map((s) => `${s.namespace}/${s.name}`)).toEqual(['flux-system/apps', 'flux-system/app']);
+        expect(deferredProblems(specs[1]!)).toBeInstanceOf(SpecError);
+        expect(deferredProblems(specs[0]!)).toBeUndefined();
+      } else {
+        const error = await loaded.catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SpecError);
+        expect((error as SpecError).problems.join('\n')).toMatch(problem!);
+      }
+    });
+
+    it('is refused, naming what to do, when no Kustomization given builds it', async () => {
+      await tree({
+        'clusters/apps.yaml': parent,
+        'apps/app.yaml': bare({ path: './app', sourceRef: { kind: 'GitRepository', name: 'repo' } }),
+      });
+      const error = await loadKustomizations(['apps/app.yaml'], root).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SpecError);
+      expect((error as SpecError).problems).toEqual([
+        expect.stringMatching(
+          /^apps\/app\.yaml, document 1, Kustomization flux-system\/app: spec\.interval: is required; no Kustomization given builds this file \(a parent whose spec\.patches or postBuild would set it: pass its file too\)$/,
+        ),
+        expect.stringMatching(/spec\.prune: is required; no Kustomization given builds this file/),
+      ]);
+    });
   });
 });

@@ -8,6 +8,7 @@ import { generatorNote, generatorOf, objectName, type Generator } from './genera
 import {
   DEFAULT_NAMESPACE,
   SpecError,
+  deferredProblems,
   normalizeSourcePath,
   type SpecLocation,
   parseKustomizationFile,
@@ -250,7 +251,9 @@ async function findKustomizations(
 
   const readKustomizationFile = async (file: string): Promise<number> => {
     try {
-      const parsed = parseKustomizationFile(await readFile(resolve(absoluteRoot, file), 'utf8'), file);
+      const parsed = parseKustomizationFile(await readFile(resolve(absoluteRoot, file), 'utf8'), file, {
+        lenient: true,
+      });
       specs.push(...parsed.specs);
       generators.push(...parsed.others.flatMap((doc) => generatorOf(doc, file) ?? []));
       if (parsed.specs.length === 0) {
@@ -336,6 +339,14 @@ async function placeInNamespaces(
   const problems: string[] = [];
   const placed = decideNamespaces(candidates).map((decision, i) => {
     const spec = specs[i]!;
+    // A field left out or a variable to substitute is the parent's to fix, when one builds this file.
+    const deferred = deferredProblems(spec);
+    if (deferred !== undefined && decision.appliedBy === undefined) {
+      const hint =
+        '; no Kustomization given builds this file (a parent whose spec.patches or postBuild would set it: pass its file too)';
+      problems.push(...deferred.problems.map((p) => p + hint));
+      return spec;
+    }
     if (decision.namespace === undefined) {
       problems.push(decision.problem);
       return spec;

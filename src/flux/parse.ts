@@ -133,6 +133,45 @@ function readSpec(p: Problems, value: unknown, namespace: string): SpecFields | 
   return interval === undefined || sourceRef === undefined || prune === undefined ? undefined : fields;
 }
 
+/**
+ * Whether a problem of a child's file could be the parent's to fix: a spec field left out (a parent's
+ * spec.patches may add it to every child, as Flux monorepos add prune, interval or sourceRef) or a
+ * value with a `${...}` the parent's postBuild substitutes. `field` is the problem's field path.
+ */
+export function parentMayFix(document: Mapping, field: string | undefined, problem: string): boolean {
+  if (field === undefined) return false;
+  if (field.startsWith('spec.') && problem.endsWith(`${field}: is required`)) return true;
+  const value = valueAt(document, field);
+  return typeof value === 'string' && value.includes('${');
+}
+
+/** The keys of a field path as Problems names it: `spec.a.b`, `x[2]`, `x["odd/key"]`. */
+function fieldKeys(field: string): (string | number)[] {
+  return [...field.matchAll(/([^.[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g)].map(
+    (m) => m[1] ?? (m[2] !== undefined ? Number(m[2]) : (JSON.parse(m[3]!) as string)),
+  );
+}
+
+/** The value at a field path; undefined when absent. */
+function valueAt(document: unknown, field: string | readonly (string | number)[]): unknown {
+  let value: unknown = document;
+  for (const key of typeof field === 'string' ? fieldKeys(field) : field) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string | number, unknown>)[key];
+  }
+  return value;
+}
+
+/** Deletes the value at a field path (a list item becomes null); nothing when it is absent. */
+function removeAt(document: Mapping, field: string): void {
+  const keys = fieldKeys(field);
+  const last = keys.pop();
+  const holder = valueAt(document, keys);
+  if (last === undefined || holder === null || typeof holder !== 'object') return;
+  if (Array.isArray(holder) && typeof last === 'number') holder[last] = null;
+  else delete (holder as Record<string | number, unknown>)[last];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Documents and files
 // ---------------------------------------------------------------------------------------------
@@ -203,8 +242,20 @@ function readMetadata(p: Problems, value: unknown, identity?: Identity): { name?
   });
 }
 
-/** Reads one Kustomization document; every problem is prefixed with file, document and namespace/name. */
-function readDocument(value: Mapping, file: string, document: number, identity?: Identity): DocumentResult {
+/**
+ * Reads one Kustomization document; every problem is prefixed with file, document and namespace/name.
+ * `lenient`: when every problem is one a parent's build may fix (parentMayFix), the spec is read with
+ * stand-ins (spec.interval unset, spec.prune false, spec.sourceRef this checkout) and the problems kept
+ * aside (deferredProblems): the loader refuses them unless a Kustomization it loaded builds the file,
+ * and the child is then read again from the object its parent's build produces.
+ */
+function readDocument(
+  value: Mapping,
+  file: string,
+  document: number,
+  identity?: Identity,
+  lenient = false,
+): DocumentResult {
   const prefix = `${file}, document ${document}, ${displayName(value.metadata)}: `;
   if (value.apiVersion !== FLUX_API_VERSION) {
     const apiVersion = typeof value.apiVersion === 'string' ? value.apiVersion : '';
@@ -220,12 +271,63 @@ function readDocument(value: Mapping, file: string, document: number, identity?:
     const field = p.fields[i];
     return { message, file, document, ...(field !== undefined && field !== '' ? { field } : {}) };
   });
+  const deferred =
+    lenient &&
+    problems.length > 0 &&
+    isMapping(value.spec) &&
+    p.items.every((item, i) => parentMayFix(value, p.fields[i], item));
+  const standIn = deferred ? withStandIns(value, p.fields, effective) : undefined;
+  if (standIn !== undefined && name !== undefined) {
+    const spec = withoutUndefined({
+      name,
+      namespace: effective,
+      origin: { kind: 'file', file, document } as const,
+      ...standIn,
+    });
+    documents.set(spec, value);
+    deferredOf.set(spec, new SpecError(problems, locations));
+    return { spec, problems: [], locations: [] };
+  }
   if (problems.length > 0 || name === undefined || fields === undefined) return { problems, locations };
   const origin = { kind: 'file', file, document } as const;
   const spec = withoutUndefined({ name, namespace: effective, origin, ...fields });
   documents.set(spec, value);
   return { spec, problems, locations };
 }
+
+/**
+ * The spec of a child's file without the fields at fault, the required ones filled with stand-ins
+ * (spec.prune false, spec.interval 10m, no spec.sourceRef: this checkout); only until it is read again
+ * from its parent's build, never reconciled as such. Undefined when what is left does not read cleanly.
+ */
+function withStandIns(
+  value: Mapping,
+  fields: readonly (string | undefined)[],
+  namespace: string,
+): SpecFields | undefined {
+  const stripped = structuredClone(value);
+  for (const field of fields) if (field !== undefined) removeAt(stripped, field);
+  const spec = stripped.spec as Mapping;
+  const filled = {
+    prune: false,
+    interval: '10m',
+    sourceRef: { kind: 'GitRepository', name: 'stand-in' },
+    path: './',
+    ...spec,
+  };
+  const p = new Problems();
+  const read = readSpec(p, filled, namespace);
+  if (read === undefined || p.items.length > 0) return undefined;
+  if (isAbsent(spec.sourceRef)) delete read.sourceRef;
+  return read;
+}
+
+/** The problems a child's file left to its parent (readDocument's `lenient`); undefined for a spec that had none. */
+export function deferredProblems(spec: KustomizationSpec): SpecError | undefined {
+  return deferredOf.get(spec);
+}
+
+const deferredOf = new WeakMap<KustomizationSpec, SpecError>();
 
 /** metadata.namespace as written in the document `spec` was read from; undefined when left out. */
 export function writtenNamespace(spec: KustomizationSpec): string | undefined {
@@ -244,7 +346,7 @@ export function withIdentity(spec: KustomizationSpec, identity: Identity): Kusto
   const value = documents.get(spec);
   const same = spec.namespace === identity.namespace && spec.name === identity.name;
   if (same || value === undefined || spec.origin.kind !== 'file') return spec;
-  const result = readDocument(value, spec.origin.file, spec.origin.document, identity);
+  const result = readDocument(value, spec.origin.file, spec.origin.document, identity, deferredOf.has(spec));
   if (result.spec === undefined) throw new SpecError(result.problems, result.locations);
   return result.spec;
 }
@@ -274,10 +376,15 @@ export function parseKustomizations(text: string, file: string): KustomizationSp
   return parseKustomizationFile(text, file).specs;
 }
 
-/** parseKustomizations, with the documents it skipped (for the loader's notes: what a file holds instead). */
+/**
+ * parseKustomizations, with the documents it skipped (for the loader's notes: what a file holds
+ * instead). `lenient`: a document whose problems a parent's build may fix is read with stand-ins and
+ * its problems kept aside (readDocument, deferredProblems) for the loader to judge.
+ */
 export function parseKustomizationFile(
   text: string,
   file: string,
+  options: { lenient?: boolean } = {},
 ): { specs: KustomizationSpec[]; others: OtherDocument[] } {
   const specs: KustomizationSpec[] = [];
   const others: OtherDocument[] = [];
@@ -294,7 +401,7 @@ export function parseKustomizationFile(
       others.push({ document: doc.document, value });
       continue;
     }
-    const result = readDocument(value, file, doc.document);
+    const result = readDocument(value, file, doc.document, undefined, options.lenient);
     problems.push(...result.problems);
     locations.push(...result.locations);
     if (result.spec !== undefined) specs.push(result.spec);

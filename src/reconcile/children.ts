@@ -12,7 +12,7 @@
  * in the run (its file alone) applies them as Flux would, for Flux's controllers to reconcile.
  */
 import { buildersOf } from '../flux/applied-by.js';
-import { readBuiltKustomization } from '../flux/parse.js';
+import { deferredProblems, readBuiltKustomization } from '../flux/parse.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { FLUX_GROUP } from '../objects/flux.js';
 import type { Entry } from '../objects/id.js';
@@ -109,12 +109,19 @@ export class Children {
     const file = spec.origin.file;
     const loaded = await this.parentOf(spec);
     const parent = loaded ?? (await this.repositoryParent(spec));
-    if (parent === undefined) return { spec };
+    // A file that leaves fields to its parent (deferredProblems) is only read from the parent's build.
+    const deferred = deferredProblems(spec);
+    if (parent === undefined) {
+      if (deferred !== undefined) throw deferred;
+      return { spec };
+    }
     const built = await this.build(parent.spec);
     const from = `its parent Kustomization ${keyOf(parent.spec)} (${parent.file}, which builds ${file})`;
     if ('error' in built) {
       // A parent the run was not given is only consulted: its failure is said, the file is used as written.
-      if (loaded === undefined) return { spec, unbuilt: `${from} could not be built: ${built.error}` };
+      if (loaded === undefined && deferred === undefined) {
+        return { spec, unbuilt: `${from} could not be built: ${built.error}` };
+      }
       throw new Error(`${from} could not be built, so its spec is not known: ${built.error}`);
     }
     // The object that came from this file (a parent's prefix, suffix or namespace may have renamed it).
