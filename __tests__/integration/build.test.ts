@@ -1,9 +1,9 @@
 // The build stage against the real kustomize binary (no cluster needed), over the fixture trees
 // in __fixtures__/trees.
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, symlink } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { build, type BuildOptions } from '../../src/kustomize/build.js';
@@ -269,5 +269,57 @@ describe('build over fixture trees', () => {
     const root = await mkdtemp(join(tmpdir(), 'kr-symlink-'));
     await symlink(join(ROOT, 'base'), join(root, 'elsewhere'));
     await expect(build({ root, path: 'elsewhere', kustomizeBin: KUSTOMIZE })).rejects.toThrow('leaves the source root');
+  });
+
+  describe('the copy a build runs on holds what the build reads', () => {
+    /** The files of a build's copy, relative to its root, as kustomize is about to read them. */
+    const copied = async (root: string, path: string, fields: Partial<BuildOptions> = {}) => {
+      const seen: string[][] = [];
+      const result = await build({
+        root,
+        path,
+        kustomizeBin: KUSTOMIZE,
+        ...fields,
+        beforeBuild: async (copyRoot) => {
+          const files = await readdir(copyRoot, { recursive: true, withFileTypes: true });
+          seen.push(
+            files
+              .filter((f) => !f.isDirectory())
+              .map((f) => relative(copyRoot, join(f.parentPath, f.name)))
+              .sort(),
+          );
+        },
+      });
+      return { result, seen };
+    };
+
+    it('copies an overlay, its base and its patch, not the rest of the repository, and builds the same', async () => {
+      const root = await mkdtemp(join(tmpdir(), 'kr-limited-'));
+      await cp(ROOT, root, { recursive: true });
+      const { result, seen } = await copied(root, 'overlays/prod');
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toContain('overlays/prod/kustomization.yaml');
+      expect(seen[0]).toContain('base/kustomization.yaml');
+      expect(seen[0]!.some((f) => f.startsWith('plain/') || f.startsWith('apps/'))).toBe(false);
+      const { stdout } = await promisify(execFile)(KUSTOMIZE, ['build', join(root, 'overlays/prod')]);
+      expect(result.objects).toEqual(parseManifests(stdout, 'kustomize'));
+    });
+
+    it('builds again on the whole tree when kustomize misses a file on the limited copy', async () => {
+      const root = await mkdtemp(join(tmpdir(), 'kr-limited-link-'));
+      await mkdir(join(root, 'shared/real'), { recursive: true });
+      await writeFile(join(root, 'shared/real/kustomization.yaml'), 'resources: [cm.yaml]\n');
+      await writeFile(join(root, 'shared/real/cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\n');
+      // A base reached through a symlinked directory: the reader follows the link, the copy keeps the
+      // link but not what it points to.
+      await symlink('real', join(root, 'shared/linked'));
+      await mkdir(join(root, 'app'));
+      await writeFile(join(root, 'app/kustomization.yaml'), 'resources: [../shared/linked]\n');
+      const { result, seen } = await copied(root, 'app');
+      expect(result.objects.map(subjectOf)).toEqual(['ConfigMap/shared']);
+      expect(seen).toHaveLength(2);
+      expect(seen[0]).not.toContain('shared/real/cm.yaml');
+      expect(seen[1]).toContain('shared/real/cm.yaml');
+    });
   });
 });

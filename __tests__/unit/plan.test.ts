@@ -244,7 +244,7 @@ describe('makePlan', () => {
 
 const reads = (files: string[], yamlDirs: string[] = []): Inputs => ({
   kind: 'reads',
-  reads: { files: new Set(files), yamlDirs: new Set(yamlDirs) },
+  reads: { files: new Set(files), yamlDirs: new Set(yamlDirs), dirs: new Set() },
 });
 
 describe('affectsOf', () => {
@@ -297,7 +297,7 @@ describe('affectsOf', () => {
 });
 
 describe('readsFile', () => {
-  const r: Reads = { files: new Set(['k/kustomization.yaml', 'k/.env']), yamlDirs: new Set(['.']) };
+  const r: Reads = { files: new Set(['k/kustomization.yaml', 'k/.env']), yamlDirs: new Set(['.']), dirs: new Set() };
   it.each([
     ['k/.env', true],
     ['anything/at/all.yaml', true],

@@ -13,6 +13,7 @@ import { prepareKustomization, type SpecFields } from './kustomization.js';
 import { resolveInsideRoot } from './paths.js';
 import { buildPlain, kustomizeFound, specIsPlain } from './plain.js';
 import { DEFAULT_LIMITS, type ProcessLimits } from './run.js';
+import { buildReads, type Reads } from './reads.js';
 import { copySource } from './source.js';
 import { scratchDir } from '../util/scratch.js';
 
@@ -74,11 +75,33 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     const plain = await buildPlain(realRoot, relPath, opts.artifact === true);
     if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
   }
+  // The copy holds only what the build reads (reads.ts): in a repository of many Kustomizations, copying
+  // the whole tree for each one costs more than kustomize. Should kustomize miss anything on that copy
+  // (a file the reader does not know to follow), the build runs again on the whole tree, whose answer,
+  // error or not, is the one given: the limited copy can only make a build fail, never change it.
+  const reads = await buildReads(realRoot, relPath, opts.components).catch(() => undefined);
+  if (reads !== undefined) {
+    try {
+      return await buildOnCopy(opts, realRoot, relPath, reads);
+    } catch {
+      // Built again below on the whole tree, which says what is wrong if anything is.
+    }
+  }
+  return buildOnCopy(opts, realRoot, relPath, undefined);
+}
+
+/** build's kustomize run on a scratch copy of the source (only what `reads` lists, when given). */
+async function buildOnCopy(
+  opts: BuildOptions,
+  realRoot: string,
+  relPath: string,
+  reads: Reads | undefined,
+): Promise<BuildResult> {
   // A private scratch directory, removed below, so that decrypted files do not outlive a cancelled run.
   const { dir: work, remove } = await scratchDir('kr-build-');
   const copyRoot = join(work, 'src');
   try {
-    await copySource(realRoot, work, copyRoot, opts.artifact === true);
+    await copySource(realRoot, work, copyRoot, opts.artifact === true, reads);
     const realCopyRoot = await realpath(copyRoot);
     const kdir = join(copyRoot, relPath);
     if (!(await stat(kdir).catch(() => undefined))?.isDirectory()) {

@@ -18,6 +18,8 @@ export interface Reads {
   files: Set<string>;
   /** Directories (relative to the root; `.` for the root) whose YAML files at any depth are all read. */
   yamlDirs: Set<string>;
+  /** Every directory the build walks into (kustomization directories and plain ones). */
+  dirs: Set<string>;
 }
 
 /** A path below `root` (normalised, `/`-separated), or undefined when it leaves the root. */
@@ -40,12 +42,13 @@ async function isDirectory(root: string, rel: string): Promise<boolean> {
  * kustomization file cannot be read: the caller then takes every change to affect the Kustomization.
  */
 export async function buildReads(root: string, path: string, components: readonly string[] = []): Promise<Reads> {
-  const reads: Reads = { files: new Set(), yamlDirs: new Set() };
+  const reads: Reads = { files: new Set(), yamlDirs: new Set(), dirs: new Set() };
   const seen = new Set<string>();
 
   const walkDir = async (dir: string): Promise<void> => {
     if (seen.has(dir)) return;
     seen.add(dir);
+    reads.dirs.add(dir);
     const file = await findKustomizationFile(join(root, dir));
     if (file === undefined) {
       await walkPlain(dir);
@@ -66,6 +69,7 @@ export async function buildReads(root: string, path: string, components: readonl
   /** A directory without a kustomization file: every YAML file below, and the kustomizations below it. */
   const walkPlain = async (dir: string): Promise<void> => {
     reads.yamlDirs.add(dir);
+    reads.dirs.add(dir);
     const entries = await readdir(join(root, dir), { withFileTypes: true }).catch(() => []);
     for (const entry of entries) {
       if (!entry.isDirectory() || entry.name === '.git') continue;

@@ -5,6 +5,7 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { copyEntries, listTree, type TreeEntry } from './copy.js';
+import { readsFile, type Reads } from './reads.js';
 import { isIgnored, readPatterns, sourcePatterns, SOURCEIGNORE_FILE, type IgnorePattern } from './sourceignore.js';
 
 /**
@@ -16,12 +17,32 @@ const PRUNED = new Set(['.git', 'node_modules']);
 
 /**
  * Copies `realRoot` to `copyRoot` inside `work` (the build's temporary directory), leaving out what
- * `.sourceignore` files' patterns and source-controller's default exclusions leave out.
+ * `.sourceignore` files' patterns and source-controller's default exclusions leave out. `reads`, when
+ * given, limits the copy to what a build reads (reads.ts): those files, the YAML files of the
+ * directories it reads whole, and every symlink; other directories are made only on the way to them.
  */
-export async function copySource(realRoot: string, work: string, copyRoot: string, artifact = false): Promise<void> {
+export async function copySource(
+  realRoot: string,
+  work: string,
+  copyRoot: string,
+  artifact = false,
+  reads?: Reads,
+): Promise<void> {
   // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
   const { entries, ignore } = await listSource(realRoot, new Set([work, await realpath(work)]), artifact);
-  await copyEntries(realRoot, copyRoot, entries, { ignore });
+  const unread =
+    reads === undefined
+      ? () => false
+      : (path: readonly string[], type: TreeEntry['type']) => {
+          const rel = path.join('/');
+          if (type === 'symlink') return false;
+          if (type === 'dir') return !reads.yamlDirs.has(rel) && !reads.dirs.has(rel);
+          return !readsFile(reads, rel);
+        };
+  const types = new Map(entries.map((e) => [e.path.join('/'), e.type]));
+  await copyEntries(realRoot, copyRoot, entries, {
+    ignore: (path, isDir) => ignore(path, isDir) || unread(path, types.get(path.join('/')) ?? 'file'),
+  });
 }
 
 /** The entries of a source root, and which of them Flux's artifact leaves out. */
