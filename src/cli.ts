@@ -4,6 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
@@ -32,6 +33,8 @@ import { planJson, planText } from './plan/render.js';
 import { reportFileText } from './report/file.js';
 import { applyOrder } from './objects/order.js';
 import { timingsFromEnv } from './util/timings.js';
+import { mapLimit } from './util/concurrency.js';
+import type { KustomizationSpec } from './flux/types.js';
 
 /** The terminal edge: flags in; report on stdout, progress on stderr, exit code out. */
 export async function main(argv: string[]): Promise<number> {
@@ -180,7 +183,6 @@ async function buildCommand(
           }),
           { timeouts: settings.clusterTimeouts },
         );
-  const results: { kustomization: string; objects: KubeObject[] }[] = [];
   // As in apply: a Kustomization of another GitRepository is built from that repository, fetched;
   // one whose source cannot be had fails the build, never built from this checkout instead.
   const sources = await checkSources(settings, specs, note);
@@ -191,45 +193,36 @@ async function buildCommand(
   });
   // A child whose parent is among the files is built as the parent's build produces it (children.ts).
   const children = childrenOf(settings, specs, client, sources, (value) => scrubber.add(value));
-
+  // Built a few at a time (most of a build is kustomize's process and the file copy it runs on); each
+  // one's notes are printed in the order of the files, whatever order they finish in.
+  const notes = specs.map((): string[] => []);
+  let printed = 0;
+  const flush = (done: readonly boolean[]) => {
+    while (printed < specs.length && done[printed]) for (const line of notes[printed++]!) note(line);
+  };
+  const done = specs.map(() => false);
+  let results: { kustomization: string; objects: KubeObject[] }[];
   try {
-    for (const file of specs) {
-      const asBuilt = await children.asBuilt(file).catch((err: unknown) => {
-        throw new Error(`Kustomization ${file.namespace}/${file.name}: ${(err as Error).message}`, { cause: err });
-      });
-      const spec = asBuilt.spec;
-      if (asBuilt.unbuilt !== undefined)
-        note(`${describeSpec(spec)}: ${asBuilt.unbuilt}; built from its file as written`);
-      if (asBuilt.parent !== undefined)
-        note(`${describeSpec(spec)}: built as its parent Kustomization ${asBuilt.parent} produces it`);
-      const verdict = sources.get(`${spec.namespace}/${spec.name}`);
-      if (verdict?.kind === 'other') throw new Error(`${describeSpec(spec)}: ${verdict.problem}`);
-      let own = settings;
-      if (verdict?.kind === 'fetch') {
-        const tree = await fetched.get(verdict.source);
-        note(`${describeSpec(spec)}: built from ${describePlan(verdict.source)} at ${tree.revision}`);
-        own = settingsFor(settings, tree, verdict.source);
-      }
-      // Decrypted values are shown only on request: without --show-secrets nothing is decrypted.
-      const built = await renderSpec(
-        own,
-        spec,
-        client,
-        { secret: (value) => scrubber.add(value), note },
-        opts.showSecrets,
-      ).catch((err: unknown) => {
-        // Name the Kustomization, as apply's report does: build prints several.
-        throw new Error(`Kustomization ${spec.namespace}/${spec.name}: ${(err as Error).message}`, { cause: err });
-      });
-      // Without --show-secrets, every field written from a secret source is masked, and buildOutput
-      // masks SOPS-encrypted Secret values as `flux build` does; it adds the owner labels the apply sets.
-      const shown = opts.showSecrets ? built.objects : maskSecretFields(built.objects, built.secretPaths);
-      results.push({
-        kustomization: `${spec.namespace}/${spec.name}`,
-        objects: buildOutput(applyOrder(shown), spec, opts.showSecrets),
-      });
-    }
+    results = await mapLimit(
+      specs.map((file, i) => ({ file, i })),
+      Math.min(settings.concurrency, Math.max(2, availableParallelism())),
+      async ({ file, i }) => {
+        try {
+          return await buildOne(settings, file, opts.showSecrets, scrubber, {
+            children,
+            sources,
+            fetched,
+            client,
+            note: (line) => notes[i]!.push(line),
+          });
+        } finally {
+          done[i] = true;
+          flush(done);
+        }
+      },
+    );
   } finally {
+    for (let i = printed; i < specs.length; i++) for (const line of notes[i]!) note(line);
     client?.close();
     await fetched.cleanup();
   }
@@ -242,6 +235,56 @@ async function buildCommand(
       return header + r.objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
     })
     .join('---\n');
+}
+
+/** One Kustomization of `build`: as its parent's build produces it, from its source, rendered and masked. */
+async function buildOne(
+  settings: Settings,
+  file: KustomizationSpec,
+  showSecrets: boolean,
+  scrubber: Scrubber,
+  run: {
+    children: ReturnType<typeof childrenOf>;
+    sources: Awaited<ReturnType<typeof checkSources>>;
+    fetched: ReturnType<typeof runSources>;
+    client: ClusterClient | undefined;
+    note: (line: string) => void;
+  },
+): Promise<{ kustomization: string; objects: KubeObject[] }> {
+  const { note } = run;
+  const asBuilt = await run.children.asBuilt(file).catch((err: unknown) => {
+    throw new Error(`Kustomization ${file.namespace}/${file.name}: ${(err as Error).message}`, { cause: err });
+  });
+  const spec = asBuilt.spec;
+  if (asBuilt.unbuilt !== undefined) note(`${describeSpec(spec)}: ${asBuilt.unbuilt}; built from its file as written`);
+  if (asBuilt.parent !== undefined)
+    note(`${describeSpec(spec)}: built as its parent Kustomization ${asBuilt.parent} produces it`);
+  const verdict = run.sources.get(`${spec.namespace}/${spec.name}`);
+  if (verdict?.kind === 'other') throw new Error(`${describeSpec(spec)}: ${verdict.problem}`);
+  let own = settings;
+  if (verdict?.kind === 'fetch') {
+    const tree = await run.fetched.get(verdict.source);
+    note(`${describeSpec(spec)}: built from ${describePlan(verdict.source)} at ${tree.revision}`);
+    own = settingsFor(settings, tree, verdict.source);
+  }
+  // Decrypted values are shown only on request: without --show-secrets nothing is decrypted.
+  const built = await renderSpec(
+    own,
+    spec,
+    run.client,
+    { secret: (value) => scrubber.add(value), note },
+    showSecrets,
+  ).catch((err: unknown) => {
+    // Name the Kustomization, as apply's report does: build prints several.
+    throw new Error(`Kustomization ${spec.namespace}/${spec.name}: ${(err as Error).message}`, { cause: err });
+  });
+  // Without --show-secrets, every field written from a secret source is masked, and buildOutput
+  // masks SOPS-encrypted Secret values as `flux build` does; it adds the owner labels the apply sets.
+  const shown = showSecrets ? built.objects : maskSecretFields(built.objects, built.secretPaths);
+  return {
+    kustomization: `${spec.namespace}/${spec.name}`,
+    objects: buildOutput(applyOrder(shown), spec, showSecrets),
+  };
 }
 
 function indent(text: string): string {
