@@ -10,7 +10,7 @@ import { parse, parseAllDocuments } from 'yaml';
 
 const CORPUS = fileURLToPath(new URL('../../test/parity/corpus/', import.meta.url));
 const CASE_NAME = /^[a-z0-9]([a-z0-9-]{0,22}[a-z0-9])?$/;
-const CASE_KEYS = new Set(['description', 'kustomizations', 'setup', 'steps', 'expect']);
+const CASE_KEYS = new Set(['description', 'kustomizations', 'children', 'setup', 'steps', 'expect']);
 /** Built-in cluster-scoped kinds, as "group/Kind" ("" is the core group). */
 const CLUSTER_KINDS = new Set([
   '/Namespace',
@@ -246,7 +246,24 @@ function claims(c: Case): Set<string> {
     else if (str(m.metadata?.namespace) === 'flux-system') out.add(`flux-system:${String(m.kind)}/${name}`);
   }
   for (const k of kustomizationsOf(c)) out.add(`flux-system:Kustomization/${String(k.name)}`);
+  for (const name of childrenOf(c).names) out.add(`flux-system:Kustomization/${name}`);
   return out;
+}
+
+/** The case's children (Kustomizations its own apply): their files' globs and their names. */
+function childrenOf(c: Case): { files: unknown[]; names: string[] } {
+  const children = isObj(c.raw.children) ? c.raw.children : {};
+  return {
+    files: Array.isArray(children.files) ? children.files : [],
+    names: Array.isArray(children.names) ? children.names.map(String) : [],
+  };
+}
+
+/** The Flux Kustomizations (kustomize.toolkit.fluxcd.io) that a case's tree defines, in any file. */
+function treeKustomizations(c: Case): Manifest[] {
+  return allManifests(c).filter(
+    (m) => m.kind === 'Kustomization' && String(m.apiVersion).startsWith('kustomize.toolkit.fluxcd.io/'),
+  );
 }
 
 describe('parity corpus', () => {
@@ -318,6 +335,33 @@ describe('parity corpus', () => {
           expect(isObj(dep) ? (dep.namespace ?? 'flux-system') : undefined).toBe('flux-system');
         }
       }
+    });
+
+    it('names its children, each defined in the tree with the case as its source', () => {
+      const { files, names } = childrenOf(c);
+      const defined = treeKustomizations(c);
+      if (c.raw.children === undefined) {
+        // Without children, a Kustomization object in the tree would be applied by Flux and never reconciled by ours.
+        expect(defined.map((m) => `${m.file}: ${String(m.metadata?.name)}`)).toEqual([]);
+        return;
+      }
+      expect(Object.keys(c.raw.children as Obj).sort()).toEqual(['files', 'names']);
+      expect(files.length).toBeGreaterThan(0);
+      expect(files.every((f) => typeof f === 'string' && insideRoot(f))).toBe(true);
+      expect(names.length).toBeGreaterThan(0);
+      for (const name of names) {
+        expect(owned(c, name), `child ${name} must start with ${c.name}-`).toBe(true);
+        const ks = defined.filter((m) => m.metadata?.name === name);
+        expect(ks.length, `child ${name} is defined in the tree`).toBeGreaterThan(0);
+        for (const m of ks) {
+          expect(m.spec?.sourceRef, `${m.file}: the case's ExternalArtifact is its source`).toEqual({
+            kind: 'ExternalArtifact',
+            name: c.name,
+          });
+        }
+      }
+      const listed = new Set(names);
+      expect(defined.filter((m) => !listed.has(String(m.metadata?.name))).map((m) => m.file)).toEqual([]);
     });
 
     it('creates in setup only objects that name their namespace and belong to the case', () => {

@@ -26,14 +26,32 @@ export type Step =
     }
   | { noop: Record<string, never> };
 
+/**
+ * Kustomizations that the case's own apply: a parent's build produces their objects (Flux's monorepo
+ * layout). Flux reconciles the objects its parent applied; ours is given their files beside the
+ * parent's and reconciles each from the object the parent's build produces.
+ */
+export interface Children {
+  /** Their Kustomization files (globs relative to tree/), passed to ours with `--kustomizations`. */
+  files: string[];
+  /** Their names (all in flux-system), whose outcome, verdicts and inventory are compared too. */
+  names: string[];
+}
+
 export interface ParityCase {
   name: string;
   dir: string;
   description: string;
   kustomizations: KustomizationCase[];
+  children: Children;
   setup: Record<string, unknown>[];
   steps: Step[];
   expect: 'ready' | 'failed';
+}
+
+/** Every Kustomization of a case whose reconcile is compared: its own, then their children. */
+export function reconciled(c: Pick<ParityCase, 'kustomizations' | 'children'>): string[] {
+  return [...c.kustomizations.map((k) => k.name), ...c.children.names];
 }
 
 export async function loadCases(root = CORPUS): Promise<ParityCase[]> {
@@ -50,6 +68,7 @@ export async function loadCases(root = CORPUS): Promise<ParityCase[]> {
       dir,
       description: raw?.description ?? '',
       kustomizations: raw?.kustomizations ?? [],
+      children: { files: raw?.children?.files ?? [], names: raw?.children?.names ?? [] },
       setup: raw?.setup ?? [],
       steps: raw?.steps ?? [],
       expect: raw?.expect ?? 'ready',

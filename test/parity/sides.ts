@@ -32,7 +32,7 @@ import {
   type IgnorePattern,
 } from '../../src/kustomize/sourceignore.js';
 import { fluxVerdicts, parseId, subjectOfId, type SideStep } from './compare.ts';
-import { applyGitStep, copyTree, type KustomizationCase, type ParityCase, type Step } from './corpus.ts';
+import { applyGitStep, copyTree, reconciled, type KustomizationCase, type ParityCase, type Step } from './corpus.ts';
 
 export const KS_NAMESPACE = 'flux-system';
 /** Where ours keeps the case's Kustomization objects, inside its root but outside every spec.path. */
@@ -191,7 +191,8 @@ export class FluxSide {
   }
 
   async run({ c, step, seen }: StepContext): Promise<SideStep> {
-    const names = c.kustomizations.map((k) => k.name);
+    // The children's objects are applied by their parent; Flux reconciles them once they exist.
+    const names = reconciled(c);
     const since = Date.now() - 5;
     const wants = new Map<string, { revision?: string; token?: string }>();
     if (step === 'apply' || (typeof step === 'object' && 'git' in step)) {
@@ -225,7 +226,14 @@ export class FluxSide {
     const lines = (await this.logLines()).filter(
       (l) => l.namespace === KS_NAMESPACE && names.includes(l.name ?? '') && Date.parse(l.ts ?? '') >= since,
     );
-    const verdicts = fluxVerdicts(lines);
+    // A child may reconcile twice in one step: once when the source's revision moves (with the spec
+    // it had), once when its parent has applied its new spec. What the step did to its objects is
+    // what the last one said; ours reconciles it once, from the parent's new build.
+    const children = new Set(c.children.names);
+    const verdicts = {
+      ...fluxVerdicts(lines.filter((l) => children.has(l.name ?? '')).reverse()),
+      ...fluxVerdicts(lines.filter((l) => !children.has(l.name ?? ''))),
+    };
     for (const ids of Object.values(inventory)) for (const id of ids) seen.add(id);
     return { outcomes, verdicts, inventory, objects: {}, messages };
   }
@@ -236,8 +244,8 @@ export class FluxSide {
   }
 
   async remove(c: ParityCase): Promise<void> {
-    for (const k of c.kustomizations) {
-      await this.api.request('DELETE', kustomizationPath(KS_NAMESPACE, k.name)).catch(() => undefined);
+    for (const name of reconciled(c)) {
+      await this.api.request('DELETE', kustomizationPath(KS_NAMESPACE, name)).catch(() => undefined);
     }
   }
 }
@@ -252,10 +260,17 @@ export interface CliResult {
 const REPO = resolve(import.meta.dirname, '..', '..');
 const TOOLS = join(REPO, 'test', 'cluster', 'bin');
 
+/**
+ * The source ours is told the checkout is: the ExternalArtifact named after the case, which Flux's side
+ * reconciles from (a child's file in the tree names it as its spec.sourceRef).
+ */
+export const checkoutOf = (name: string) => ({ kind: 'ExternalArtifact', namespace: KS_NAMESPACE, name });
+
 /** Writes Flux Kustomizations (sourceRef: this checkout) into `root`'s `.parity/` file, for ours. */
 export async function writeOurKustomizations(
   root: string,
   kustomizations: readonly KustomizationCase[],
+  source: { kind: string; name: string } = { kind: 'GitRepository', name: 'parity' },
 ): Promise<void> {
   await mkdir(join(root, '.parity'), { recursive: true });
   const docs = kustomizations.map((k) =>
@@ -263,14 +278,21 @@ export async function writeOurKustomizations(
       apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
       kind: 'Kustomization',
       metadata: { name: k.name, namespace: KS_NAMESPACE },
-      spec: { interval: '60m', ...k.spec, sourceRef: { kind: 'GitRepository', name: 'parity' } },
+      spec: { interval: '60m', ...k.spec, sourceRef: { kind: source.kind, name: source.name } },
     }),
   );
   await writeFile(join(root, OURS_FILE), docs.join('---\n'));
 }
 
-/** Runs `dist/cli.js apply` over `root` and the Kustomizations written there; its JSON report. */
-export async function applyOurs(root: string, kubeconfig: string): Promise<{ raw: CliResult; report: OurReport }> {
+/**
+ * Runs `dist/cli.js apply` over `root` and the Kustomizations written there (and `children`, more
+ * Kustomization files of the tree); its JSON report. `source`: what the checkout is (`--source`).
+ */
+export async function applyOurs(
+  root: string,
+  kubeconfig: string,
+  options: { children?: readonly string[]; source?: string } = {},
+): Promise<{ raw: CliResult; report: OurReport }> {
   const raw = await runCommand(
     process.execPath,
     [
@@ -280,8 +302,9 @@ export async function applyOurs(root: string, kubeconfig: string): Promise<{ raw
       root,
       '--kustomizations',
       OURS_FILE,
+      ...(options.children ?? []).flatMap((glob) => ['--kustomizations', glob]),
       '--source',
-      `${KS_NAMESPACE}/parity`,
+      options.source ?? `${KS_NAMESPACE}/parity`,
       '--kubeconfig',
       kubeconfig,
       '--output',
@@ -310,7 +333,7 @@ export class OursSide {
   static async create(api: Api, kubeconfig: string, c: ParityCase, work: string): Promise<OursSide> {
     const side = new OursSide(api, kubeconfig, join(work, 'ours', c.name));
     await copyTree(c, side.tree);
-    await writeOurKustomizations(side.tree, c.kustomizations);
+    await writeOurKustomizations(side.tree, c.kustomizations, checkoutOf(c.name));
     return side;
   }
 
@@ -318,7 +341,11 @@ export class OursSide {
     if (step === 'apply') await applyObjects(this.api, this.resources, c.setup);
     if (typeof step === 'object' && 'git' in step) await applyGitStep(this.tree, step.git);
     if (typeof step === 'object' && 'drift' in step) await applyDrift(this.api, this.resources, step.drift);
-    const { raw, report } = await applyOurs(this.tree, this.kubeconfig);
+    const source = checkoutOf(c.name);
+    const { raw, report } = await applyOurs(this.tree, this.kubeconfig, {
+      children: c.children.files,
+      source: `${source.kind}/${source.namespace}/${source.name}`,
+    });
     const reports = report.kustomizations ?? [report];
     const outcomes: SideStep['outcomes'] = {};
     const messages: Record<string, string> = {};
