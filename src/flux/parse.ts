@@ -169,7 +169,7 @@ function removeAt(document: Mapping, field: string): void {
   const holder = valueAt(document, keys);
   if (last === undefined || holder === null || typeof holder !== 'object') return;
   if (Array.isArray(holder) && typeof last === 'number') holder[last] = null;
-  else delete (holder as Record<string | number, unknown>)[last];
+  else Reflect.deleteProperty(holder, String(last));
 }
 
 // ---------------------------------------------------------------------------------------------
