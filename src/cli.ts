@@ -186,38 +186,42 @@ async function buildCommand(
   // As in apply: a Kustomization of another GitRepository is built from that repository, fetched;
   // one whose source cannot be had fails the build, never built from this checkout instead.
   const sources = await checkSources(settings, specs, note);
+  // What fetching a source says goes with the Kustomization that needs it first (see below).
+  let logTo: (line: string) => void = note;
   const fetched = runSources(settings, {
     secret: (value) => scrubber.add(value),
     ...(client ? { readSecret: secretReader(client) } : {}),
-    log: note,
+    log: (line) => logTo(line),
   });
   // A child whose parent is among the files is built as the parent's build produces it (children.ts).
   const children = childrenOf(settings, specs, client, sources, (value) => scrubber.add(value));
-  // Built a few at a time (most of a build is kustomize's process and the file copy it runs on); each
-  // one's notes are printed in the order of the files, whatever order they finish in.
+  // Each Kustomization is prepared in the order of the files (its parent's build, its source fetched),
+  // then rendered a few at a time (most of a build is kustomize's process and the file copy it runs
+  // on). Every note is kept with its Kustomization and printed in the order of the files, as they
+  // were when the builds ran one after the other.
   const notes = specs.map((): string[] => []);
   let printed = 0;
-  const flush = (done: readonly boolean[]) => {
+  const done = specs.map(() => false);
+  const flush = () => {
     while (printed < specs.length && done[printed]) for (const line of notes[printed++]!) note(line);
   };
-  const done = specs.map(() => false);
   let results: { kustomization: string; objects: KubeObject[] }[];
   try {
+    const prepared: Prepared[] = [];
+    for (const [i, file] of specs.entries()) {
+      logTo = (line) => notes[i]!.push(line);
+      prepared.push(await prepareOne(settings, file, { children, sources, fetched, note: logTo }));
+    }
+    logTo = note;
     results = await mapLimit(
-      specs.map((file, i) => ({ file, i })),
+      prepared.map((p, i) => ({ p, i })),
       Math.min(settings.concurrency, Math.max(2, availableParallelism())),
-      async ({ file, i }) => {
+      async ({ p, i }) => {
         try {
-          return await buildOne(settings, file, opts.showSecrets, scrubber, {
-            children,
-            sources,
-            fetched,
-            client,
-            note: (line) => notes[i]!.push(line),
-          });
+          return await renderOne(p, opts.showSecrets, scrubber, client, (line) => notes[i]!.push(line));
         } finally {
           done[i] = true;
-          flush(done);
+          flush();
         }
       },
     );
@@ -237,20 +241,23 @@ async function buildCommand(
     .join('---\n');
 }
 
-/** One Kustomization of `build`: as its parent's build produces it, from its source, rendered and masked. */
-async function buildOne(
+/** A Kustomization of `build` as it is rendered: its spec as its parent's build gives it, with its source's settings. */
+interface Prepared {
+  spec: KustomizationSpec;
+  settings: Settings;
+}
+
+/** One Kustomization of `build`, as its parent's build produces it, with its source fetched when it is not this checkout. */
+async function prepareOne(
   settings: Settings,
   file: KustomizationSpec,
-  showSecrets: boolean,
-  scrubber: Scrubber,
   run: {
     children: ReturnType<typeof childrenOf>;
     sources: Awaited<ReturnType<typeof checkSources>>;
     fetched: ReturnType<typeof runSources>;
-    client: ClusterClient | undefined;
     note: (line: string) => void;
   },
-): Promise<{ kustomization: string; objects: KubeObject[] }> {
+): Promise<Prepared> {
   const { note } = run;
   const asBuilt = await run.children.asBuilt(file).catch((err: unknown) => {
     throw new Error(`Kustomization ${file.namespace}/${file.name}: ${(err as Error).message}`, { cause: err });
@@ -261,17 +268,25 @@ async function buildOne(
     note(`${describeSpec(spec)}: built as its parent Kustomization ${asBuilt.parent} produces it`);
   const verdict = run.sources.get(`${spec.namespace}/${spec.name}`);
   if (verdict?.kind === 'other') throw new Error(`${describeSpec(spec)}: ${verdict.problem}`);
-  let own = settings;
-  if (verdict?.kind === 'fetch') {
-    const tree = await run.fetched.get(verdict.source);
-    note(`${describeSpec(spec)}: built from ${describePlan(verdict.source)} at ${tree.revision}`);
-    own = settingsFor(settings, tree, verdict.source);
-  }
+  if (verdict?.kind !== 'fetch') return { spec, settings };
+  const tree = await run.fetched.get(verdict.source);
+  note(`${describeSpec(spec)}: built from ${describePlan(verdict.source)} at ${tree.revision}`);
+  return { spec, settings: settingsFor(settings, tree, verdict.source) };
+}
+
+/** A prepared Kustomization rendered, its secret values masked unless they are to be shown. */
+async function renderOne(
+  { spec, settings }: Prepared,
+  showSecrets: boolean,
+  scrubber: Scrubber,
+  client: ClusterClient | undefined,
+  note: (line: string) => void,
+): Promise<{ kustomization: string; objects: KubeObject[] }> {
   // Decrypted values are shown only on request: without --show-secrets nothing is decrypted.
   const built = await renderSpec(
-    own,
+    settings,
     spec,
-    run.client,
+    client,
     { secret: (value) => scrubber.add(value), note },
     showSecrets,
   ).catch((err: unknown) => {
