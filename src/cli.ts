@@ -191,7 +191,9 @@ async function buildCommand(
   const fetched = runSources(settings, {
     secret: (value) => scrubber.add(value),
     ...(client ? { readSecret: secretReader(client) } : {}),
-    log: (line) => logTo(line),
+    log: (line) => {
+      logTo(line);
+    },
   });
   // A child whose parent is among the files is built as the parent's build produces it (children.ts).
   const children = childrenOf(settings, specs, client, sources, (value) => scrubber.add(value));
