@@ -215,13 +215,24 @@ describe('a parent that applies its patched children', () => {
     ).toEqual([`ConfigMap/${ns}/atuin-extra deleted`]);
     expect(await exists(client, `/api/v1/namespaces/${ns}/configmaps/atuin-extra`)).toBe(false);
 
-    // The child file alone says what it lacks and what to do.
-    const alone = await reconcileTree(root, { ...settings, kustomizations: ['apps/bazarr/ks.yaml'] }).then(
+    // The child file alone: its parent is found among the repository's other files, which gives it
+    // prune and interval.
+    const alone = await reconcileTree(root, { ...settings, kustomizations: ['apps/bazarr/ks.yaml'] });
+    expect(alone.error).toBeUndefined();
+    expect(alone.kustomization).toBe(`${ns}/bazarr`);
+    expect(alone.changeset.map((e) => `${e.subject} ${e.action}`).sort()).toEqual([
+      `ConfigMap/${ns}/bazarr-extra unchanged`,
+      `ConfigMap/${ns}/bazarr-settings unchanged`,
+    ]);
+
+    // Without the parent in the repository, it says what it lacks and what to do.
+    await rm(join(root, 'clusters/prod/apps.yaml'));
+    const orphan = await reconcileTree(root, { ...settings, kustomizations: ['apps/bazarr/ks.yaml'] }).then(
       (r) => r.error,
       (e: unknown) => (e as Error).message,
     );
-    expect(alone).toMatch(
-      /apps\/bazarr\/ks\.yaml, document 1, Kustomization .*: spec\.interval: is required; no Kustomization given builds this file \(a parent whose spec\.patches or postBuild would set it: pass its file too\)/,
+    expect(orphan).toMatch(
+      /apps\/bazarr\/ks\.yaml, document 1, Kustomization .*: spec\.interval: is required; no Kustomization builds this file \(a parent whose spec\.patches or postBuild would set it: add the field, or pass the parent's file\)/,
     );
   }, 120_000);
 });

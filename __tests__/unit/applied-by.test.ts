@@ -387,19 +387,39 @@ describe('loadKustomizations: the namespace a parent gives', () => {
       }
     });
 
-    it('is refused, naming what to do, when no Kustomization given builds it', async () => {
+    it('is refused, naming what to do, when no Kustomization builds it', async () => {
       await tree({
         'clusters/apps.yaml': parent,
         'apps/app.yaml': bare({ path: './app', sourceRef: { kind: 'GitRepository', name: 'repo' } }),
       });
-      const error = await loadKustomizations(['apps/app.yaml'], root).catch((e: unknown) => e);
+      const none = async () => new Set<string>();
+      const error = await loadKustomizations(['apps/app.yaml'], root, { builtElsewhere: none }).catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(SpecError);
       expect((error as SpecError).problems).toEqual([
         expect.stringMatching(
-          /^apps\/app\.yaml, document 1, Kustomization flux-system\/app: spec\.interval: is required; no Kustomization given builds this file \(a parent whose spec\.patches or postBuild would set it: pass its file too\)$/,
+          /^apps\/app\.yaml, document 1, Kustomization flux-system\/app: spec\.interval: is required; no Kustomization builds this file \(a parent whose spec\.patches or postBuild would set it: add the field, or pass the parent's file\)$/,
         ),
-        expect.stringMatching(/spec\.prune: is required; no Kustomization given builds this file/),
+        expect.stringMatching(/spec\.prune: is required; no Kustomization builds this file/),
       ]);
+    });
+
+    it("is kept, passed alone, when a Kustomization of the repository's other files builds it", async () => {
+      await tree({
+        'clusters/apps.yaml': parent,
+        'apps/app.yaml': bare({ path: './app', sourceRef: { kind: 'GitRepository', name: 'repo' } }),
+      });
+      const asked: string[][] = [];
+      const specs = await loadKustomizations(['apps/app.yaml'], root, {
+        builtElsewhere: async (files) => {
+          asked.push([...files]);
+          return new Set(files);
+        },
+      });
+      expect(asked).toEqual([['apps/app.yaml']]);
+      expect(specs.map((s) => `${s.namespace}/${s.name}`)).toEqual(['flux-system/app']);
+      expect(deferredProblems(specs[0]!)).toBeInstanceOf(SpecError);
     });
   });
 });

@@ -120,6 +120,11 @@ export interface LoadOptions {
   keep?: (file: string) => boolean;
   /** Where the notes go: each matched file that holds no Kustomization, each generator of Kustomizations. */
   note?: (line: string) => void;
+  /**
+   * Which of `files` a Kustomization of the repository's other files builds: a child file that leaves
+   * fields to its parent (deferredProblems) and is passed without it is kept when its parent is there.
+   */
+  builtElsewhere?: (files: readonly string[]) => Promise<ReadonlySet<string>>;
 }
 
 /** A matched file without a Kustomization, with what it holds instead. */
@@ -171,7 +176,7 @@ export async function loadKustomizations(
 ): Promise<KustomizationSpec[]> {
   const found = await findKustomizations(patterns, root, options.keep);
   if (found.specs.length === 0 && found.none.length > 0) throw new SpecError(noneProblems(found));
-  const specs = await placed(found.specs, root);
+  const specs = await placed(found.specs, root, options.builtElsewhere);
   for (const line of foundNotes(found, specs)) options.note?.(line);
   return specs;
 }
@@ -223,9 +228,26 @@ function foundNotes(found: Found, specs: readonly KustomizationSpec[]): string[]
   return [...skippedNotes(found.skipped), ...found.generators.flatMap((g) => generatorNote(g, loaded) ?? [])];
 }
 
-/** The specs with their namespaces under Flux (placeInNamespaces), refusing the same namespace/name twice. */
-async function placed(specs: KustomizationSpec[], root: string): Promise<KustomizationSpec[]> {
+/**
+ * The specs with their namespaces under Flux (placeInNamespaces), refusing the same namespace/name twice
+ * and a child file with fields left to a parent that no Kustomization builds (LoadOptions.builtElsewhere).
+ */
+async function placed(
+  specs: KustomizationSpec[],
+  root: string,
+  builtElsewhere?: LoadOptions['builtElsewhere'],
+): Promise<KustomizationSpec[]> {
   const result = await placeInNamespaces(specs, resolve(root));
+  const orphans =
+    result.orphans.length === 0 || builtElsewhere === undefined
+      ? new Set<string>()
+      : await builtElsewhere(result.orphans.map((s) => located(s).file));
+  for (const spec of result.orphans) {
+    if (orphans.has(located(spec).file)) continue;
+    const hint =
+      "; no Kustomization builds this file (a parent whose spec.patches or postBuild would set it: add the field, or pass the parent's file)";
+    result.problems.push(...deferredProblems(spec)!.problems.map((p) => p + hint));
+  }
   if (result.problems.length > 0) throw new SpecError(result.problems);
   const duplicates = duplicateProblems(result.specs);
   if (duplicates.length > 0) throw new SpecError(duplicates);
@@ -326,7 +348,7 @@ function duplicateProblems(specs: readonly KustomizationSpec[]): string[] {
 async function placeInNamespaces(
   specs: readonly KustomizationSpec[],
   root: string,
-): Promise<{ specs: KustomizationSpec[]; problems: string[] }> {
+): Promise<{ specs: KustomizationSpec[]; problems: string[]; orphans: KustomizationSpec[] }> {
   const files = [...new Set(specs.map((spec) => located(spec).file))];
   const candidates = await mapLimit(specs, 4, async (spec) => ({
     key: `${writtenNamespace(spec) ?? DEFAULT_NAMESPACE}/${spec.name}`,
@@ -337,16 +359,12 @@ async function placeInNamespaces(
     builds: await builtFiles(root, spec, files),
   }));
   const problems: string[] = [];
+  const orphans: KustomizationSpec[] = [];
   const placed = decideNamespaces(candidates).map((decision, i) => {
     const spec = specs[i]!;
-    // A field left out or a variable to substitute is the parent's to fix, when one builds this file.
-    const deferred = deferredProblems(spec);
-    if (deferred !== undefined && decision.appliedBy === undefined) {
-      const hint =
-        '; no Kustomization given builds this file (a parent whose spec.patches or postBuild would set it: pass its file too)';
-      problems.push(...deferred.problems.map((p) => p + hint));
-      return spec;
-    }
+    // A field left out or a variable to substitute is the parent's to fix: one among these files
+    // builds it, or else one of the repository's others must (see placed).
+    if (deferredProblems(spec) !== undefined && decision.appliedBy === undefined) orphans.push(spec);
     if (decision.namespace === undefined) {
       problems.push(decision.problem);
       return spec;
@@ -361,5 +379,5 @@ async function placeInNamespaces(
       return spec;
     }
   });
-  return { specs: placed, problems };
+  return { specs: placed, problems, orphans };
 }

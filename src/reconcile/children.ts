@@ -94,7 +94,10 @@ export class Children {
     // path happens to cover this file here, builds that repository's files).
     const same = (a: KustomizationSpec['sourceRef'], b: KustomizationSpec['sourceRef']) =>
       a?.kind === b?.kind && a?.name === b?.name && (a?.namespace ?? '') === (b?.namespace ?? '');
-    const parent = (await this.outside).get(fileOf(spec))?.find((p) => same(p.sourceRef, spec.sourceRef));
+    // A file that leaves spec.sourceRef to its parent (deferredProblems) takes the parent's.
+    const parent = (await this.outside)
+      .get(fileOf(spec))
+      ?.find((p) => spec.sourceRef === undefined || same(p.sourceRef, spec.sourceRef));
     return parent === undefined ? undefined : { spec: parent, file: fileOf(parent) };
   }
 

@@ -12,6 +12,8 @@ import type { Settings } from '../settings.js';
 import { SpecError } from '../flux/parse.js';
 import { specFromInputs } from '../flux/from-inputs.js';
 import { kustomizationFiles, loadKustomizations } from '../flux/load.js';
+import { buildersOf } from '../flux/applied-by.js';
+import { repositoryKustomizations } from './repository.js';
 import { sourceVerdict, type SourceVerdict } from '../flux/checkout.js';
 import { findSources } from '../flux/source-files.js';
 import { dependencyOrder } from '../flux/graph.js';
@@ -29,6 +31,7 @@ export async function resolveSpecs(settings: Settings, note?: (line: string) => 
     return loadKustomizations(settings.kustomizations, settings.root, {
       ...(cluster === undefined ? {} : { keep: (file: string) => clusterOf(file) === cluster }),
       ...(note ? { note } : {}),
+      builtElsewhere: (files) => builtByRepository(settings.root, files),
     }).catch(async (err: unknown) => {
       throw cluster === undefined ? await severalClusters(err, settings) : err;
     });
@@ -45,6 +48,13 @@ export async function resolveSpecs(settings: Settings, note?: (line: string) => 
       ...(settings.targetNamespace ? { targetNamespace: settings.targetNamespace } : {}),
     }),
   ];
+}
+
+/** Which of `files` a Kustomization of the repository's other files builds (repository.ts, applied-by.ts). */
+async function builtByRepository(root: string, files: readonly string[]): Promise<Set<string>> {
+  const others = await repositoryKustomizations(root, new Set(files));
+  const builders = await buildersOf(root, others, files);
+  return new Set(files.filter((f) => (builders.get(f)?.length ?? 0) > 0));
 }
 
 /**
