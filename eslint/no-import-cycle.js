@@ -9,10 +9,11 @@
  * count: a cycle of types is still two modules that cannot be understood one without the other.
  *
  * Options: `{ root: 'src' }` (relative to ESLint's cwd; files outside it are not checked) and
- * `{ folders: true }` to also report two top-level folders that import each other directly. Longer
- * folder loops are not reported: leaf helpers (report/truncate.ts) are imported from everywhere, and a
- * loop through them says nothing about design. `{ allowFolderPairs: [['a', 'b']] }` lets a known pair
- * be while it is being untangled (each entry should say why in the config).
+ * `{ folders: true }` to also report top-level folders that import each other, directly or through
+ * any loop of folders (strongly connected folders): an import is reported when its target's folder can
+ * reach its own folder back. Files directly in the root (the entry points) are not a folder.
+ * `{ allowFolderPairs: [['a', 'b']] }` lets a known edge between two folders be while it is being
+ * untangled (each entry should say why in the config).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
@@ -149,7 +150,7 @@ export const noImportCycle = {
     messages: {
       module: 'Import cycle: {{cycle}}. Move what both need into a module that neither imports back.',
       folder:
-        'Folders import each other: {{cycle}} ({{example}}). Move what both need to where it belongs (often src/objects/).',
+        'Folders import each other: {{cycle}} ({{example}}). Move what both need to where it belongs (often src/objects/ or src/util/).',
     },
   },
   create(context) {
@@ -197,13 +198,26 @@ export const noImportCycle = {
       const a = folderOf(root, filename);
       const b = folderOf(root, target);
       if (!options.folders || a === '' || b === '' || a === b) return;
-      if (!folderGraph.get(b)?.has(a)) return;
       const allowed = (options.allowFolderPairs ?? []).some(([x, y]) => (x === a && y === b) || (x === b && y === a));
       if (allowed) return;
+      // The way back from b's folder to a's, over folder edges not allowed by the options.
+      const usable = new Map(
+        [...folderGraph].map(([x, ys]) => [
+          x,
+          new Set(
+            [...ys].filter(
+              (y) => !(options.allowFolderPairs ?? []).some(([p, q]) => (p === x && q === y) || (p === y && q === x)),
+            ),
+          ),
+        ]),
+      );
+      const back = pathBetween(usable, b, a);
+      if (back === undefined) return;
+      const steps = back.slice(0, -1).map((x, i) => example.get(`${x}>${back[i + 1]}`));
       context.report({
         node: node.source,
         messageId: 'folder',
-        data: { cycle: `${a} → ${b} → ${a}`, example: example.get(`${b}>${a}`) },
+        data: { cycle: [a, ...back].join(' → '), example: steps.join('; ') },
       });
     };
     return {

@@ -10,7 +10,7 @@ import { closingLines } from './report/render.js';
 import { Scrubber, scrubReport } from './report/scrub.js';
 import { readActionSettings } from './action/inputs.js';
 import { failFor, publishReport, reportKey, setOutputs, writeSummary } from './action/outputs.js';
-import { knownSecrets, type Settings } from './settings.js';
+import { knownSecrets, type Settings } from './options/settings.js';
 import { untrustedTreeOf } from './source/trust.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */

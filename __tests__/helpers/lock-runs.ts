@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
+import { normalize, type RawSettings } from '../../src/options/settings.js';
 import { startReconcileChild, type ChildRun } from './child.js';
 import type { FaultProxy } from './fault-proxy.js';
 import { reconcile, testRawSettings } from './reconcile.js';

@@ -2,7 +2,7 @@
 // test can stall a run for real (SIGSTOP) the way a suspended runner or a long GC stalls it.
 // argv[2]: the RawSettings as JSON. Prints every log line, then `REPORT <json>`; exits 1 when the run failed.
 import { reconcile } from './engine.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
+import { normalize, type RawSettings } from '../../src/options/settings.js';
 
 const raw = JSON.parse(process.argv[2] ?? '{}') as RawSettings;
 const report = await reconcile(normalize(raw), {

@@ -1,7 +1,7 @@
 // Runs of the engine on the shared test cluster with the settings most integration tests use.
 import type { ClusterClient } from '../../src/cluster/client.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize, type RawSettings, type Settings } from '../../src/settings.js';
+import { normalize, type RawSettings, type Settings } from '../../src/options/settings.js';
 import { freshNamespace, kubeconfigPath, writeTree } from './cluster.js';
 import { reconcile, type Hooks } from './engine.js';
 import { KUSTOMIZE } from './paths.js';

@@ -5,7 +5,7 @@ import { combine } from '../../src/reconcile/report.js';
 import { parseReportFile, reportFileText, type ReportFile } from '../../src/report/file.js';
 import type { NamedReportFile } from '../../src/report/merge.js';
 import { countReport, type PrunedObject, type RemovedKustomization, type Report } from '../../src/report/model.js';
-import type { Mode, Settings } from '../../src/settings.js';
+import type { Mode, Settings } from '../../src/options/settings.js';
 import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 import { diffObjects } from '../../src/ssa/diff.js';
 import { yamlDiff } from '../../src/ssa/yaml-diff.js';

@@ -9,7 +9,7 @@ import { FLUX_API_VERSION } from '../../src/objects/flux.js';
 import { readFluxKustomization } from '../../src/inventory/flux-object.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { exitCode, type Report } from '../../src/report/model.js';
-import type { RawSettings } from '../../src/settings.js';
+import type { RawSettings } from '../../src/options/settings.js';
 import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
 import {
   createFluxKustomization,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { derivedName } from '../../src/inventory/identity.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import type { RawSettings } from '../../src/settings.js';
+import type { RawSettings } from '../../src/options/settings.js';
 import {
   adminClient,
   exists as existsAt,

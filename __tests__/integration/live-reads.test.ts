@@ -7,7 +7,7 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { ClusterClient as Client } from '../../src/cluster/client.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
 import { Discovery } from '../../src/cluster/discovery.js';
-import { LiveObjects, selectorFor } from '../../src/ssa/live.js';
+import { LiveObjects, selectorFor } from '../../src/cluster/live.js';
 import type { Report } from '../../src/report/model.js';
 import { freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';

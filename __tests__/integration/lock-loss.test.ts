@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import type { RawSettings } from '../../src/settings.js';
+import type { RawSettings } from '../../src/options/settings.js';
 import { stopped } from '../helpers/child.js';
 import { exists, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy, type FaultRule, type RecordedRequest } from '../helpers/fault-proxy.js';

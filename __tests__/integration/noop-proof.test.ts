@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import type { Report } from '../../src/report/model.js';
-import type { Mode } from '../../src/settings.js';
+import type { Mode } from '../../src/options/settings.js';
 import { freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
 import { reconcileTree } from '../helpers/reconcile.js';

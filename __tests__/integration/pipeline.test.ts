@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { isNotFound } from '../../src/cluster/errors.js';
 import type { Report } from '../../src/report/model.js';
-import type { Mode } from '../../src/settings.js';
+import type { Mode } from '../../src/options/settings.js';
 import { adminClient, eventually } from '../helpers/cluster.js';
 import { REPO } from '../helpers/paths.js';
 import { reconcileTree } from '../helpers/reconcile.js';

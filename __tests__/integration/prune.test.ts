@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import type { RawSettings } from '../../src/settings.js';
+import type { RawSettings } from '../../src/options/settings.js';
 import {
   adminClient,
   exists as existsAt,

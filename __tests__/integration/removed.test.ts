@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { closingLines } from '../../src/report/render.js';
-import type { RawSettings } from '../../src/settings.js';
+import type { RawSettings } from '../../src/options/settings.js';
 import { adminClient, exists as existsAt, eventually, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { configMap, kustomizationYaml } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';

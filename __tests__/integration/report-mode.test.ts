@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entryId } from '../../src/plan/matrix.js';
+import { entryId } from '../../src/fanout/matrix.js';
 import { commentMarker } from '../../src/report/comment.js';
 import type { Report } from '../../src/report/model.js';
 import { runAction, type ActionResult } from '../helpers/action.js';

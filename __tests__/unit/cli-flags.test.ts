@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlags, rawFromFlags } from '../../src/options/flags.js';
-import { normalize, type RawSettings } from '../../src/settings.js';
+import { normalize, type RawSettings } from '../../src/options/settings.js';
 
 const FILES: Record<string, string> = {
   'age.txt': '# created: 2026-01-01\nAGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\n',

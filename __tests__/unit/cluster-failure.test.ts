@@ -9,7 +9,7 @@ import {
   TimeoutError,
   unauthorizedText,
 } from '../../src/cluster/failure.js';
-import { formatDuration } from '../../src/cluster/timeouts.js';
+import { formatDuration } from '../../src/util/duration.js';
 import { apiErrorFrom } from '../../src/cluster/errors.js';
 
 const errno = (code: string, message = `${code} happened`) => Object.assign(new Error(message), { code });
@@ -155,13 +155,17 @@ describe('parseExecCredential', () => {
   });
 });
 
-describe('formatDuration', () => {
+describe('formatDuration (Go time.Duration, to the second above a minute)', () => {
   it.each([
     [250, '250ms'],
     [1000, '1s'],
     [1500, '1.5s'],
-    [60_000, '1m'],
-    [90_000, '90s'],
+    [59_900, '59.9s'],
+    [60_000, '1m0s'],
+    [90_000, '1m30s'],
+    [3_570_000, '59m30s'],
+    [3_600_000, '1h0m0s'],
+    [5_430_000, '1h30m30s'],
   ])('%i ms → %s', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });

@@ -215,7 +215,7 @@ describe('timeoutSource', () => {
   const s = 1000;
   const m = 60 * s;
   it.each([
-    [59 * m + 30 * s, 60 * m, 59 * m + 30 * s, 'spec.timeout, default: spec.interval 60m0s minus 30s'],
+    [59 * m + 30 * s, 60 * m, 59 * m + 30 * s, 'spec.timeout, default: spec.interval 1h0m0s minus 30s'],
     [10 * m, 60 * m, 59 * m + 30 * s, 'spec.timeout'],
     [30 * s, 45 * s, 30 * s, 'spec.timeout, default: spec.interval 45s minus 30s, at least 30s'],
     [5 * m, undefined, 5 * m, 'input timeout, default: 5m0s'],

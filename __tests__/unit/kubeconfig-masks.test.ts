@@ -7,7 +7,7 @@ import { kubeconfigMasks } from '../../src/cluster/kubeconfig-secrets.js';
 import { readSettings } from '../../src/options/read.js';
 import type { Report } from '../../src/report/model.js';
 import { Scrubber, scrubReport, scrubText } from '../../src/report/scrub.js';
-import { knownSecrets } from '../../src/settings.js';
+import { knownSecrets } from '../../src/options/settings.js';
 
 const KEY = 'LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk1IY0NBUUVFSUlrZXktc2VjcmV0LWtleQ==';
 const CERT = 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJrekNDQVRpZ0F3SUJBZ0lJY2VydA==';

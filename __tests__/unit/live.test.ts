@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ResourceMapping } from '../../src/cluster/discovery.js';
 import type { KubeObject } from '../../src/objects/kube.js';
-import { itemsOfList, ownerSelector, versionOf } from '../../src/ssa/live.js';
+import { itemsOfList, ownerSelector, versionOf } from '../../src/cluster/live.js';
 
 const NAME = 'kustomize.toolkit.fluxcd.io/name';
 const NS = 'kustomize.toolkit.fluxcd.io/namespace';

@@ -74,9 +74,30 @@ describe('local/no-import-cycle', () => {
     };
     expect(await lint(files)).toEqual([]);
     expect(await lint(files, { folders: true })).toEqual([
-      'a/one.ts:1 Folders import each other: a → b → a (b/three.ts imports a/four.ts). Move what both need to where it belongs (often src/objects/).',
-      'b/three.ts:1 Folders import each other: b → a → b (a/one.ts imports b/two.ts). Move what both need to where it belongs (often src/objects/).',
+      'a/one.ts:1 Folders import each other: a → b → a (b/three.ts imports a/four.ts). Move what both need to where it belongs (often src/objects/ or src/util/).',
+      'b/three.ts:1 Folders import each other: b → a → b (a/one.ts imports b/two.ts). Move what both need to where it belongs (often src/objects/ or src/util/).',
     ]);
     expect(await lint(files, { folders: true, allowFolderPairs: [['b', 'a']] })).toEqual([]);
+  });
+
+  it('with folders, reports a loop of three folders (no two import each other), naming every step', async () => {
+    const files = {
+      'a/one.ts': "import { two } from '../b/two.js';\nexport const one = two;\n",
+      'b/two.ts': "import { three } from '../c/three.js';\nexport const two = three;\n",
+      'c/three.ts': "import { four } from '../a/four.js';\nexport const three = four;\n",
+      'a/four.ts': 'export const four = 4;\n',
+      'main.ts': "import { one } from './a/one.js';\nexport const main = one;\n",
+    };
+    expect(await lint(files)).toEqual([]);
+    const messages = await lint(files, { folders: true });
+    expect(messages).toEqual([
+      expect.stringMatching(
+        /^a\/one\.ts:1 Folders import each other: a → b → c → a \(b\/two\.ts imports c\/three\.ts; c\/three\.ts imports a\/four\.ts\)/,
+      ),
+      expect.stringMatching(/^b\/two\.ts:1 Folders import each other: b → c → a → b/),
+      expect.stringMatching(/^c\/three\.ts:1 Folders import each other: c → a → b → c/),
+    ]);
+    // Cutting one edge of the loop (allowed while it is untangled) leaves none.
+    expect(await lint(files, { folders: true, allowFolderPairs: [['c', 'a']] })).toEqual([]);
   });
 });

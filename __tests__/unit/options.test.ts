@@ -7,7 +7,7 @@ import { main } from '../../src/cli.js';
 import { flagName, flagSpelling } from '../../src/options/spelling.js';
 import { CLI_ONLY, INPUTS, OPTIONS } from '../../src/options/table.js';
 import { COMMANDS, usage } from '../../src/options/usage.js';
-import { FAN_OUT_MODES, MODES } from '../../src/settings.js';
+import { FAN_OUT_MODES, MODES } from '../../src/options/settings.js';
 import { REPO } from '../helpers/paths.js';
 
 interface ActionInput {

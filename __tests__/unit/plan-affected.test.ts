@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReads } from '../../src/kustomize/reads.js';
 import { planRun } from '../../src/plan/run.js';
-import { normalize } from '../../src/settings.js';
+import { normalize } from '../../src/options/settings.js';
 import { writeTree } from '../helpers/cluster.js';
 import { commitAll, initRepository } from '../helpers/git-repos.js';
 import { kustomizationYaml } from '../helpers/manifests.js';

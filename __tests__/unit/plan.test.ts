@@ -7,7 +7,7 @@ import type { InventoryStatus } from '../../src/inventory/codec.js';
 import type { Reads } from '../../src/kustomize/reads.js';
 import { readsFile } from '../../src/kustomize/reads.js';
 import { affectsOf, type Inputs } from '../../src/plan/affected.js';
-import { entryId } from '../../src/plan/matrix.js';
+import { entryId } from '../../src/fanout/matrix.js';
 import { checkUniqueIds, makePlan } from '../../src/plan/plan.js';
 import { planOutputs } from '../../src/plan/render.js';
 import { dependencyState } from '../../src/reconcile/await-deps.js';

@@ -5,7 +5,7 @@ import { failureOf, rootCause, STAGE_REASONS, StageError, type Stage } from '../
 import { combine, outcomeOf, skippedReport } from '../../src/reconcile/report.js';
 import { countReport, type Report } from '../../src/report/model.js';
 import { SopsError } from '../../src/sops/types.js';
-import { normalize } from '../../src/settings.js';
+import { normalize } from '../../src/options/settings.js';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
 
 const settings = normalize({ kubeconfig: { kind: 'path', path: '/dev/null' }, root: '/tmp', path: 'app' });

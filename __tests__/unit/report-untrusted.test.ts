@@ -5,7 +5,7 @@ import { mkdtemp, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseMatrix, type ExpectedJob } from '../../src/plan/matrix.js';
+import { parseMatrix, type ExpectedJob } from '../../src/fanout/matrix.js';
 import { makePlan } from '../../src/plan/plan.js';
 import { planJson, planOutputs } from '../../src/plan/render.js';
 import { MAX_REPORT_FILE_BYTES, parseReportFile } from '../../src/report/file.js';

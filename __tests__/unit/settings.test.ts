@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readActionSettings } from '../../src/action/inputs.js';
-import { kubeconfigSource, normalize, runInfo } from '../../src/settings.js';
+import { kubeconfigSource, normalize, runInfo } from '../../src/options/settings.js';
 
 const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:6443}\n';
 

@@ -5,7 +5,7 @@
  */
 import * as core from './core.js';
 import { githubContext } from '../github/context.js';
-import { parseMatrix } from '../plan/matrix.js';
+import { parseMatrix } from '../fanout/matrix.js';
 import { readReportFiles } from '../report/merge-files.js';
 import { mergeReports } from '../report/merge.js';
 import type { NamedReportFile } from '../report/merge.js';

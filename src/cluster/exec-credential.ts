@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import type https from 'node:https';
 import { isAbsolute, resolve } from 'node:path';
 import { truncate } from '../util/truncate.js';
-import { formatDuration } from './timeouts.js';
+import { formatDuration } from '../util/duration.js';
 
 /** The `exec` section of a kubeconfig user. */
 export interface ExecConfig {

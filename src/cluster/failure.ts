@@ -4,7 +4,8 @@
  * error of every later request.
  */
 import { truncate } from '../util/truncate.js';
-import { formatDuration, type ClusterTimeouts } from './timeouts.js';
+import type { ClusterTimeouts } from './timeouts.js';
+import { formatDuration } from '../util/duration.js';
 
 /** Attempts of one request at most (the first and its retries). */
 export const MAX_ATTEMPTS = 5;

@@ -11,7 +11,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
 import { create, get, LEASES, remove, replace, type Ref } from '../cluster/verbs.js';
 import { sleep } from '../util/poll.js';
-import { formatDuration } from '../kstatus/wait.js';
+import { formatDuration } from '../util/duration.js';
 import { truncate } from '../util/truncate.js';
 import { RESERVED_KEY_PREFIX } from './reserved.js';
 import {

@@ -3,8 +3,9 @@ import type { ClusterClient } from '../cluster/client.js';
 import { isUnservedKind, mappingKey, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
 import { collectionKey } from '../cluster/verbs.js';
 import { pollUntil, systemClock, type Clock } from '../util/poll.js';
+import { formatDuration } from '../util/duration.js';
 import { mapLimit } from '../util/concurrency.js';
-import { LiveObjects } from '../ssa/live.js';
+import { LiveObjects } from '../cluster/live.js';
 import { computeStatus, type Status, type StatusResult } from './status.js';
 import { SERVED_GRACE_MS, notYetServedMessage, unservedMessage } from './unserved.js';
 
@@ -235,7 +236,7 @@ export function healthFailure(outcome: WaitOutcome, timeoutMs: number): string {
  * Where a Kustomization's health timeout comes from, for the line that starts the wait: `spec.timeout`
  * (or the action's `timeout` input, without an interval), and when the timeout is the default
  * (`defaultMs`, Flux's GetTimeout without spec.timeout), how that default is made, e.g.
- * `spec.timeout, default: spec.interval 60m0s minus 30s`. An explicit spec.timeout equal to the
+ * `spec.timeout, default: spec.interval 1h0m0s minus 30s`. An explicit spec.timeout equal to the
  * default reads the same: the text names the field and the rule, both true either way.
  */
 export function timeoutSource(timeoutMs: number, intervalMs: number | undefined, defaultMs: number): string {
@@ -246,10 +247,4 @@ export function timeoutSource(timeoutMs: number, intervalMs: number | undefined,
       ? formatDuration(defaultMs)
       : `spec.interval ${formatDuration(intervalMs)} minus 30s${defaultMs !== intervalMs - 30_000 ? ', at least 30s' : ''}`;
   return `${field}, default: ${made}`;
-}
-
-export function formatDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  const m = Math.floor(s / 60);
-  return m > 0 ? `${m}m${s % 60}s` : `${s}s`;
 }

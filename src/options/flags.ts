@@ -5,7 +5,7 @@
  */
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { splitPatterns } from '../flux/load.js';
-import type { RawSettings } from '../settings.js';
+import type { RawSettings } from './settings.js';
 import { parseVarFlags } from '../substitute/variables.js';
 import { maskSecret } from './read.js';
 import { flagName } from './spelling.js';

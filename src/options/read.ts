@@ -7,7 +7,7 @@
 import type { KubeconfigSource } from '../cluster/kubeconfig.js';
 import { splitPatterns } from '../flux/load.js';
 import { MIN_SECRET_LENGTH } from '../objects/secret.js';
-import { normalize, NOT_YET_SUPPORTED, type InputReader, type RawSettings, type Settings } from '../settings.js';
+import { normalize, NOT_YET_SUPPORTED, type InputReader, type RawSettings, type Settings } from './settings.js';
 import { maskLines } from '../sops/keys.js';
 import { parseVarsInput } from '../substitute/variables.js';
 import { kubeconfigSource } from './kubeconfig.js';

@@ -2,7 +2,7 @@
  * The shape of one option in the option table (table.ts). Type-only: scripts/readme-tables.mjs
  * imports the table with Node's own TypeScript support, which cannot follow runtime imports.
  */
-import type { RawSettings } from '../settings.js';
+import type { RawSettings } from './settings.js';
 
 /**
  * What an option's value is. Every kind reaches normalize() as text (it validates and converts),

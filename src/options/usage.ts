@@ -2,7 +2,7 @@
  * The CLI's usage text, generated from the option table and the command list: every flag with its
  * value placeholder, help and default, and the inputs that have no flag with the reason. Pure.
  */
-import type { Mode } from '../settings.js';
+import type { Mode } from './settings.js';
 import { flagHelp, flagSpelling } from './spelling.js';
 import { OPTIONS } from './table.js';
 import type { Option } from './types.js';

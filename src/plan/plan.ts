@@ -8,7 +8,7 @@
 import { dependencyOrder } from '../flux/graph.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { kubeconfigSecretName } from '../flux/clusters.js';
-import { entryId } from './matrix.js';
+import { entryId } from '../fanout/matrix.js';
 
 /** One job of the matrix: what the workflow hands to the reconciling step. */
 export interface PlanEntry {

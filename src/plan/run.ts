@@ -12,7 +12,7 @@ import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { buildReads } from '../kustomize/reads.js';
 import { checkSources } from '../reconcile/resolve.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import { withParents, type Inputs } from './affected.js';
 import { buildersOf } from '../flux/applied-by.js';
 import { clusterOf } from '../flux/clusters.js';

@@ -10,7 +10,7 @@ import { outcomeOfStatus } from './report.js';
 import type { Dependency, KustomizationSpec } from '../flux/types.js';
 import type { InventoryStatus } from '../inventory/codec.js';
 import { evalReadyExpr } from '../kstatus/cel.js';
-import { formatDuration } from '../kstatus/wait.js';
+import { formatDuration } from '../util/duration.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { RunContext } from './context.js';
 import { scrubText } from '../report/scrub.js';

@@ -7,7 +7,7 @@ import type { Children } from './children.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery } from '../cluster/discovery.js';
 import type { KustomizationSpec } from '../flux/types.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import type { Created } from '../ssa/apply.js';
 
 /** What a caller gives a run: where its lines go, and every credential as soon as it is known. */

@@ -7,7 +7,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import { Discovery } from '../cluster/discovery.js';
 import type { SourceVerdict } from '../flux/checkout.js';
 import { countReport, driftFound, type Report } from '../report/model.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, type Clock, type Hooks, type RunContext } from './context.js';
 import { Children } from './children.js';

@@ -6,7 +6,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import { ApiError } from '../cluster/errors.js';
 import { isUnreachable } from '../cluster/failure.js';
 import type { KubeObject } from '../objects/kube.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import { impersonatedUser } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { minus, union } from '../inventory/entries.js';

@@ -6,7 +6,7 @@
  */
 import type { ClusterClient } from '../cluster/client.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import { impersonatedUser } from '../flux/support.js';
 import { effectiveTimeout } from '../flux/values.js';
 import type { KustomizationSpec } from '../flux/types.js';
@@ -15,21 +15,15 @@ import type { ChangeSetEntry } from '../ssa/changeset.js';
 import { namespacePruneRefusal } from '../ssa/contents.js';
 import { deleteStale, type PruneResult } from '../ssa/delete.js';
 import { adoptPaths, ignoredPaths, stripPaths } from '../ssa/ignore.js';
-import { selectorFor } from '../ssa/live.js';
+import { selectorFor } from '../cluster/live.js';
 import { prevalidate } from '../ssa/prevalidate.js';
 import { staleEntries } from '../inventory/entries.js';
 import { entryOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import { pruneRefusal } from '../inventory/plan.js';
 import { celStatusReader } from '../kstatus/cel.js';
 import { definedKinds } from '../kstatus/unserved.js';
-import {
-  formatDuration,
-  healthFailure,
-  timeoutSource,
-  waitForHealth,
-  type HealthResult,
-  type HealthTarget,
-} from '../kstatus/wait.js';
+import { formatDuration } from '../util/duration.js';
+import { healthFailure, timeoutSource, waitForHealth, type HealthResult, type HealthTarget } from '../kstatus/wait.js';
 import { mergeSecretPaths, secretPathsId, type SecretPaths } from '../substitute/provenance.js';
 import type { KustomizationContext, RunContext } from './context.js';
 import { entryOfObject, type InventoryRun } from './inventory-run.js';

@@ -23,9 +23,9 @@ import {
   KS_NAMESPACE_LABEL,
   type ConfigMap,
 } from '../inventory/store.js';
-import { formatDuration } from '../kstatus/wait.js';
+import { formatDuration } from '../util/duration.js';
 import type { PrunedObject, RemovedKustomization } from '../report/model.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import { impersonatedUser } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { namespacePruneRefusal } from '../ssa/contents.js';

@@ -8,7 +8,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import { build, type BuildOptions, type BuildResult } from '../kustomize/build.js';
 import { applyCommonMetadata } from '../kustomize/metadata.js';
 import { objectKey, subjectOf, type KubeObject } from '../objects/kube.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { normalizeForApply } from '../ssa/normalize.js';

@@ -1,7 +1,7 @@
 /** The reports of a run that are not one Kustomization's own: failed before it, skipped, combined. */
 import { combinedError, failedFirst } from '../report/combine.js';
 import { countReport, type Report } from '../report/model.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { Outcome } from '../flux/object.js';
 import { failureOf, STAGE_REASONS, type Stage } from './errors.js';

@@ -8,7 +8,7 @@ import { ClusterClient } from '../cluster/client.js';
 import { kubeconfigSecrets, loadKubeConfig } from '../cluster/kubeconfig.js';
 import { remoteKubeConfig } from '../cluster/remote.js';
 import { locateField, type Problem } from '../report/problems.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import { SpecError } from '../flux/parse.js';
 import { specFromInputs } from '../flux/from-inputs.js';
 import { kustomizationFiles, loadKustomizations } from '../flux/load.js';

@@ -6,7 +6,7 @@
  */
 import type { HealthResult } from '../kstatus/wait.js';
 import type { Status } from '../kstatus/status.js';
-import type { Mode } from '../settings.js';
+import type { Mode } from '../options/settings.js';
 import type { Action, ChangeSetEntry } from '../ssa/changeset.js';
 import type { FieldChange } from '../ssa/diff.js';
 import type { Problem } from './problems.js';

@@ -4,7 +4,7 @@
  * that wrote no report file becomes a failed row of its own; two reports of one Kustomization are
  * both kept and fail the merge. Pure.
  */
-import type { ExpectedJob } from '../plan/matrix.js';
+import type { ExpectedJob } from '../fanout/matrix.js';
 import { clusterLabel, clusterNameOf, type InCluster } from './clusters.js';
 import { countReport, type RemovedKustomization, type Report } from './model.js';
 

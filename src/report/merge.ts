@@ -4,7 +4,7 @@
  * each carrying its cluster, so that one PR comment and one check run tell the whole change. Pure:
  * the edge (merge-files.ts) reads the files.
  */
-import type { ExpectedJob } from '../plan/matrix.js';
+import type { ExpectedJob } from '../fanout/matrix.js';
 import { byCluster, clusterLabel, clusterNameOf, type InCluster } from './clusters.js';
 import { combinedError, failedFirst } from './combine.js';
 import type { ReportFile } from './file.js';

@@ -1,6 +1,6 @@
 import type { HealthResult } from '../kstatus/wait.js';
 import type { Problem } from './problems.js';
-import type { Mode } from '../settings.js';
+import type { Mode } from '../options/settings.js';
 import { countActions, type Action, type ChangeSetEntry } from '../ssa/changeset.js';
 
 /** A run's totals: the changeset's actions and the objects prune deleted (in a preview, would delete). */

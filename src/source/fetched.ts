@@ -7,7 +7,7 @@ import { cp, mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FetchedPlan, IncludePlan, SourcePlan } from '../flux/checkout.js';
 import { copySource } from '../kustomize/source.js';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import { scratchDir } from '../util/scratch.js';
 import { generateArtifact, type ArtifactInput } from './artifact.js';
 import { ExtractBudget } from './budget.js';

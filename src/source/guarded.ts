@@ -5,7 +5,7 @@
  * its credentials used only as the trust rule allows (trust.ts), else it is fetched anonymously.
  */
 import { lookup } from 'node:dns/promises';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../options/settings.js';
 import { privateHostProblem, sourceAddress } from './address.js';
 import { baseScopes } from './base-sources.js';
 import type { BucketDef, GitRepositoryDef, OCIRepositoryDef } from '../flux/source-defs.js';

@@ -11,7 +11,7 @@ import { cleanupPatch } from './cleanup.js';
 import { diffObjects, normalizeForDiff } from './diff.js';
 import { yamlDiff } from './yaml-diff.js';
 import { hasDrifted } from './drift.js';
-import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead } from './live.js';
+import { LiveObjects, ownerSelector, versionOf, type LiveObject, type LiveRead } from '../cluster/live.js';
 import { provenUnchanged } from './noop.js';
 import { sortForApply, stageOf, type Stage } from '../objects/order.js';
 import { immutableFields, namedFields, policyOf } from './policy.js';

@@ -18,7 +18,7 @@ import {
   type PruneGuard,
 } from '../inventory/plan.js';
 import { mapLimit } from '../util/concurrency.js';
-import { LIST_PAGE_SIZE } from './live.js';
+import { LIST_PAGE_SIZE } from '../cluster/live.js';
 
 /** Metadata only: no Secret value is read, and the lists stay small. */
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json';

@@ -11,7 +11,7 @@ import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
 import { remove } from '../cluster/verbs.js';
 import { isNotFound } from '../cluster/errors.js';
 import { refOf, subjectOfEntry, type Entry } from '../objects/id.js';
-import { LiveObjects, selectorFor } from './live.js';
+import { LiveObjects, selectorFor } from '../cluster/live.js';
 import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_KEEP_MARKERS } from '../objects/flux.js';
 
 export interface PruneResult {

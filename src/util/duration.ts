@@ -28,3 +28,17 @@ export function parseDuration(text: string): number | undefined {
   }
   return Number(nanos) / 1_000_000;
 }
+
+/**
+ * A duration for a message, as Go's time.Duration prints it (and so as Flux's messages show it), to
+ * the second above a minute: `250ms`, `1.5s`, `30s`, `2m0s`, `9m30s`, `1h0m0s`.
+ */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${Number((ms / 1000).toFixed(1))}s`;
+  const total = Math.round(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  return h > 0 ? `${h}h${m}m${s}s` : `${m}m${s}s`;
+}

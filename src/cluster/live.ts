@@ -1,6 +1,6 @@
-import type { ClusterClient } from '../cluster/client.js';
-import type { ResourceMapping } from '../cluster/discovery.js';
-import { collectionKey, find, list, type Collection } from '../cluster/verbs.js';
+import type { ClusterClient } from './client.js';
+import type { ResourceMapping } from './discovery.js';
+import { collectionKey, find, list, type Collection } from './verbs.js';
 import type { KubeObject } from '../objects/kube.js';
 import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../objects/flux.js';
 

@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
-import type { KubeconfigSource } from './cluster/kubeconfig.js';
-import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './cluster/timeouts.js';
-import { checkoutSourceOf } from './flux/checkout.js';
-import { vaultAddresses } from './sops/kms/settings.js';
-import { parseBuildLimits, type ProcessLimits } from './kustomize/run.js';
-import { kubeconfigSource } from './options/kubeconfig.js';
-import { runInfo, type RunInfo } from './options/run-info.js';
-import { defaultTrue, parseBool, parseDurationInput, parseShare, positiveDuration } from './options/values.js';
+import type { KubeconfigSource } from '../cluster/kubeconfig.js';
+import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from '../cluster/timeouts.js';
+import { checkoutSourceOf } from '../flux/checkout.js';
+import { vaultAddresses } from '../sops/kms/settings.js';
+import { parseBuildLimits, type ProcessLimits } from '../kustomize/run.js';
+import { kubeconfigSource } from './kubeconfig.js';
+import { runInfo, type RunInfo } from './run-info.js';
+import { defaultTrue, parseBool, parseDurationInput, parseShare, positiveDuration } from './values.js';
 
 // Moved to src/options/ and re-exported here for the callers that import them from settings.
 export { kubeconfigSource, parseBool, runInfo, type RunInfo };
