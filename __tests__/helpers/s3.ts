@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { signV4, type AwsCredentials } from '../../src/sops/kms/aws.js';
+import { signV4, type AwsCredentials } from '../../src/aws/sigv4.js';
 import { REPO } from './paths.js';
 import { freePort } from './ports.js';
 

@@ -35,7 +35,7 @@ import {
   xmlText,
   type S3Target,
 } from '../../src/source/s3.js';
-import { signV4 } from '../../src/sops/kms/aws.js';
+import { signV4 } from '../../src/aws/sigv4.js';
 
 describe('providerRefusal', () => {
   it.each([

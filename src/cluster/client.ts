@@ -15,6 +15,7 @@ import {
 } from './failure.js';
 import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './timeouts.js';
 import { sleep } from '../util/poll.js';
+import { retryable as retryableStatus } from '../util/retry.js';
 
 export interface RequestOptions {
   query?: Record<string, string | boolean | number | undefined>;
@@ -28,9 +29,6 @@ export interface RequestOptions {
    */
   noWaitOn429?: boolean;
 }
-
-/** Statuses and socket errors worth a retry: the server was busy or the connection broke. */
-const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
 
 /**
  * Called before every attempt of a write (the first and each retry): resolves to let it go, throws
@@ -182,7 +180,7 @@ export class ClusterClient {
       }
       const wait = retryAfter ?? backoff(attempt);
       if (
-        !RETRY_STATUS.has(status) ||
+        !retryableStatus(status) ||
         attempt >= MAX_ATTEMPTS ||
         (status === 429 && opts.noWaitOn429) ||
         Date.now() + wait >= deadline

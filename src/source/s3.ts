@@ -12,7 +12,7 @@
  */
 import type { BucketDef } from '../flux/source-defs.js';
 import { scrub } from '../objects/secret.js';
-import { signV4, type AwsCredentials } from '../sops/kms/aws.js';
+import { signV4, type AwsCredentials } from '../aws/sigv4.js';
 import { readBounded, readTruncated } from './bounded.js';
 import { DEFAULT_REGION, parseLocation, parseS3Error, type S3ErrorBody } from './s3-xml.js';
 
@@ -26,6 +26,7 @@ export {
   type ListPage,
   type S3ErrorBody,
 } from './s3-xml.js';
+import { retryable } from '../util/retry.js';
 
 /** The SHA-256 of an empty payload, sent as `x-amz-content-sha256` with every signed GET. */
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
@@ -232,8 +233,6 @@ export class S3Failure extends Error {
   }
 }
 
-const RETRY_STATUS = new Set([500, 502, 503, 504]);
-
 function networkReason(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (err as Error).message;
@@ -249,7 +248,7 @@ export class S3Client {
 
   /**
    * GETs `url`; returns the response when it is 2xx (its body unread), else throws an S3Failure
-   * (`objectKey` says what a bodiless 404 means). Retries once after a network error or a 5xx.
+   * (`objectKey` says what a bodiless 404 means). Retries once after a network error or an answer util/retry.ts says is worth it (a 429 or a 5xx).
    */
   async get(url: URL, signal: AbortSignal, objectKey?: string): Promise<Response> {
     const headers: Record<string, string> = this.auth.creds
@@ -270,7 +269,7 @@ export class S3Client {
         throw new Error(`${url.host}: ${networkReason(err)}`, { cause: err });
       }
       if (res.ok) return res;
-      if (RETRY_STATUS.has(res.status) && attempt < 2) {
+      if (retryable(res.status) && attempt < 2) {
         await res.body?.cancel();
         continue;
       }

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { SopsError, type KeyService, type MasterKey, type MasterKeyKind } from '../types.js';
 import { scrub } from '../../objects/secret.js';
 import { sleep } from '../../util/poll.js';
+import { retryable } from '../../util/retry.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -21,8 +22,6 @@ export interface HttpResponse {
   body: string;
 }
 
-/** Statuses worth one more try: the service was busy or broke on its side. */
-const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
 const TIMEOUT_MS = 30_000;
 /** The pause before the retry; tests shorten it. */
 export const retryDelay = { ms: 500 };
@@ -51,7 +50,7 @@ export async function send(url: string | URL, req: HttpRequest, what: string): P
       }
       throw new Error(`${what}: ${hostOf(url)}: ${networkReason(err)}`, { cause: err });
     }
-    if (RETRY_STATUS.has(res.status) && attempt < 2) {
+    if (retryable(res.status) && attempt < 2) {
       await sleep(retryDelay.ms);
       continue;
     }
