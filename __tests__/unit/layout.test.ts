@@ -31,4 +31,17 @@ describe('src/ layout', () => {
       .map((x) => `${x.f}: ${x.lines}`);
     expect(long).toEqual([]);
   });
+
+  it('builds Kubernetes API URLs only in src/cluster/', () => {
+    // A string or template that starts an API path: '/api/v1/…', `/apis/${group}/…`.
+    const url = /['`]\/apis?\//;
+    const outside = all
+      .filter((f) => !f.startsWith('src/cluster/'))
+      .flatMap((f) =>
+        readFileSync(join(REPO, f), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (url.test(line) && !/^\s*(\/\/|\*)/.test(line) ? [`${f}:${i + 1}`] : [])),
+      );
+    expect(outside).toEqual([]);
+  });
 });

@@ -14,7 +14,7 @@ import { formatDuration } from '../util/duration.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { RunContext } from './context.js';
 import { scrubText } from '../report/scrub.js';
-import { isNotFound } from '../cluster/errors.js';
+import { exists, NAMESPACES } from '../cluster/verbs.js';
 import { inventoryStore, InventoryRun } from './inventory-run.js';
 import { wouldCreateOn } from './phases.js';
 import { renderSpec } from './render.js';
@@ -250,11 +250,9 @@ async function foresee(ctx: RunContext, deps: readonly { dep: Dependency; spec: 
     }
     for (const o of objects) {
       if (o.kind !== 'Namespace' || o.apiVersion !== 'v1' || created.namespaces.has(o.metadata.name)) continue;
-      const exists = await ctx.client.request('GET', `/api/v1/namespaces/${encodeURIComponent(o.metadata.name)}`).then(
-        () => true,
-        (err: unknown) => (isNotFound(err) ? false : true),
-      );
-      if (!exists) {
+      // A Namespace that cannot be read is taken to exist: only one the server says is missing is foreseen.
+      const there = await exists(ctx.client, { resource: NAMESPACES, name: o.metadata.name }).catch(() => true);
+      if (!there) {
         created.namespaces.add(o.metadata.name);
         found.push(o.metadata.name);
       }
