@@ -2,7 +2,7 @@
 // summary in the words of what would happen; a Kustomization column where objects of several are
 // listed in one table; each object's health once per rendering; refused objects counted as objects.
 import { describe, expect, it } from 'vitest';
-import type { Discovery } from '../../src/cluster/discovery.js';
+import { UnservedKindError, type Discovery } from '../../src/cluster/discovery.js';
 import type { HealthResult } from '../../src/kstatus/wait.js';
 import type { KubeObject } from '../../src/objects/kube.js';
 import { healthCounts } from '../../src/reconcile/phases.js';
@@ -289,7 +289,7 @@ describe('refused objects are counted as objects, not as lines', () => {
   const discovery = {
     mapping: (apiVersion: string, kind: string) =>
       apiVersion === 'example.com/v1'
-        ? Promise.reject(new Error(`the server has no resource for kind ${kind} in ${apiVersion}`))
+        ? Promise.reject(new UnservedKindError(apiVersion, kind))
         : Promise.resolve({}),
   } as unknown as Discovery;
   const refused = async (objects: KubeObject[]): Promise<string> => {

@@ -75,8 +75,8 @@ export function mappingsFromLegacy(list: LegacyResourceList): ResourceMapping[] 
 }
 
 /**
- * The server serves no resource for an apiVersion and kind (after discovery was read again). The
- * message is the one callers matched by text before this class existed, and stays so.
+ * The server serves no resource for an apiVersion and kind (after discovery was read again): callers
+ * tell it with isUnservedKind, never by its text.
  */
 export class UnservedKindError extends Error {
   constructor(

@@ -26,6 +26,14 @@ export class SpecError extends Error {
   }
 }
 
+/** A SpecError whose problems are Kustomizations defined twice (one namespace/name in two places). */
+export class DuplicateSpecError extends SpecError {
+  constructor(problems: string[]) {
+    super(problems);
+    this.name = 'DuplicateSpecError';
+  }
+}
+
 /** Where one problem of a Kustomization file is: the file, its document, and the field's path. */
 export interface SpecLocation {
   message: string;

@@ -8,6 +8,7 @@ import { generatorNote, generatorOf, objectName, type Generator } from './genera
 import {
   DEFAULT_NAMESPACE,
   SpecError,
+  DuplicateSpecError,
   deferredProblems,
   normalizeSourcePath,
   type SpecLocation,
@@ -250,7 +251,7 @@ async function placed(
   }
   if (result.problems.length > 0) throw new SpecError(result.problems);
   const duplicates = duplicateProblems(result.specs);
-  if (duplicates.length > 0) throw new SpecError(duplicates);
+  if (duplicates.length > 0) throw new DuplicateSpecError(duplicates);
   return result.specs;
 }
 

@@ -37,7 +37,7 @@ import {
 } from './values.js';
 
 // The entry for the error and the value rules, so callers outside src/flux need only this module.
-export { SpecError, type SpecLocation } from './fields.js';
+export { DuplicateSpecError, SpecError, type SpecLocation } from './fields.js';
 export { effectiveTimeout, normalizeSourcePath, parseDuration } from './values.js';
 
 /** Flux's default namespace for its objects; Kustomization files often leave metadata.namespace out. */

@@ -10,7 +10,7 @@ import type { KubeObject } from '../objects/kube.js';
 import { checkReferences, localiseReferences } from './confine.js';
 import { kustomizeEnv, readOutput, runKustomize } from './invoke.js';
 import { prepareKustomization, type SpecFields } from './kustomization.js';
-import { resolveInsideRoot } from './paths.js';
+import { PathError, resolveInsideRoot } from './paths.js';
 import { buildPlain, kustomizeFound, specIsPlain } from './plain.js';
 import { DEFAULT_LIMITS, type ProcessLimits } from './run.js';
 import { buildReads, type Reads } from './reads.js';
@@ -19,7 +19,7 @@ import { scratchDir } from '../util/scratch.js';
 
 export { kustomizeEnv } from './invoke.js';
 export { kustomizationFromText } from './kustomization.js';
-export { resolveInsideRoot } from './paths.js';
+export { PathError, resolveInsideRoot } from './paths.js';
 
 export interface BuildOptions extends SpecFields {
   /** The source root (the workspace); `path` is relative to it and may not leave it. */
@@ -105,8 +105,9 @@ async function buildOnCopy(
     const realCopyRoot = await realpath(copyRoot);
     const kdir = join(copyRoot, relPath);
     if (!(await stat(kdir).catch(() => undefined))?.isDirectory()) {
-      throw new Error(
-        `path "${opts.path}" is excluded from the source by a .sourceignore pattern or Flux's default exclusions, as it would be from Flux's artifact; change the pattern or the path`,
+      throw new PathError(
+        opts.path,
+        "is excluded from the source by a .sourceignore pattern or Flux's default exclusions, as it would be from Flux's artifact; change the pattern or the path",
       );
     }
     const { generated, addedOrigin, missingComponents } = await prepareKustomization(kdir, relPath, realCopyRoot, opts);

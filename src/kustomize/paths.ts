@@ -5,27 +5,39 @@
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 
+/** A path (spec.path, the path input) that cannot be built, and why: the message is `path "<path>" <problem>`. */
+export class PathError extends Error {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`path "${path}" ${problem}`);
+    this.name = 'PathError';
+  }
+}
+
 /** Joins `path` to `root` and refuses a result outside the root, symlinks resolved. */
 export async function resolveInsideRoot(root: string, path: string): Promise<string> {
   const realRoot = await realpath(root);
   const joined = resolve(realRoot, path);
   if (!isInside(realRoot, joined)) {
-    throw new Error(`path "${path}" leaves the source root ${realRoot}; it must name a directory inside it`);
+    throw new PathError(path, `leaves the source root ${realRoot}; it must name a directory inside it`);
   }
   let real: string;
   try {
     real = await realpath(joined);
   } catch {
-    throw new Error(`path "${path}" does not exist under the source root ${realRoot}`);
+    throw new PathError(path, `does not exist under the source root ${realRoot}`);
   }
   if (!isInside(realRoot, real)) {
-    throw new Error(
-      `path "${path}" leaves the source root ${realRoot} through a symlink; it must name a directory inside it`,
+    throw new PathError(
+      path,
+      `leaves the source root ${realRoot} through a symlink; it must name a directory inside it`,
     );
   }
   const info = await stat(real);
   if (!info.isDirectory()) {
-    throw new Error(`path "${path}" is a file; it must be a directory (with or without a kustomization.yaml)`);
+    throw new PathError(path, `is a file; it must be a directory (with or without a kustomization.yaml)`);
   }
   return real;
 }

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterClient } from '../cluster/client.js';
-import { build, type BuildOptions, type BuildResult } from '../kustomize/build.js';
+import { build, PathError, type BuildOptions, type BuildResult } from '../kustomize/build.js';
 import { applyCommonMetadata } from '../kustomize/metadata.js';
 import { objectKey, subjectOf, type KubeObject } from '../objects/kube.js';
 import type { Settings } from '../options/settings.js';
@@ -298,10 +298,9 @@ async function buildNamed(spec: KustomizationSpec, opts: BuildOptions): Promise<
   try {
     return await build(opts);
   } catch (err) {
-    const message = (err as Error).message;
-    if (!message.startsWith('path "')) throw err;
+    if (!(err instanceof PathError)) throw err;
     const where = spec.origin.kind === 'file' ? `spec.path` : 'the path input';
     const file = spec.origin.kind === 'file' ? ` (${spec.origin.file}, document ${spec.origin.document})` : '';
-    throw new Error(message.replace(/^path ("(?:[^"\\]|\\.)*")/, `${where} $1${file}`), { cause: err });
+    throw new Error(`${where} "${err.path}"${file} ${err.problem}`, { cause: err });
   }
 }

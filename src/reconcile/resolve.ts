@@ -9,7 +9,7 @@ import { kubeconfigSecrets, loadKubeConfig } from '../cluster/kubeconfig.js';
 import { remoteKubeConfig } from '../cluster/remote.js';
 import { locateField, type Problem } from '../report/problems.js';
 import type { Settings } from '../options/settings.js';
-import { SpecError } from '../flux/parse.js';
+import { DuplicateSpecError, SpecError } from '../flux/parse.js';
 import { specFromInputs } from '../flux/from-inputs.js';
 import { kustomizationFiles, loadKustomizations } from '../flux/load.js';
 import { buildersOf } from '../flux/applied-by.js';
@@ -62,7 +62,7 @@ async function builtByRepository(root: string, files: readonly string[]): Promis
  * each with its flux-system/apps): the error says to take one cluster per run.
  */
 async function severalClusters(err: unknown, settings: Settings): Promise<unknown> {
-  if (!(err instanceof SpecError) || !err.problems.some((p) => p.includes('is defined twice'))) return err;
+  if (!(err instanceof DuplicateSpecError)) return err;
   const clusters = [...new Set((await kustomizationFiles(settings.kustomizations, settings.root)).map(clusterOf))];
   if (clusters.filter((c) => c !== '').length < 2) return err;
   const names = clusters.map((c) => c || '(none)').join(', ');

@@ -7,7 +7,7 @@
  * background propagation, on condition that they are still the object that was read (uid).
  */
 import type { ClusterClient } from '../cluster/client.js';
-import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
+import { isUnservedKind, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
 import { remove } from '../cluster/verbs.js';
 import { isNotFound } from '../cluster/errors.js';
 import { refOf, subjectOfEntry, type Entry } from '../objects/id.js';
@@ -114,7 +114,7 @@ async function deleteOne(
     mapping = await discovery.mapping(ref.apiVersion, ref.kind);
   } catch (err) {
     // Nothing of this kind can exist at this version (its CRD was deleted or the version retired).
-    if (/has no resource for kind/.test((err as Error).message)) {
+    if (isUnservedKind(err)) {
       return { subject, action: 'skipped', reason: `${ref.apiVersion} ${ref.kind} is no longer served`, entry };
     }
     throw err;

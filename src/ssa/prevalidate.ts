@@ -1,5 +1,5 @@
 import { clip } from '../util/truncate.js';
-import type { Discovery } from '../cluster/discovery.js';
+import { isUnservedKind, type Discovery } from '../cluster/discovery.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { ApplyError } from './apply.js';
 
@@ -227,7 +227,7 @@ export async function prevalidate(objects: readonly KubeObject[], discovery: Dis
     discovery.mapping(apiVersion, kind).then(
       () => true,
       (err: unknown) => {
-        if (/has no resource for kind/.test((err as Error).message)) return false;
+        if (isUnservedKind(err)) return false;
         throw err;
       },
     ),
