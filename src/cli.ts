@@ -3,15 +3,15 @@
  * stderr, exit code out. Importable: src/bin/cli.ts runs main() (dist/cli.js).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { KubeObject } from './objects/kube.js';
 import { ClusterClient } from './cluster/client.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
-import { checkSources, childrenOf, checkSupported, reconcile, renderSpec, resolveSpecs } from './reconcile/index.js';
+import { checkSources, childrenOf, checkSupported, renderSpec, resolveSpecs } from './reconcile/index.js';
+import { reconcileScrubbed, writeReportFile } from './reconcile/finish.js';
 import { describeSpec } from './flux/support.js';
 import { describePlan, runSources, settingsFor } from './source/fetched.js';
 import { secretReader } from './source/secret.js';
@@ -19,7 +19,7 @@ import { untrustedTreeOf } from './source/trust.js';
 import { readEventFile } from './github/event.js';
 import { exitCode } from './report/model.js';
 import { closingLines } from './report/render.js';
-import { Scrubber, scrubReport } from './report/scrub.js';
+import { Scrubber } from './report/scrub.js';
 import { maskSecretFields } from './substitute/provenance.js';
 import { buildOutput } from './build-output.js';
 import { parseFlags, rawFromFlags, type FlagValues } from './options/flags.js';
@@ -30,7 +30,6 @@ import { renderDiff } from './ssa/diff.js';
 import { MAX_MATRIX_BYTES, parseMatrix, type ExpectedJob } from './fanout/matrix.js';
 import { planRun } from './plan/run.js';
 import { planJson, planText } from './plan/render.js';
-import { reportFileText } from './report/file.js';
 import { applyOrder } from './objects/order.js';
 import { timingsFromEnv } from './util/timings.js';
 import { mapLimit } from './util/concurrency.js';
@@ -126,25 +125,22 @@ export async function main(argv: string[]): Promise<number> {
 
   process.stderr.write(`Repository ${settings.run.source} (from ${settings.run.sourceFrom ?? 'the environment'})\n`);
   timings?.mark('reconcile');
-  const report = scrubReport(
-    await reconcile(settings, {
+  const report = await reconcileScrubbed(
+    settings,
+    {
       log: (line) => {
         if (!json) process.stdout.write(scrubber.text(line) + '\n');
       },
-      secret: (value) => scrubber.add(value),
       ...(timings ? { group: timings.span } : {}),
-    }),
-    scrubber.known,
+    },
+    scrubber,
   );
   timings?.mark('reconciled');
-  const reportFile = settings.reportFile;
-  if (reportFile !== undefined) {
+  if (settings.reportFile !== undefined) {
     try {
-      const path = resolve(settings.root, reportFile);
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, reportFileText(report, settings.run.commit ? { revision: settings.run.commit } : {}));
+      await writeReportFile(report, settings);
     } catch (err) {
-      return fail(new Error(`--report-file ${reportFile}: ${(err as Error).message}`));
+      return fail(new Error(`--report-file ${settings.reportFile}: ${(err as Error).message}`));
     }
   }
   if (json) {

@@ -1,13 +1,10 @@
 import * as core from './action/core.js';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { reportFileText } from './report/file.js';
 import { githubContext, type GitHubContext } from './github/context.js';
 import { readEventFile } from './github/event.js';
-import { reconcile } from './reconcile/index.js';
+import { reconcileScrubbed, writeReportFile } from './reconcile/finish.js';
 import { exitCode, type Report } from './report/model.js';
 import { closingLines } from './report/render.js';
-import { Scrubber, scrubReport } from './report/scrub.js';
+import { Scrubber } from './report/scrub.js';
 import { readActionSettings } from './action/inputs.js';
 import { failFor, publishReport, reportKey, setOutputs, writeSummary } from './action/outputs.js';
 import { knownSecrets, type Settings } from './options/settings.js';
@@ -48,19 +45,23 @@ export async function run(): Promise<void> {
     };
     knownSecrets(settings).forEach(secret);
     core.info(`kustomize-reconcile ${settings.mode}`);
-    const raw = await reconcile(settings, {
-      // Scrubbed as well as masked: a value must not depend on the runner's masking to stay hidden.
-      log: (l) => {
-        core.info(scrubber.text(l));
+    // Everything the report carries below leaves the runner's masked log (comment, check run, summary,
+    // outputs, the report file): it is scrubbed as well as masked, so that no value depends on the
+    // runner's masking to stay hidden.
+    const report = await reconcileScrubbed(
+      settings,
+      {
+        log: (l) => {
+          core.info(scrubber.text(l));
+        },
+        secret,
+        group: logGroups((title) => scrubber.text(title)),
       },
-      secret,
-      group: logGroups((title) => scrubber.text(title)),
-    });
-    // Everything below leaves the runner's masked log: comment, check run, summary, outputs.
-    const report = scrubReport(raw, scrubber.known);
+      scrubber,
+    );
     // Each applied and pruned object had its line in the phases' groups above.
     for (const line of closingLines(report)) core.info(line);
-    if (settings.reportFile !== undefined) await writeReportFile(report, settings, ctx);
+    if (settings.reportFile !== undefined) await reportFile(report, settings, ctx);
     // A fan-out job's own comment never replaces the merged one (mode: report) of the same files.
     const part = [settings.cluster ?? '', ...settings.select].filter((x) => x !== '').join(' ');
     const key = reportKey(settings.kustomizations, settings.path) + (part ? ` (${part})` : '');
@@ -100,15 +101,13 @@ function logGroups(clean: (title: string) => string): <T>(title: string, fn: () 
 }
 
 /** The report as a file for mode: report to merge (input report-file); a failure to write fails the run. */
-async function writeReportFile(report: Report, settings: Settings, ctx: GitHubContext | undefined): Promise<void> {
-  const path = resolve(settings.root, settings.reportFile!);
-  await mkdir(dirname(path), { recursive: true });
-  const meta = {
-    ...(settings.run.commit ? { revision: settings.run.commit } : {}),
+async function reportFile(report: Report, settings: Settings, ctx: GitHubContext | undefined): Promise<void> {
+  await writeReportFile(report, settings, {
     ...(ctx?.runUrl ? { runUrl: ctx.runUrl } : {}),
     ...(process.env['GITHUB_JOB'] ? { job: process.env['GITHUB_JOB'] } : {}),
-  };
-  await writeFile(path, reportFileText(report, meta));
+  }).catch((err: unknown) => {
+    throw new Error(`report-file ${settings.reportFile ?? ''}: ${(err as Error).message}`, { cause: err });
+  });
   core.info(`Report written to ${settings.reportFile}`);
 }
 
