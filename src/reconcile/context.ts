@@ -9,6 +9,7 @@ import type { Discovery } from '../cluster/discovery.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { Settings } from '../options/settings.js';
 import type { Created } from '../ssa/apply.js';
+import { systemClock, type Clock } from '../util/poll.js';
 
 /** What a caller gives a run: where its lines go, and every credential as soon as it is known. */
 export interface Hooks {
@@ -28,11 +29,8 @@ export interface Logger {
   group<T>(title: string, fn: () => Promise<T>): Promise<T>;
 }
 
-export interface Clock {
-  now(): number;
-}
-
-export const systemClock: Clock = { now: () => Date.now() };
+// One Clock for the whole run, the one the waits poll with (util/poll.ts): tests pass a fake one.
+export { systemClock, type Clock };
 
 /**
  * Every secret value met while running: passed on to the caller (who masks it) at once, and kept

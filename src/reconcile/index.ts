@@ -9,7 +9,7 @@ import type { SourceVerdict } from '../flux/checkout.js';
 import { countReport, driftFound, type Report } from '../report/model.js';
 import type { Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
-import { runContext, type Clock, type Hooks, type RunContext } from './context.js';
+import { runContext, systemClock, type Clock, type Hooks, type RunContext } from './context.js';
 import { Children } from './children.js';
 import { failureOf } from './errors.js';
 import { renderSpec } from './render.js';
@@ -52,8 +52,8 @@ async function reconcileDrift(settings: Settings, hooks: Hooks, clock?: Clock): 
   return { ...applied, mode: 'drift', drift: { detected, corrected: applied.ok } };
 }
 
-async function reconcileMode(settings: Settings, hooks: Hooks, clock?: Clock): Promise<Report> {
-  const started = Date.now();
+async function reconcileMode(settings: Settings, hooks: Hooks, clock: Clock = systemClock): Promise<Report> {
+  const started = clock.now();
   let resolved;
   try {
     resolved = await resolveRun(settings, hooks.log, hooks.secret);
