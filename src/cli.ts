@@ -12,8 +12,9 @@ import { ClusterClient } from './cluster/client.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
 import { checkSources, childrenOf, checkSupported, renderSpec, resolveSpecs } from './reconcile/index.js';
 import { reconcileScrubbed, writeReportFile } from './reconcile/finish.js';
+import { builtFrom } from './reconcile/built-from.js';
 import { describeSpec } from './flux/support.js';
-import { describePlan, runSources, settingsFor } from './source/fetched.js';
+import { runSources } from './source/fetched.js';
 import { secretReader } from './source/secret.js';
 import { untrustedTreeOf } from './source/trust.js';
 import { readEventFile } from './github/event.js';
@@ -264,12 +265,10 @@ async function prepareOne(
   if (asBuilt.unbuilt !== undefined) note(`${describeSpec(spec)}: ${asBuilt.unbuilt}; built from its file as written`);
   if (asBuilt.parent !== undefined)
     note(`${describeSpec(spec)}: built as its parent Kustomization ${asBuilt.parent} produces it`);
-  const verdict = run.sources.get(`${spec.namespace}/${spec.name}`);
-  if (verdict?.kind === 'other') throw new Error(`${describeSpec(spec)}: ${verdict.problem}`);
-  if (verdict?.kind !== 'fetch') return { spec, settings };
-  const tree = await run.fetched.get(verdict.source);
-  note(`${describeSpec(spec)}: built from ${describePlan(verdict.source)} at ${tree.revision}`);
-  return { spec, settings: settingsFor(settings, tree, verdict.source) };
+  const from = await builtFrom(settings, spec, run.sources, run.fetched);
+  if (from.kind === 'other') throw new Error(`${describeSpec(spec)}: ${from.problem}`);
+  if (from.kind === 'fetched') note(`${describeSpec(spec)}: built from ${from.ref} at ${from.tree.revision}`);
+  return { spec, settings: from.settings };
 }
 
 /** A prepared Kustomization rendered, its secret values masked unless they are to be shown. */

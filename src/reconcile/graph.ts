@@ -8,7 +8,8 @@ import type { SourceVerdict } from '../flux/checkout.js';
 import { runInDependencyOrder } from '../flux/graph.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
-import { describePlan, runSources, settingsFor, type SourceTree } from '../source/fetched.js';
+import { describePlan, runSources } from '../source/fetched.js';
+import { builtFrom, type BuiltFrom } from './built-from.js';
 import { secretReader } from '../source/secret.js';
 import { prefixed, type RunContext } from './context.js';
 import { awaitDependencies, readyExprProblem, recordNotApplied } from './await-deps.js';
@@ -45,23 +46,27 @@ export async function reconcileAll(
   /** The Kustomization, built from its own source when that is not this checkout; the report names the source. */
   const run = async (c: RunContext, spec: KustomizationSpec): Promise<Report> => {
     const verdict = sources.get(`${spec.namespace}/${spec.name}`);
-    if (verdict?.kind !== 'fetch') {
+    let from: BuiltFrom;
+    try {
+      from = await builtFrom(settings, spec, sources, fetched);
+    } catch (err) {
+      // Only a fetch throws: the verdict was to fetch.
+      const plan = verdict?.kind === 'fetch' ? verdict.source : undefined;
+      const failed = skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`, 'resolve');
+      return plan === undefined
+        ? failed
+        : { ...failed, notes: [...failed.notes, ...fetched.notesOf(plan)], source: { ref: describePlan(plan) } };
+    }
+    if (from.kind !== 'fetched') {
       const report = await reconcileTarget(c, spec);
       return { ...report, source: checkoutSource(settings, spec) };
     }
-    const ref = describePlan(verdict.source);
-    let tree: SourceTree;
-    try {
-      tree = await fetched.get(verdict.source);
-    } catch (err) {
-      const failed = skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`, 'resolve');
-      return { ...failed, notes: [...failed.notes, ...fetched.notesOf(verdict.source)], source: { ref } };
-    }
+    const { ref, tree } = from;
     c.log.info(`Built from ${ref} at ${tree.revision}`);
-    const report = await reconcileTarget({ ...c, settings: settingsFor(settings, tree, verdict.source) }, spec);
+    const report = await reconcileTarget({ ...c, settings: from.settings }, spec);
     return {
       ...report,
-      notes: [...report.notes, ...fetched.notesOf(verdict.source)],
+      notes: [...report.notes, ...fetched.notesOf(from.verdict.source)],
       source: { ref, revision: tree.revision, ...(tree.originRevision ? { originRevision: tree.originRevision } : {}) },
     };
   };
