@@ -115,3 +115,16 @@ function canonicalQuery(search: string): string {
     .map(([k, v]) => `${k}=${v}`)
     .join('&');
 }
+
+/**
+ * The static credentials of the environment: `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (both, or
+ * none), with `AWS_SESSION_TOKEN` when set, as aws-actions/configure-aws-credentials exports them.
+ * The first link of every AWS credential chain here (the KMS key service's, a Bucket's).
+ */
+export function environmentCredentials(env: NodeJS.ProcessEnv): AwsCredentials | undefined {
+  const id = env['AWS_ACCESS_KEY_ID'];
+  const secret = env['AWS_SECRET_ACCESS_KEY'];
+  if (!id || !secret) return undefined;
+  const token = env['AWS_SESSION_TOKEN'];
+  return { accessKeyId: id, secretAccessKey: secret, ...(token ? { sessionToken: token } : {}) };
+}

@@ -34,6 +34,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { environmentCredentials } from '../aws/sigv4.js';
 import type { BucketDef } from '../flux/source-defs.js';
 import { isIgnored, readPatterns, SOURCEIGNORE_FILE, type IgnorePattern } from '../kustomize/sourceignore.js';
 import { mapLimit } from '../util/concurrency.js';
@@ -196,25 +197,24 @@ async function authFor(def: BucketDef, aws: boolean, opts: BucketFetchOptions): 
   }
   if (aws) {
     const env = opts.env ?? {};
-    const id = env['AWS_ACCESS_KEY_ID'];
-    const secretKey = env['AWS_SECRET_ACCESS_KEY'];
+    const fromEnv = environmentCredentials(env);
     // The runner's credentials go to Amazon S3 only: spec.endpoint is the pull request's to choose.
     // Tests admit their loopback S3 emulator by name (KR_TEST_S3_ENDPOINTS, the runner's environment, never the tree's).
     const admitted =
       (env['KR_TEST_S3_ENDPOINTS'] ?? '').split(',').includes(def.endpoint) &&
       /^(127\.\d+\.\d+\.\d+|localhost)(:\d+)?$/.test(def.endpoint);
     const refusal = admitted ? undefined : envCredentialsRefusal(def.endpoint, def.insecure === true);
-    if (id && secretKey && refusal !== undefined) {
+    if (fromEnv && refusal !== undefined) {
       const note = `the environment's AWS credentials are not sent: ${refusal}; give the Bucket a spec.secretRef for this endpoint`;
       opts.log?.(`Bucket ${def.namespace}/${def.name}: ${note}; fetching it unsigned`);
       notes.push(note);
-    } else if (id && secretKey) {
-      const token = env['AWS_SESSION_TOKEN'];
-      for (const v of [id, secretKey, token]) if (v) opts.secret(v);
+    } else if (fromEnv) {
+      const { accessKeyId, secretAccessKey, sessionToken } = fromEnv;
+      for (const v of [accessKeyId, secretAccessKey, sessionToken]) if (v) opts.secret(v);
       return {
-        creds: { accessKeyId: id, secretAccessKey: secretKey, ...(token ? { sessionToken: token } : {}) },
+        creds: fromEnv,
         note: 'signed with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY',
-        secrets: [secretKey, token ?? ''],
+        secrets: [secretAccessKey, sessionToken ?? ''],
       };
     }
     notes.push('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set');

@@ -25,7 +25,7 @@ import {
   type HttpResponse,
 } from './common.js';
 import { awsEndpoint, refusal } from './endpoints.js';
-import { signV4, type AwsCredentials } from '../../aws/sigv4.js';
+import { environmentCredentials, signV4, type AwsCredentials } from '../../aws/sigv4.js';
 
 export type { AwsCredentials } from '../../aws/sigv4.js';
 
@@ -59,17 +59,8 @@ export function awsKmsKeyService(creds?: AwsCredentials, env: NodeJS.ProcessEnv 
   const baseCredentials = (region: string): Promise<TimedCredentials> =>
     cache.get('base', async () => {
       if (creds) return { ...creds, expiresAt: Infinity };
-      const id = env['AWS_ACCESS_KEY_ID'];
-      const secret = env['AWS_SECRET_ACCESS_KEY'];
-      if (id && secret) {
-        const token = env['AWS_SESSION_TOKEN'];
-        return {
-          accessKeyId: id,
-          secretAccessKey: secret,
-          ...(token ? { sessionToken: token } : {}),
-          expiresAt: Infinity,
-        };
-      }
+      const fromEnv = environmentCredentials(env);
+      if (fromEnv) return { ...fromEnv, expiresAt: Infinity };
       const roleArn = env['AWS_ROLE_ARN'];
       if (roleArn) {
         const file = env['AWS_WEB_IDENTITY_TOKEN_FILE'];
