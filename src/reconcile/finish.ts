@@ -13,8 +13,10 @@ import type { Clock, Hooks } from './context.js';
 import { reconcile } from './index.js';
 
 /**
- * reconcile(), every credential it meets added to `scrubber` (and passed to `hooks.secret`, when the
- * edge masks it too), and its report scrubbed of them all.
+ * reconcile(), its report scrubbed of every credential the run met. `hooks.secret`, when the edge
+ * masks credentials too, must add each to `scrubber` itself (Scrubber.add returns the forms it had
+ * not seen, which are the ones to mask: adding a value here first would leave none); without it,
+ * each goes to `scrubber` alone.
  */
 export async function reconcileScrubbed(
   settings: Settings,
@@ -26,10 +28,11 @@ export async function reconcileScrubbed(
     settings,
     {
       ...hooks,
-      secret: (value) => {
-        scrubber.add(value);
-        hooks.secret?.(value);
-      },
+      secret:
+        hooks.secret ??
+        ((value) => {
+          scrubber.add(value);
+        }),
     },
     clock,
   );
