@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { decideNamespaces, type NamespaceCandidate, type Transform } from '../../src/flux/applied-by.js';
-import { loadKustomizations } from '../../src/flux/load.js';
+import { loadClusters, loadKustomizations } from '../../src/flux/load.js';
 import { SpecError, deferredProblems } from '../../src/flux/parse.js';
 
 type Candidate = Omit<NamespaceCandidate, 'builds' | 'name'> & {
@@ -420,6 +420,24 @@ describe('loadKustomizations: the namespace a parent gives', () => {
       expect(asked).toEqual([['apps/app.yaml']]);
       expect(specs.map((s) => `${s.namespace}/${s.name}`)).toEqual(['flux-system/app']);
       expect(deferredProblems(specs[0]!)).toBeInstanceOf(SpecError);
+    });
+
+    it("is judged the same way by the plan's load, cluster by cluster", async () => {
+      await tree({
+        'clusters/apps.yaml': parent,
+        'apps/app.yaml': bare({ path: './app', sourceRef: { kind: 'GitRepository', name: 'repo' } }),
+      });
+      const kept = await loadClusters(['apps/app.yaml'], root, [''], {
+        builtElsewhere: (files) => Promise.resolve(new Set(files)),
+      });
+      expect([...(kept.get('') ?? [])].map((s) => `${s.namespace}/${s.name}`)).toEqual(['flux-system/app']);
+      const refused = await loadClusters(['apps/app.yaml'], root, [''], {
+        builtElsewhere: () => Promise.resolve(new Set<string>()),
+      }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(SpecError);
+      expect((refused as SpecError).problems[0]).toMatch(
+        /spec\.interval: is required; no Kustomization builds this file/,
+      );
     });
   });
 });

@@ -191,7 +191,7 @@ export async function loadClusters(
   patterns: string[],
   root: string,
   clusters: readonly string[],
-  options: { note?: (line: string) => void } = {},
+  options: Pick<LoadOptions, 'note' | 'builtElsewhere'> = {},
 ): Promise<Map<string, KustomizationSpec[]>> {
   const out = new Map<string, KustomizationSpec[]>();
   let empty = 0;
@@ -208,7 +208,7 @@ export async function loadClusters(
       );
       continue;
     }
-    const specs = await placed(found.specs, root);
+    const specs = await placed(found.specs, root, options.builtElsewhere);
     notes.push(...foundNotes(found, specs));
     out.set(c, specs);
   }

@@ -138,7 +138,7 @@ function readSpec(p: Problems, value: unknown, namespace: string): SpecFields | 
  * spec.patches may add it to every child, as Flux monorepos add prune, interval or sourceRef) or a
  * value with a `${...}` the parent's postBuild substitutes. `field` is the problem's field path.
  */
-export function parentMayFix(document: Mapping, field: string | undefined, problem: string): boolean {
+function parentMayFix(document: Mapping, field: string | undefined, problem: string): boolean {
   if (field === undefined) return false;
   if (field.startsWith('spec.') && problem.endsWith(`${field}: is required`)) return true;
   const value = valueAt(document, field);
@@ -246,8 +246,9 @@ function readMetadata(p: Problems, value: unknown, identity?: Identity): { name?
  * Reads one Kustomization document; every problem is prefixed with file, document and namespace/name.
  * `lenient`: when every problem is one a parent's build may fix (parentMayFix), the spec is read with
  * stand-ins (spec.interval unset, spec.prune false, spec.sourceRef this checkout) and the problems kept
- * aside (deferredProblems): the loader refuses them unless a Kustomization it loaded builds the file,
- * and the child is then read again from the object its parent's build produces.
+ * aside (deferredProblems): the loader refuses them unless a Kustomization builds the file (a loaded one,
+ * or one of the repository's other files), and the child is then read again from the object its
+ * parent's build produces.
  */
 function readDocument(
   value: Mapping,

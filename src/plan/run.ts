@@ -11,7 +11,7 @@ import { kustomizationFiles, loadClusters } from '../flux/load.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { buildReads } from '../kustomize/reads.js';
-import { checkSources } from '../reconcile/resolve.js';
+import { builtByRepository, checkSources } from '../reconcile/resolve.js';
 import type { Settings } from '../options/settings.js';
 import { withParents, type Inputs } from './affected.js';
 import { buildersOf } from '../flux/applied-by.js';
@@ -49,7 +49,11 @@ export async function specsByCluster(
   // No file of the patterns matched: loadKustomizations says so, naming the patterns.
   if (clusters.length === 0) clusters.push('');
   // A cluster whose files hold no Kustomization (a FluxInstance and ResourceSets only) is left out, with a note.
-  return loadClusters(settings.kustomizations, settings.root, clusters.sort(), note ? { note } : {});
+  // A child file that leaves fields to its parent is kept when a repository file builds it, as in a run.
+  return loadClusters(settings.kustomizations, settings.root, clusters.sort(), {
+    ...(note ? { note } : {}),
+    builtElsewhere: (found) => builtByRepository(settings.root, found),
+  });
 }
 
 /** The files changed between `base` and `head` (from their merge base, as a pull request shows them). */

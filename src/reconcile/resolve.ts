@@ -51,7 +51,7 @@ export async function resolveSpecs(settings: Settings, note?: (line: string) => 
 }
 
 /** Which of `files` a Kustomization of the repository's other files builds (repository.ts, applied-by.ts). */
-async function builtByRepository(root: string, files: readonly string[]): Promise<Set<string>> {
+export async function builtByRepository(root: string, files: readonly string[]): Promise<Set<string>> {
   const others = await repositoryKustomizations(root, new Set(files));
   const builders = await buildersOf(root, others, files);
   return new Set(files.filter((f) => (builders.get(f)?.length ?? 0) > 0));
