@@ -30,19 +30,18 @@ export async function copySource(
 ): Promise<void> {
   // RUNNER_TEMP may lie inside the workspace: the copy must not copy itself.
   const { entries, ignore } = await listSource(realRoot, new Set([work, await realpath(work)]), artifact);
-  const unread =
-    reads === undefined
-      ? () => false
-      : (path: readonly string[], type: TreeEntry['type']) => {
-          const rel = path.join('/');
-          if (type === 'symlink') return false;
-          if (type === 'dir') return !reads.yamlDirs.has(rel) && !reads.dirs.has(rel);
-          return !readsFile(reads, rel);
-        };
-  const types = new Map(entries.map((e) => [e.path.join('/'), e.type]));
-  await copyEntries(realRoot, copyRoot, entries, {
-    ignore: (path, isDir) => ignore(path, isDir) || unread(path, types.get(path.join('/')) ?? 'file'),
-  });
+  const kept = reads === undefined ? entries : entries.filter((e) => readBy(reads, e));
+  await copyEntries(realRoot, copyRoot, kept, { ignore });
+}
+
+/**
+ * Whether a build that reads `reads` needs `entry` in its copy: a file it reads, a directory it walks
+ * (copyEntries makes the others on the way to what it copies), any symlink.
+ */
+function readBy(reads: Reads, entry: TreeEntry): boolean {
+  const rel = entry.path.join('/');
+  if (entry.type === 'symlink') return true;
+  return entry.type === 'dir' ? reads.dirs.has(rel) : readsFile(reads, rel);
 }
 
 /** The entries of a source root, and which of them Flux's artifact leaves out. */
