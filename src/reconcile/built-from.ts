@@ -22,6 +22,14 @@ export type BuiltFrom =
       verdict: Extract<SourceVerdict, { kind: 'fetch' }>;
     };
 
+/**
+ * Whether a Kustomization is built from this checkout, by the verdicts on the sources (`namespace/name`):
+ * one without a verdict (a job does not judge the ones it does not reconcile) is taken as this checkout's.
+ */
+export function fromCheckout(sources: ReadonlyMap<string, SourceVerdict>): (spec: KustomizationSpec) => boolean {
+  return (spec) => (sources.get(`${spec.namespace}/${spec.name}`)?.kind ?? 'checkout') === 'checkout';
+}
+
 /** The verdict on `spec`'s source (sources: by `namespace/name`), its tree fetched when it is not this checkout; a failed fetch throws. */
 export async function builtFrom(
   settings: Settings,

@@ -9,7 +9,7 @@ import { runInDependencyOrder } from '../flux/graph.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { describePlan, runSources } from '../source/fetched.js';
-import { builtFrom, type BuiltFrom } from './built-from.js';
+import { builtFrom, fromCheckout, type BuiltFrom } from './built-from.js';
 import { secretReader } from '../source/secret.js';
 import { prefixed, type RunContext } from './context.js';
 import { awaitDependencies, readyExprProblem, recordNotApplied } from './await-deps.js';
@@ -71,9 +71,7 @@ export async function reconcileAll(
     };
   };
   try {
-    const fromCheckout = (spec: KustomizationSpec) =>
-      (sources.get(`${spec.namespace}/${spec.name}`)?.kind ?? 'checkout') === 'checkout';
-    return await reconcileEach(ctx, specs, levels, started, wrongSource, run, all, fromCheckout);
+    return await reconcileEach(ctx, specs, levels, started, wrongSource, run, all, fromCheckout(sources));
   } finally {
     await fetched.cleanup();
   }

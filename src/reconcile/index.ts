@@ -11,6 +11,7 @@ import type { Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, systemClock, type Clock, type Hooks, type RunContext } from './context.js';
 import { Children } from './children.js';
+import { fromCheckout } from './built-from.js';
 import { failureOf } from './errors.js';
 import { renderSpec } from './render.js';
 import { reconcileAll } from './graph.js';
@@ -96,7 +97,7 @@ export function childrenOf(
     settings.root,
     all,
     (parent) => renderSpec(settings, parent, client, quiet, false),
-    (s) => (sources.get(`${s.namespace}/${s.name}`)?.kind ?? 'checkout') === 'checkout',
+    fromCheckout(sources),
   );
 }
 
