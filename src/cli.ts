@@ -26,7 +26,7 @@ import { buildOutput } from './build-output.js';
 import { parseFlags, rawFromFlags, type FlagValues } from './options/flags.js';
 import { splitPatterns } from './flux/load.js';
 import { COMMANDS, usage } from './options/usage.js';
-import { knownSecrets, normalize, runInfo, type Settings } from './options/settings.js';
+import { knownSecrets, settingsOf, runInfo, type Settings } from './options/settings.js';
 import { renderDiff } from './ssa/diff.js';
 import { MAX_MATRIX_BYTES, parseMatrix, type ExpectedJob } from './fanout/matrix.js';
 import { planRun } from './plan/run.js';
@@ -81,9 +81,10 @@ export async function main(argv: string[]): Promise<number> {
     const root = text(values, 'root') ?? process.cwd();
     const raw = await rawFromFlags(values, (path) => readFile(path, 'utf8'));
     for (const secret of knownSecrets({ secretVars: raw.secretVars ?? {}, masked: raw.masked })) scrubber.add(secret);
-    settings = normalize({
+    settings = settingsOf({
       ...raw,
-      mode: mode === 'build' || mode === 'plan' ? 'preview' : mode,
+      // build has no mode of its own: it renders what a diff would apply.
+      mode: mode === 'build' ? 'preview' : mode,
       kubeconfig: raw.kubeconfig ?? { kind: 'default' },
       root,
       env: process.env,

@@ -12,23 +12,18 @@ import { untrustedTreeOf } from './source/trust.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
 export async function run(): Promise<void> {
-  // The fan-out's two modes without a cluster: plan (before the matrix) and report (after it).
-  const mode = core.getInput('mode').trim();
-  if (mode === 'plan' || mode === 'report') {
-    try {
-      const event = await readEvent();
-      const edge = mode === 'plan' ? await import('./action/plan-mode.js') : await import('./action/report-mode.js');
-      process.exitCode = await edge.run(event);
-    } catch (err) {
-      core.setFailed(err instanceof Error ? err.message : String(err));
-      process.exitCode = 2;
-    }
-    return;
-  }
   try {
     const event = await readEvent();
-    const ctx = githubContext(process.env, event);
+    // Every input read, and every credential among them masked, before anything else.
     const read = readActionSettings();
+    // The fan-out's two modes without a cluster: plan (before the matrix) and report (after it).
+    if (read.mode === 'plan' || read.mode === 'report') {
+      const edge =
+        read.mode === 'plan' ? await import('./action/plan-mode.js') : await import('./action/report-mode.js');
+      process.exitCode = await edge.run(event, read);
+      return;
+    }
+    const ctx = githubContext(process.env, event);
     // A preview, or any run on a pull request, builds a tree nobody has reviewed yet (source/trust.ts).
     const untrusted = untrustedTreeOf({
       mode: read.mode,

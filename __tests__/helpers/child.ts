@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { Report } from '../../src/report/model.js';
-import type { RawSettings } from '../../src/options/settings.js';
+import type { OptionValues } from '../../src/options/settings.js';
 import { NODE, REPO } from './paths.js';
 
 let bundled: Promise<string> | undefined;
@@ -40,7 +40,7 @@ export interface ChildRun {
   exited: Promise<{ code: number; report?: Report; stderr: string }>;
 }
 
-export async function startReconcileChild(raw: RawSettings): Promise<ChildRun> {
+export async function startReconcileChild(raw: OptionValues): Promise<ChildRun> {
   const script = await bundle();
   const child = spawn(NODE, [script, JSON.stringify(raw)], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];

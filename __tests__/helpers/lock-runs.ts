@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { normalize, type RawSettings } from '../../src/options/settings.js';
+import { settingsOf, type OptionValues } from '../../src/options/settings.js';
 import { startReconcileChild, type ChildRun } from './child.js';
 import type { FaultProxy } from './fault-proxy.js';
 import { reconcile, testRawSettings } from './reconcile.js';
@@ -22,7 +22,7 @@ export const SOURCE = 'local:test';
  * `name` (issue #17 finding 1) keeps path `app` the Kustomization flux-system/app once names are
  * derived from the repository; a branch without it ignores it.
  */
-export const lockSettings = (root: string, ns: string, extra: Partial<RawSettings>): RawSettings =>
+export const lockSettings = (root: string, ns: string, extra: Partial<OptionValues>): OptionValues =>
   testRawSettings(root, {
     path: 'app',
     name: 'app',
@@ -33,8 +33,8 @@ export const lockSettings = (root: string, ns: string, extra: Partial<RawSetting
   });
 
 /** A run in this process, straight to the cluster; its log lines go to `log`. */
-export const inProcess = (raw: RawSettings, log: string[] = []) =>
-  reconcile(normalize(raw), { log: (l) => log.push(l), secret: () => {} });
+export const inProcess = (raw: OptionValues, log: string[] = []) =>
+  reconcile(settingsOf(raw), { log: (l) => log.push(l), secret: () => {} });
 
 /** Run 0, holder run-0: reconciles `root` as it is, so that A and B start from its inventory. */
 export async function runZero(root: string, ns: string): Promise<void> {
@@ -44,7 +44,7 @@ export async function runZero(root: string, ns: string): Promise<void> {
 }
 
 /** Run A with `raw`: the engine in its own process, through `proxy`. */
-export const startThroughProxy = (proxy: FaultProxy, raw: RawSettings): Promise<ChildRun> =>
+export const startThroughProxy = (proxy: FaultProxy, raw: OptionValues): Promise<ChildRun> =>
   startReconcileChild({ ...raw, kubeconfig: { kind: 'path', path: proxy.kubeconfig } });
 
 /** Waits (100 ms at a time, `tries` times at most) until `done`; else fails with what A printed. */

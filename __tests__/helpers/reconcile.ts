@@ -1,7 +1,7 @@
 // Runs of the engine on the shared test cluster with the settings most integration tests use.
 import type { ClusterClient } from '../../src/cluster/client.js';
 import type { Report } from '../../src/report/model.js';
-import { normalize, type RawSettings, type Settings } from '../../src/options/settings.js';
+import { settingsOf, type OptionValues, type Settings } from '../../src/options/settings.js';
 import { freshNamespace, kubeconfigPath, writeTree } from './cluster.js';
 import { reconcile, type Hooks } from './engine.js';
 import { KUSTOMIZE } from './paths.js';
@@ -16,7 +16,7 @@ export type LogSink = string[] | Hooks['log'];
  * the Kustomization file ks.yaml unless `raw` names a path or Kustomization files, and sources on
  * loopback allowed; `raw` wins.
  */
-export function testRawSettings(root: string, raw: Partial<RawSettings> = {}): RawSettings {
+export function testRawSettings(root: string, raw: Partial<OptionValues> = {}): OptionValues {
   const named = raw.path !== undefined || raw.kustomizations !== undefined;
   return {
     kubeconfig: { kind: 'path', path: kubeconfigPath() },
@@ -30,14 +30,14 @@ export function testRawSettings(root: string, raw: Partial<RawSettings> = {}): R
 }
 
 /** testRawSettings, normalised as the action and the CLI normalise their inputs. */
-export function testSettings(root: string, raw: Partial<RawSettings> = {}): Settings {
-  return normalize(testRawSettings(root, raw));
+export function testSettings(root: string, raw: Partial<OptionValues> = {}): Settings {
+  return settingsOf(testRawSettings(root, raw));
 }
 
 /** Reconciles `root` with testSettings(root, raw): log lines go to `log`, credentials to `secret`. */
 export function reconcileTree(
   root: string,
-  raw: Partial<RawSettings> = {},
+  raw: Partial<OptionValues> = {},
   log: LogSink = [],
   secret: Hooks['secret'] = () => {},
 ): Promise<Report> {
@@ -52,7 +52,7 @@ export function reconcileTree(
 export async function reconcileIn(
   client: ClusterClient,
   files: (ns: string) => Record<string, string>,
-  raw: Partial<RawSettings> = {},
+  raw: Partial<OptionValues> = {},
   log: LogSink = [],
 ): Promise<{ ns: string; root: string; report: Report }> {
   const ns = await freshNamespace(client);

@@ -9,7 +9,7 @@ import { FLUX_API_VERSION } from '../../src/objects/flux.js';
 import { readFluxKustomization } from '../../src/inventory/flux-object.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { exitCode, type Report } from '../../src/report/model.js';
-import type { RawSettings } from '../../src/options/settings.js';
+import type { OptionValues } from '../../src/options/settings.js';
 import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
 import {
   createFluxKustomization,
@@ -71,7 +71,7 @@ describe('hand-over from Flux', () => {
       ...Object.fromEntries(names.map((n) => [`app/${n}.yaml`, configMap(ns, n)])),
     });
 
-  function run(root: string, extra: Partial<RawSettings> = {}): Promise<Report> {
+  function run(root: string, extra: Partial<OptionValues> = {}): Promise<Report> {
     return reconcileTree(root, { lockLeaseMs: 3_000, ...extra });
   }
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { derivedName } from '../../src/inventory/identity.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import type { RawSettings } from '../../src/options/settings.js';
+import type { OptionValues } from '../../src/options/settings.js';
 import {
   adminClient,
   exists as existsAt,
@@ -40,7 +40,7 @@ describe('Kustomization identity', () => {
 
   const exists = (ns: string, name: string) => existsAt(client, `/api/v1/namespaces/${ns}/configmaps/${name}`);
 
-  function run(root: string, ns: string, source: string, extra: Partial<RawSettings> = {}, log: string[] = []) {
+  function run(root: string, ns: string, source: string, extra: Partial<OptionValues> = {}, log: string[] = []) {
     const settings = {
       path: 'deploy',
       prune: true,

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import type { RawSettings } from '../../src/options/settings.js';
+import type { OptionValues } from '../../src/options/settings.js';
 import { stopped } from '../helpers/child.js';
 import { exists, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { faultProxySuite, on, type FaultProxy, type FaultRule, type RecordedRequest } from '../helpers/fault-proxy.js';
@@ -74,7 +74,7 @@ describe('losing the lock stops the run', () => {
     ns: string,
     stopOn: FaultRule['match'],
     late = false,
-    extra: Partial<RawSettings> = {},
+    extra: Partial<OptionValues> = {},
   ) {
     let pid = 0;
     let held: RecordedRequest | undefined;
@@ -217,7 +217,7 @@ describe('losing the lock stops the run', () => {
     const cmPath = (name: string) => `/api/v1/namespaces/${ns}/configmaps/${name}`;
     const root = await writeTree({ 'ks.yaml': kustomizationYaml({ name: 'app', prune: true }) });
     // The matrix job of flux-system/app (select), as the README's fan-out runs it, at commit A.
-    const job = (commit: string, holder: string): Partial<RawSettings> => ({
+    const job = (commit: string, holder: string): Partial<OptionValues> => ({
       path: undefined,
       name: undefined,
       prune: undefined,
@@ -327,7 +327,7 @@ describe('losing the lock stops the run', () => {
       'keep/cm.yaml': configMap(ns, 'keep-1'),
       'gone/cm.yaml': [configMap(ns, 'gone-1'), configMap(ns, 'gone-2')].join('---\n'),
     });
-    const files = (holder: string): RawSettings =>
+    const files = (holder: string): OptionValues =>
       testRawSettings(root, {
         lockLeaseMs: 2_000,
         lockTimeout: '1m',

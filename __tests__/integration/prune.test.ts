@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import type { RawSettings } from '../../src/options/settings.js';
+import type { OptionValues } from '../../src/options/settings.js';
 import {
   adminClient,
   exists as existsAt,
@@ -42,7 +42,7 @@ describe('inventory and prune', () => {
     client.close();
   });
 
-  function run(root: string, ns: string, extra: Partial<RawSettings> = {}, log: string[] = []) {
+  function run(root: string, ns: string, extra: Partial<OptionValues> = {}, log: string[] = []) {
     const settings = { path: 'app', name: 'app', prune: true, inventoryNamespace: ns, lockLeaseMs: 3_000, ...extra };
     return reconcileTree(root, settings, log);
   }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import { closingLines } from '../../src/report/render.js';
-import type { RawSettings } from '../../src/options/settings.js';
+import type { OptionValues } from '../../src/options/settings.js';
 import { adminClient, exists as existsAt, eventually, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { configMap, kustomizationYaml } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';
@@ -29,7 +29,7 @@ describe('removed Kustomizations', () => {
     `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/kustomize-reconcile.${ns}.${name}`;
 
   /** A run over ks.yaml; each test is its own repository, so no test sees another's Kustomizations. */
-  function run(root: string, ns: string, extra: Partial<RawSettings> = {}, log: string[] = []) {
+  function run(root: string, ns: string, extra: Partial<OptionValues> = {}, log: string[] = []) {
     return reconcileTree(
       root,
       { lockLeaseMs: 3_000, run: { source: `test/${ns}`, holder: `test ${ns}` }, ...extra },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlags, rawFromFlags } from '../../src/options/flags.js';
-import { normalize, type RawSettings } from '../../src/options/settings.js';
+import { settingsOf, type OptionValues } from '../../src/options/settings.js';
 
 const FILES: Record<string, string> = {
   'age.txt': '# created: 2026-01-01\nAGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\n',
@@ -10,13 +10,18 @@ const read = (path: string) =>
     ? Promise.resolve(FILES[path]!)
     : Promise.reject(Object.assign(new Error(`no ${path}`), { code: 'ENOENT' }));
 
-/** normalize()'s input from a command line's flags. */
+/** settingsOf()'s input from a command line's flags. */
 async function raw(argv: string[]) {
   return rawFromFlags(parseFlags(argv).values, read);
 }
 
 describe('the CLI flag parser', () => {
-  it.each<[string, string[], Partial<RawSettings>]>([
+  it('leaves --root to the CLI: the source root comes from the edge, not the option values', async () => {
+    expect(parseFlags(['--root', '/src']).values['root']).toBe('/src');
+    expect(await raw(['--root', '/src'])).not.toHaveProperty('root');
+  });
+
+  it.each<[string, string[], Partial<OptionValues>]>([
     ['no flags: the default kubeconfig', [], { kubeconfig: { kind: 'default' } }],
     ['--kubeconfig: a path', ['--kubeconfig', 'kc.yaml'], { kubeconfig: { kind: 'path', path: 'kc.yaml' } }],
     ['a string', ['--path', 'app'], { path: 'app' }],
@@ -45,7 +50,6 @@ describe('the CLI flag parser', () => {
     ['--sops-age-key: the file read', ['--sops-age-key', 'age.txt'], { sopsAgeKey: FILES['age.txt']! }],
     ['--concurrency as text for normalize', ['--concurrency', '4'], { concurrency: '4' }],
     ['--kustomize-path feeds kustomizeBin', ['--kustomize-path', '/bin/kustomize'], { kustomizeBin: '/bin/kustomize' }],
-    ['--root', ['--root', '/src'], { root: '/src' }],
   ])('%s', async (_, argv, want) => {
     expect(await raw(argv)).toMatchObject(want);
   });
@@ -93,8 +97,8 @@ describe('the CLI flag parser', () => {
     expect(masked).not.toContain('# created: 2026-01-01');
   });
 
-  it('gives normalize() what it validates, as the action input does', async () => {
-    const s = normalize({
+  it('gives settingsOf() what it validates, as the action input does', async () => {
+    const s = settingsOf({
       ...(await raw(['--no-cross-namespace-refs', '--drift-correction', '--timeout', '90s', '--wait'])),
       kubeconfig: { kind: 'default' },
       mode: 'drift',

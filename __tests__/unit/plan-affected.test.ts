@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReads } from '../../src/kustomize/reads.js';
 import { planRun } from '../../src/plan/run.js';
-import { normalize } from '../../src/options/settings.js';
+import { settingsOf } from '../../src/options/settings.js';
 import { writeTree } from '../helpers/cluster.js';
 import { commitAll, initRepository } from '../helpers/git-repos.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
@@ -84,7 +84,7 @@ async function repository(): Promise<{
 }
 
 const settingsFor = (root: string) =>
-  normalize({ kubeconfig: { kind: 'default' }, root, kustomizations: ['clusters/*/*.yaml'], mode: 'preview' });
+  settingsOf({ kubeconfig: { kind: 'default' }, root, kustomizations: ['clusters/*/*.yaml'], mode: 'preview' });
 
 describe('affected', () => {
   it.each<[string, Record<string, string | null>, string[]]>([
@@ -187,7 +187,7 @@ describe('affected', () => {
       const first = initRepository(root);
       for (const [path, text] of Object.entries(change)) writeFileSync(join(root, path), text);
       const head = commitAll(root, 'change');
-      const settings = normalize({
+      const settings = settingsOf({
         kubeconfig: { kind: 'default' },
         root,
         kustomizations: ['clusters/*/*.yaml', 'apps/*/ks.yaml'],

@@ -5,10 +5,10 @@ import { failureOf, rootCause, STAGE_REASONS, StageError, type Stage } from '../
 import { combine, outcomeOf, skippedReport } from '../../src/reconcile/report.js';
 import { countReport, type Report } from '../../src/report/model.js';
 import { SopsError } from '../../src/sops/types.js';
-import { normalize } from '../../src/options/settings.js';
+import { settingsOf } from '../../src/options/settings.js';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
 
-const settings = normalize({ kubeconfig: { kind: 'path', path: '/dev/null' }, root: '/tmp', path: 'app' });
+const settings = settingsOf({ kubeconfig: { kind: 'path', path: '/dev/null' }, root: '/tmp', path: 'app' });
 const spec = specFromInputs({ path: 'app', source: 'github.com/acme/app', wait: false, prune: true, force: false });
 
 describe('StageError', () => {

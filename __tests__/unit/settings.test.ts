@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readActionSettings } from '../../src/action/inputs.js';
-import { kubeconfigSource, normalize, runInfo } from '../../src/options/settings.js';
+import { DEFAULT_TIMEOUTS } from '../../src/cluster/timeouts.js';
+import { DEFAULT_LIMITS } from '../../src/kustomize/run.js';
+import { kubeconfigSource, settingsOf, runInfo } from '../../src/options/settings.js';
 
 const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:6443}\n';
 
@@ -82,15 +84,17 @@ describe('credential inputs are masked when read', () => {
   });
 });
 
-describe('normalize', () => {
+describe('settingsOf', () => {
   const base = { kubeconfig: { kind: 'default' as const }, root: '/ws' };
   it('fills Flux-compatible defaults', () => {
-    expect(normalize(base)).toEqual({
+    expect(settingsOf(base)).toEqual({
       mode: 'apply',
       kubeconfig: { kind: 'default' },
       clusterTimeouts: { connectMs: 10_000, requestMs: 60_000 },
       root: '/ws',
       path: '.',
+      gitCredentials: {},
+      registryCredentials: {},
       kustomizations: [],
       select: [],
       unchangedDependencies: [],
@@ -129,7 +133,7 @@ describe('normalize', () => {
     });
   });
   it.each([
-    [{ mode: 'sync' }, 'mode must be one of apply, preview, drift; got "sync"'],
+    [{ mode: 'sync' }, 'mode must be one of apply, preview, drift, plan, report; got "sync"'],
     [{ connectTimeout: 'fast' }, 'connect-timeout must be a duration such as 90s or 10m; got "fast"'],
     [{ requestTimeout: '0s' }, 'request-timeout must be longer than 0, such as 5s or 1m; got "0s"'],
     [{ concurrency: '0' }, 'concurrency must be a whole number from 1 to 64; got "0"'],
@@ -155,7 +159,7 @@ describe('normalize', () => {
     [{ inventoryNamespace: 'Team_A' }, 'inventory-namespace must be a namespace name (DNS-1123 label); got "Team_A"'],
     [{ pruneMaxShare: '150%' }, 'prune-max-share must be a percentage from 0% to 100% (or a fraction 0–1); got "150%"'],
     [{ pruneMaxShare: 'half' }, 'prune-max-share must be a percentage'],
-    [{ removedKustomizations: 'purge' }, 'removed-kustomizations must be report or delete; got "purge"'],
+    [{ removedKustomizations: 'purge' }, 'removed-kustomizations must be one of report, delete; got "purge"'],
     [{ removedKustomizations: 'delete' }, 'removed-kustomizations: delete needs kustomizations'],
     [{ driftCorrection: 'true' }, "drift-correction applies to mode: drift; this run's mode is apply"],
     [{ driftCorrection: 'yes', mode: 'drift' }, 'drift-correction must be true or false; got "yes"'],
@@ -175,11 +179,20 @@ describe('normalize', () => {
     [{ sopsVaultAddresses: 'vault.example.com:8200' }, 'sops-vault-addresses: "vault.example.com:8200" must start'],
     [{ sopsVaultAddresses: ['https://u:p@vault.example.com'] }, 'must not carry a user name or password'],
     [{ buildTimeout: 'soon' }, 'build-timeout must be a duration such as 90s or 10m; got "soon"'],
-    [{ buildTimeout: '0s' }, 'build-timeout must be a duration such as 90s or 10m; got "0s"'],
+    [{ buildTimeout: '0s' }, 'build-timeout must be longer than 0, such as 5s or 1m; got "0s"'],
+    [{ timeout: 'soon' }, 'timeout must be a duration such as 90s or 10m; got "soon"'],
     [{ buildMemoryLimit: 'lots' }, 'build-memory-limit must be a size such as 512Mi or 2Gi; got "lots"'],
     [{ buildMemoryLimit: '1Mi' }, 'build-memory-limit must be at least 64Mi; got "1Mi"'],
   ])('%j is refused', (raw, error) => {
-    expect(() => normalize({ ...base, ...raw })).toThrow(error);
+    expect(() => settingsOf({ ...base, ...raw })).toThrow(error);
+  });
+});
+
+describe('the option table holds the defaults of the libraries', () => {
+  it('cluster timeouts and build limits', () => {
+    const s = settingsOf({ root: '/ws' });
+    expect(s.clusterTimeouts).toEqual(DEFAULT_TIMEOUTS);
+    expect(s.buildLimits).toEqual(DEFAULT_LIMITS);
   });
 });
 
@@ -192,7 +205,7 @@ describe('build limits', () => {
       { timeoutMs: 3_600_000, memoryBytes: 8 * 1024 ** 3 },
     ],
   ])('%j', (raw, want) => {
-    expect(normalize({ kubeconfig: { kind: 'default' }, root: '/ws', ...raw }).buildLimits).toEqual(want);
+    expect(settingsOf({ kubeconfig: { kind: 'default' }, root: '/ws', ...raw }).buildLimits).toEqual(want);
   });
 });
 
@@ -291,7 +304,7 @@ describe('readActionSettings', () => {
 
 describe('registry-credentials', () => {
   it('keeps each registry login by host, lower case, split at the first colon', () => {
-    const settings = normalize({
+    const settings = settingsOf({
       kubeconfig: { kind: 'default' },
       root: '/ws',
       registryCredentials: { 'GHCR.io': 'bot:pa:ss', 'registry.local:5000': 'u:p' },

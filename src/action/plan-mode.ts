@@ -5,7 +5,7 @@
 import * as core from './core.js';
 import { planRun, type Change } from '../plan/run.js';
 import { planOutputs, planSummary, planText } from '../plan/render.js';
-import { readActionSettings } from './inputs.js';
+import type { Settings } from '../options/settings.js';
 
 type Payload = {
   before?: string;
@@ -28,10 +28,7 @@ export function changeOf(
   return base ? { base, head } : undefined;
 }
 
-export async function run(event: unknown): Promise<number> {
-  const input = (n: string) => core.getInput(n);
-  // The settings a preview would have: the same files, clusters and sources.
-  const settings = readActionSettings((n) => (n === 'mode' ? 'preview' : input(n)));
+export async function run(event: unknown, settings: Settings): Promise<number> {
   if (settings.kustomizations.length === 0) {
     throw new Error('mode: plan needs kustomizations: the Flux Kustomization files (or globs) to fan out over');
   }

@@ -12,17 +12,11 @@ import type { NamedReportFile } from '../report/merge.js';
 import { exitCode } from '../report/model.js';
 import { closingLines } from '../report/render.js';
 import { scrubReport } from '../report/scrub.js';
-import { readActionSettings } from './inputs.js';
+import type { Settings } from '../options/settings.js';
 import { failFor, publishReport, reportKey, setOutputs, writeSummary } from './outputs.js';
 
 /** Runs mode: report; returns the exit code (2: a job failed, 1: drift found, else 0). */
-export async function run(
-  event: unknown,
-  input: (name: string) => string = (n) => core.getInput(n),
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<number> {
-  // The same reader as a reconciling run's (the token masked first); the mode has no Settings' value.
-  const settings = readActionSettings((n) => (n === 'mode' ? 'preview' : input(n)), env);
+export async function run(event: unknown, settings: Settings, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const patterns = settings.reports;
   if (patterns.length === 0) {
     throw new Error(
@@ -30,8 +24,7 @@ export async function run(
     );
   }
   // The plan's matrix: the jobs whose reports are expected (checked before any file is read).
-  const matrix = input('matrix').trim();
-  const expected = matrix === '' ? undefined : parseMatrix(matrix, 'input matrix');
+  const expected = settings.matrix === undefined ? undefined : parseMatrix(settings.matrix, 'input matrix');
   const files = await readReportFiles(patterns, settings.root);
   core.info(
     `Merging ${files.length} report file${files.length === 1 ? '' : 's'}: ${files.map((f) => f.name).join(', ')}`,

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
-import { parseDuration } from '../util/duration.js';
 
 /** What one child process (and the processes it starts) may cost. */
 export interface ProcessLimits {
@@ -214,24 +213,4 @@ export function cutStderr(text: string, maxLines = 20, maxLineChars = 500): stri
   if (leftLines > 0) notes.push(`${leftLines} more line${leftLines === 1 ? '' : 's'}`);
   if (cutChars > 0) notes.push(`${cutChars} more characters in long lines`);
   return notes.length > 0 ? `${shown.join('\n')}\n(${notes.join(' and ')} left out)` : shown.join('\n');
-}
-
-/** Below this, kustomize itself (about 30 MiB resident) cannot run. */
-const MIN_MEMORY = 64 * 1024 ** 2;
-
-/**
- * The build-timeout and build-memory-limit inputs (or --build-timeout, --build-memory-limit): a
- * Flux duration and a size such as 2Gi; empty gives DEFAULT_LIMITS. Errors name the input.
- */
-export function parseBuildLimits(timeout: string | undefined, memory: string | undefined): ProcessLimits {
-  const t = (timeout ?? '').trim();
-  const m = (memory ?? '').trim();
-  const timeoutMs = t === '' ? DEFAULT_LIMITS.timeoutMs : parseDuration(t);
-  if (timeoutMs === undefined || timeoutMs <= 0) {
-    throw new Error(`build-timeout must be a duration such as 90s or 10m; got "${t}"`);
-  }
-  const memoryBytes = m === '' ? DEFAULT_LIMITS.memoryBytes : parseBytes(m);
-  if (memoryBytes === undefined) throw new Error(`build-memory-limit must be a size such as 512Mi or 2Gi; got "${m}"`);
-  if (memoryBytes < MIN_MEMORY) throw new Error(`build-memory-limit must be at least 64Mi; got "${m}"`);
-  return { timeoutMs, memoryBytes };
 }

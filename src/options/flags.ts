@@ -1,11 +1,11 @@
 /**
  * The CLI's flag parser, generated from the option table: parseArgs options from each flag, and
- * normalize()'s input from the values (key files read, variables parsed, credentials collected for
+ * settingsOf()'s input from the values (key files read, variables parsed, credentials collected for
  * scrubbing). Pure but for the injected file reader.
  */
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { splitPatterns } from '../flux/load.js';
-import type { RawSettings } from './settings.js';
+import type { OptionValues } from './settings.js';
 import { parseVarFlags } from '../substitute/variables.js';
 import { maskSecret } from './read.js';
 import { flagName } from './spelling.js';
@@ -102,7 +102,7 @@ async function readKeyFile(path: string, flag: string, read: (path: string) => P
   }
 }
 
-/** A flag's value as normalize() takes it; undefined when the flag was not given. */
+/** A flag's value as settingsOf() takes it; undefined when the flag was not given. */
 async function fromFlag(
   option: Option,
   name: string,
@@ -125,13 +125,13 @@ async function fromFlag(
 }
 
 /**
- * normalize()'s input from the flags (mode, root, env and run are the caller's); `masked` holds
+ * settingsOf()'s input from the flags (mode, root, env and run are the caller's); `masked` holds
  * every credential a flag brought (key files, secret variables), for the report's scrubber.
  */
 export async function rawFromFlags(
   values: FlagValues,
   read: (path: string) => Promise<string>,
-): Promise<Partial<RawSettings> & { masked: string[] }> {
+): Promise<Omit<OptionValues, 'root'> & { masked: string[] }> {
   const masked: string[] = [];
   const raw: Record<string, unknown> = {};
   for (const o of OPTIONS) {
@@ -144,6 +144,6 @@ export async function rawFromFlags(
     }
     raw[o.field] = value;
   }
-  // The table types each field (Option.field is a key of RawSettings); fromFlag gives each its kind's value.
-  return { ...(raw as Partial<RawSettings>), masked };
+  // Every key is a field of the table.
+  return { ...(raw as Omit<OptionValues, 'root'>), masked };
 }

@@ -1,13 +1,13 @@
 /**
  * The action's settings reader, generated from the option table: each input is read by its name,
- * masked in the form the table declares before anything else can echo it, and converted by its
- * kind; normalize() validates the lot. Pure: the input reader and the masking are injected (the
+ * masked in the form the table declares before anything else can echo it, and given to
+ * settingsOf(), which parses and checks each by its declaration. Pure: the input reader and the masking are injected (the
  * action's edge, src/action/inputs.ts, passes @actions/core's).
  */
 import type { KubeconfigSource } from '../cluster/kubeconfig.js';
 import { splitPatterns } from '../flux/load.js';
 import { MIN_SECRET_LENGTH } from '../objects/secret.js';
-import { normalize, NOT_YET_SUPPORTED, type InputReader, type RawSettings, type Settings } from './settings.js';
+import { settingsOf, type InputReader, type OptionValues, type Settings } from './settings.js';
 import { maskLines } from '../sops/keys.js';
 import { parseVarsInput } from '../substitute/variables.js';
 import { kubeconfigSource } from './kubeconfig.js';
@@ -50,7 +50,7 @@ function kubeconfigInputMasks(text: string, located: KubeconfigSource | undefine
   return located.kind === 'path' && !v.includes('/') && v.length >= 20 ? [v] : [];
 }
 
-/** An input's text as normalize() takes it: a list split, a map parsed. */
+/** An input's text as settingsOf() takes it: a list split, a map parsed. */
 function fromInput(option: Option, name: string, text: string): unknown {
   if (option.kind === 'list') return splitPatterns(text);
   if (option.kind === 'map') return parseVarsInput(text, name);
@@ -59,14 +59,6 @@ function fromInput(option: Option, name: string, text: string): unknown {
 
 /** Reads the action's inputs and `GITHUB_WORKSPACE`; every credential is masked (`setSecret`) as it is read. */
 export function readSettings(input: InputReader, env: NodeJS.ProcessEnv, setSecret: (v: string) => void): Settings {
-  for (const [name, neutral] of Object.entries(NOT_YET_SUPPORTED)) {
-    const v = input(name).trim();
-    if (v !== '' && v !== neutral) {
-      throw new Error(
-        `input "${name}" is not supported by this version yet (got "${v}"); remove it or set it to "${neutral}"`,
-      );
-    }
-  }
   const root = env['GITHUB_WORKSPACE'] || process.cwd();
   const masked: string[] = [];
   const mask = (value: string) => {
@@ -105,6 +97,6 @@ export function readSettings(input: InputReader, env: NodeJS.ProcessEnv, setSecr
     }
     raw[option.field] = value;
   }
-  // The table types each field (Option.field is a key of RawSettings); fromInput gives each its kind's value.
-  return normalize(raw as unknown as RawSettings);
+  // Every key is a field of the table (or the edge's root, env, run and masked).
+  return settingsOf(raw as OptionValues);
 }

@@ -11,7 +11,7 @@ import type { Option } from './types.js';
 export type { Flag, Kind, Option, SecretForm } from './types.js';
 
 /** The action's inputs, each with its CLI flag (or the reason it has none). */
-export const INPUTS: readonly Option[] = [
+const DECLARED = [
   {
     input: 'mode',
     field: 'mode',
@@ -26,6 +26,7 @@ export const INPUTS: readonly Option[] = [
     input: 'kubeconfig',
     field: 'kubeconfig',
     kind: 'multiline',
+    parse: 'located',
     secret: 'lines',
     description:
       "The kubeconfig's content (for example a secret; masked at once) or a path to it, relative to the workspace. Empty: $KUBECONFIG or ~/.kube/config.",
@@ -69,6 +70,7 @@ export const INPUTS: readonly Option[] = [
     input: 'source',
     field: 'source',
     kind: 'string',
+    parse: 'checkout-source',
     description:
       "The source that is this checkout, as [KIND/]NAMESPACE/NAME: a GitRepository (the default kind, e.g. flux-system/flux-system), or OCIRepository/NAMESPACE/NAME, Bucket/NAMESPACE/NAME or ExternalArtifact/NAMESPACE/NAME for a fleet synced from an artifact of this repository (e.g. OCIRepository/flux-system/flux-system, the FluxInstance's sync in Flux's D2 layout); Kustomizations whose spec.sourceRef is that source are built from this checkout. A Kustomization whose spec.sourceRef is another GitRepository defined in the repository is built from that repository, fetched with git (see git-credentials); an OCIRepository or a Bucket defined in the repository is pulled from its registry or store; an ExternalArtifact is made here by the ArtifactGenerator in the repository that lists it, from its sources. A source that cannot be had fails the Kustomization (its dependents are skipped), and it is never built from this repository instead. Default: GitRepositories defined in the repository are matched by URL and branch against this checkout; one not defined anywhere is taken to be the checkout, with a note.",
     flag: {
@@ -81,6 +83,7 @@ export const INPUTS: readonly Option[] = [
     input: 'git-credentials',
     field: 'gitCredentials',
     kind: 'map',
+    parse: 'hosts',
     secret: 'values',
     description:
       "Tokens for fetching the GitRepositories that Kustomizations name as their source when they are not this checkout (another repository, or this one at another branch, tag or commit), as a map of host to token (e.g. `github.com:` followed by a token from your secrets). Sent to that host only, as HTTP basic auth (user x-access-token) through git's environment, and masked. Without one, the Secret the GitRepository's spec.secretRef names is read (username and password, or bearerToken) when the action may read it; else the repository is fetched anonymously. In a preview, or any run on a pull request, no credential is used for a source whose definition (URL, secretRef, namespace) differs from the base commit's: see SECURITY.md.",
@@ -105,6 +108,7 @@ export const INPUTS: readonly Option[] = [
     input: 'registry-credentials',
     field: 'registryCredentials',
     kind: 'map',
+    parse: 'logins',
     secret: 'values',
     description:
       "Logins for pulling the OCIRepositories that Kustomizations (or ArtifactGenerators) name as their source, as a map of registry host to `USERNAME:PASSWORD` (for a token, any user name: `token:` followed by it). Sent to that registry only (basic auth, or exchanged for a bearer token as the registry asks), and masked. Without one, the kubernetes.io/dockerconfigjson Secret the OCIRepository's spec.secretRef names is read when the action may read it; for ghcr.io, github-token is used; else the pull is anonymous. In a preview, or any run on a pull request, no credential is used for a source whose definition (URL, provider, secretRef, namespace) differs from the base commit's: see SECURITY.md.",
@@ -119,8 +123,8 @@ export const INPUTS: readonly Option[] = [
   {
     input: 'field-manager',
     field: 'fieldManager',
-    setting: 'fieldManager',
     kind: 'string',
+    check: { maxLength: 128 },
     default: 'kustomize-controller',
     description:
       "Server-side apply field manager. The default is Flux's, so objects can move between Flux and this action without ownership conflicts.",
@@ -159,6 +163,7 @@ export const INPUTS: readonly Option[] = [
     input: 'kustomize-path',
     field: 'kustomizeBin',
     kind: 'string',
+    fallback: 'kustomize',
     description: "kustomize binary to run. Empty: kustomize on PATH (preinstalled on GitHub's Ubuntu runners).",
     flag: { arg: 'BIN', help: 'kustomize binary', defaultText: 'kustomize on PATH' },
   },
@@ -166,6 +171,7 @@ export const INPUTS: readonly Option[] = [
     input: 'concurrency',
     field: 'concurrency',
     kind: 'number',
+    check: { min: 1, max: 64 },
     default: '8',
     description: 'Server-side dry-runs, and writes of objects of one kind, in flight at once.',
     flag: { arg: 'N', help: 'dry-runs, and writes of objects of one kind, in flight at once' },
@@ -210,6 +216,7 @@ export const INPUTS: readonly Option[] = [
     input: 'timeout',
     field: 'timeout',
     kind: 'duration',
+    parse: 'flux-duration',
     description: 'With path and wait: how long to wait, as a Flux duration (90s, 5m). Default 5m.',
     flag: { arg: 'D', help: 'spec.timeout for --path: how long --wait waits', defaultText: '5m' },
   },
@@ -251,6 +258,7 @@ export const INPUTS: readonly Option[] = [
     input: 'sops-vault-addresses',
     field: 'sopsVaultAddresses',
     kind: 'list',
+    parse: 'vault-addresses',
     description:
       "HashiCorp Vault (or OpenBao) base URLs, one per line or comma-separated (https://vault.example.com:8200), that SOPS files may name in an hc_vault key. Vault is sent the runner's token (VAULT_TOKEN or sops.vault-token), so a key naming any other address is not contacted and fails. Empty: no Vault is contacted.",
     flag: {
@@ -309,6 +317,7 @@ export const INPUTS: readonly Option[] = [
     input: 'default-service-account',
     field: 'defaultServiceAccount',
     kind: 'string',
+    check: { pattern: '^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$', expects: 'a ServiceAccount name (DNS-1123 subdomain)' },
     description:
       "The ServiceAccount to impersonate for Kustomizations without spec.serviceAccountName, as kustomize-controller's --default-service-account: every dry-run, apply, health read and prune of such a Kustomization acts as system:serviceaccount:<its namespace>:<this name>, so it can do no more than that account's RBAC allows. The inventory, the lock, substituteFrom and decryption Secrets keep the action's identity, as in Flux.",
     flag: {
@@ -331,6 +340,7 @@ export const INPUTS: readonly Option[] = [
     input: 'inventory-namespace',
     field: 'inventoryNamespace',
     kind: 'string',
+    check: { pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$', expects: 'a namespace name (DNS-1123 label)' },
     description:
       "Namespace of the inventory ConfigMaps and lock Leases (created when missing). Default: each Kustomization's own namespace.",
     flag: { arg: 'NS', help: 'where inventories and locks live', defaultText: "the Kustomization's namespace" },
@@ -403,6 +413,7 @@ export const INPUTS: readonly Option[] = [
     field: 'connectTimeout',
     setting: 'clusterTimeouts.connectMs',
     kind: 'duration',
+    check: { min: 1 },
     default: '10s',
     description:
       'How long opening a connection to the cluster (TCP and TLS) may take, as a Flux duration; one more try follows, then the run fails.',
@@ -413,6 +424,7 @@ export const INPUTS: readonly Option[] = [
     field: 'requestTimeout',
     setting: 'clusterTimeouts.requestMs',
     kind: 'duration',
+    check: { min: 1 },
     default: '60s',
     description:
       'How long one request to the cluster may take, its retries included, as a Flux duration; also the longest an exec credential plugin may run. A cluster that cannot be reached fails the run once, not once per object.',
@@ -423,6 +435,7 @@ export const INPUTS: readonly Option[] = [
     field: 'buildTimeout',
     setting: 'buildLimits.timeoutMs',
     kind: 'duration',
+    check: { min: 1 },
     default: '5m',
     description:
       'How long one kustomize build (and the processes it starts) may run before it is stopped, as a Flux duration; a tree from a pull request must not hold the runner forever.',
@@ -433,6 +446,7 @@ export const INPUTS: readonly Option[] = [
     field: 'buildMemoryLimit',
     setting: 'buildLimits.memoryBytes',
     kind: 'size',
+    check: { min: 64 * 1024 ** 2 },
     default: '2Gi',
     description:
       'How much memory one kustomize build (and the processes it starts) may use before it is stopped, such as 512Mi or 2Gi; a few hundred bytes of YAML aliases can otherwise take gigabytes. Linux runners only.',
@@ -442,6 +456,10 @@ export const INPUTS: readonly Option[] = [
     input: 'cluster',
     field: 'cluster',
     kind: 'string',
+    check: {
+      pattern: '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$',
+      expects: 'the name of a directory under clusters/ (letters, digits, - _ .)',
+    },
     description:
       "Reconcile only the Kustomization files of one cluster of a repository that drives several: those under clusters/NAME/ (Flux's layout; a directory named clusters at any depth). mode: plan gives each matrix entry its cluster. Default: every file kustomizations matches.",
     flag: { arg: 'NAME', help: 'only the Kustomization files under clusters/NAME/' },
@@ -450,6 +468,7 @@ export const INPUTS: readonly Option[] = [
     input: 'select',
     field: 'select',
     kind: 'list',
+    parse: 'kustomization-names',
     description:
       "Reconcile only these Kustomizations (NAMESPACE/NAME, one per line or comma-separated) of the files kustomizations (and cluster) match, as mode: plan's matrix hands them to one job each. A dependency that another job reconciles is waited for until its inventory in the cluster says it succeeded at this commit (or its readyExpr holds against that status), up to dependency-timeout, with a progress line each 30 s; when it failed, this one is skipped with the reason. Removed Kustomizations are handled by the job of the cluster's first Kustomization in dependsOn order.",
     flag: {
@@ -462,6 +481,7 @@ export const INPUTS: readonly Option[] = [
     input: 'unchanged-dependencies',
     field: 'unchangedDependencies',
     kind: 'list',
+    parse: 'kustomization-names',
     description:
       "With select: the dependencies that no job of this run reconciles (in an affected-only plan, the matrix entry's unchanged field), NAMESPACE/NAME: each is ready when its last recorded run succeeded, whatever the commit. Every other dependency reconciled elsewhere is waited for at this commit.",
     flag: {
@@ -524,12 +544,15 @@ export const INPUTS: readonly Option[] = [
       help: "report: the plan's matrix, a file holding plan --output json (or the action's matrix output); each entry must have one report",
     },
   },
-];
+] as const satisfies readonly Option[];
+
+/** The table with each entry's literal types: Settings' type is derived from it (settings.ts). */
+export type InputTable = typeof DECLARED;
+export const INPUTS: readonly Option[] = DECLARED;
 
 /** Flags of the CLI alone: the source root, build's secrets, the output format, help. */
 export const CLI_ONLY: readonly Option[] = [
   {
-    field: 'root',
     kind: 'string',
     flag: { name: 'root', arg: 'DIR', help: 'source root; --path may not leave it', defaultText: 'current directory' },
   },

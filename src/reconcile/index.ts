@@ -7,7 +7,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import { Discovery } from '../cluster/discovery.js';
 import type { SourceVerdict } from '../flux/checkout.js';
 import { countReport, driftFound, type Report } from '../report/model.js';
-import type { Settings } from '../options/settings.js';
+import { runMode, type Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, systemClock, type Clock, type Hooks, type RunContext } from './context.js';
 import { Children } from './children.js';
@@ -30,6 +30,7 @@ export { healthTargets } from './phases.js';
  * found drift; otherwise one pass of the mode.
  */
 export async function reconcile(settings: Settings, hooks: Hooks, clock?: Clock): Promise<Report> {
+  runMode(settings);
   const report = await reconcileDrift(settings, hooks, clock);
   return settings.cluster === undefined ? report : withCluster(report, settings.cluster);
 }

@@ -22,6 +22,7 @@ import { recordFailure, recordSuccess, type Progress } from './record.js';
 import { render } from './render.js';
 import { resolveTarget } from './resolve.js';
 import { skippedReport } from './report.js';
+import { runMode } from '../options/settings.js';
 
 /** Runs `fn` as the log group of a phase; what it throws is tagged with the phase's stage. */
 export async function phase<T>(ctx: RunContext, stage: Stage, title: string, fn: () => Promise<T>): Promise<T> {
@@ -124,7 +125,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
   // too) passes its lock's checkpoint: once the lock is lost, nothing more is written.
   const ctx: KustomizationContext = { ...target, client: inventory.writer };
   const finish = (failure?: Failure): Report => ({
-    mode: settings.mode,
+    mode: runMode(settings),
     kustomization: `${spec.namespace}/${spec.name}`,
     path: spec.path,
     server: ctx.client.server,

@@ -1,7 +1,7 @@
 /** The reports of a run that are not one Kustomization's own: failed before it, skipped, combined. */
 import { combinedError, failedFirst } from '../report/combine.js';
 import { countReport, type Report } from '../report/model.js';
-import type { Settings } from '../options/settings.js';
+import { runMode, type Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { Outcome } from '../flux/object.js';
 import { failureOf, STAGE_REASONS, type Stage } from './errors.js';
@@ -9,7 +9,7 @@ import { failureOf, STAGE_REASONS, type Stage } from './errors.js';
 /** The report of a run that failed before any Kustomization could start. */
 export function emptyReport(settings: Settings, started: number, error: string, stage: Stage = 'resolve'): Report {
   return {
-    mode: settings.mode,
+    mode: runMode(settings),
     kustomization: '',
     path: settings.path,
     server: '',
@@ -50,7 +50,7 @@ export function combine(settings: Settings, reports: Report[], started: number, 
   const error = failed.length > 0 ? combinedError(failed) : undefined;
   const first = failed[0]?.failure;
   return {
-    mode: settings.mode,
+    mode: runMode(settings),
     kustomization: reports.map((r) => r.kustomization).join(', '),
     path: reports.map((r) => r.path).join(', '),
     server,

@@ -257,14 +257,14 @@ export function runSources(
         fetchGitRepository(def, {
           // In an untrusted tree, redirects could lead past the address rule: not followed.
           followRedirects: settings.untrustedTree === undefined,
-          credentials: anonymous === undefined ? (settings.gitCredentials ?? {}) : {},
+          credentials: anonymous === undefined ? settings.gitCredentials : {},
           ...shared,
           ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
         }),
       OCIRepository: (def) =>
         fetchOCIRepository(def, {
           checkUrl: hopChecker(def, settings.allowPrivateSourceHosts),
-          credentials: anonymous === undefined ? (settings.registryCredentials ?? {}) : {},
+          credentials: anonymous === undefined ? settings.registryCredentials : {},
           ...(settings.github.token && anonymous === undefined ? { githubToken: settings.github.token } : {}),
           ...shared,
           log: opts.log,
