@@ -33,7 +33,8 @@ describe('phases and stage errors', () => {
       vars: { present: 'yes' },
     });
     expect(report.ok).toBe(false);
-    expect(report.failure).toMatchObject({ stage: 'render', reason: 'BuildFailed' });
+    // The tree's mistake: marked so, as running again will not help.
+    expect(report.failure).toMatchObject({ stage: 'render', reason: 'BuildFailed', userError: true });
     expect(report.error).toContain('missing_variable');
     expect(report.problems).toEqual([
       expect.objectContaining({ subject: `ConfigMap/${ns}/broken`, file: 'app/broken.yaml', line: 5 }),
@@ -89,10 +90,17 @@ describe('phases and stage errors', () => {
     const report = await reconcileTree(root, {
       kustomizations: ['clusters/*.yaml'],
     });
-    expect(report.failure).toMatchObject({ stage: 'resolve', reason: 'ArtifactFailed' });
+    expect(report.failure).toMatchObject({ stage: 'resolve', reason: 'ArtifactFailed', userError: true });
     expect(report.problems).toEqual([
       expect.objectContaining({ subject: 'spec.prune', file: 'clusters/apps.yaml', line: 7 }),
     ]);
+  });
+
+  it('a tree kustomize cannot build is the user’s failure, and the report says so', async () => {
+    const root = await writeTree({ 'app/kustomization.yaml': 'resources: [missing.yaml]\n' });
+    const report = await reconcileTree(root, { path: 'app' });
+    expect(report.failure).toMatchObject({ stage: 'render', reason: 'BuildFailed', userError: true });
+    expect(report.error).toContain('missing.yaml');
   });
 
   it('the action log has one group per phase, in order', async () => {

@@ -5,6 +5,13 @@ import { failureOf, rootCause, STAGE_REASONS, StageError, type Stage } from '../
 import { combine, outcomeOf, skippedReport } from '../../src/reconcile/report.js';
 import { countReport, type Report } from '../../src/report/model.js';
 import { SopsError } from '../../src/sops/types.js';
+import { ApiError } from '../../src/cluster/errors.js';
+import { SpecError } from '../../src/flux/fields.js';
+import { CelSyntaxError } from '../../src/kstatus/cel.js';
+import { PathError } from '../../src/kustomize/paths.js';
+import { BadPattern } from '../../src/source/glob.js';
+import { EnvsubstError } from '../../src/substitute/envsubst/errors.js';
+import { isUserError, UserError } from '../../src/util/user-error.js';
 import { settingsOf } from '../../src/options/settings.js';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
 
@@ -151,5 +158,37 @@ describe('prefixed', () => {
     });
     expect(value).toBe(7);
     expect(out).toEqual(['> [ns/app] Render', '[ns/app] built 3 objects']);
+  });
+});
+
+describe("a failure in what the run was given is marked the user's", () => {
+  it.each<[string, unknown, boolean]>([
+    ['a UserError', new UserError('input x must be …'), true],
+    ['a Kustomization file that breaks a rule', new SpecError(['spec.interval: is required']), true],
+    ['a path outside the root', new PathError('../x', 'leaves the source root'), true],
+    ['an unset variable', new EnvsubstError('variable not set (strict mode): "X"', 'X'), true],
+    ['a malformed glob', new BadPattern('syntax error in pattern'), true],
+    ['a CEL expression that does not parse', new CelSyntaxError('Syntax error'), true],
+    ['a UserError a phase wrapped', StageError.of('render', new UserError('kustomize build . failed: …')), true],
+    ['a UserError given as the cause', new Error('while building', { cause: new UserError('x') }), true],
+    ['the API server refusing', new ApiError(500, 'InternalError', 'etcd timeout'), false],
+    ['a plain error', new Error('socket hang up'), false],
+    ['a string', 'failed', false],
+  ])('%s', (_, err, user) => {
+    expect(isUserError(err)).toBe(user);
+    const failure = failureOf('render', 'm', err);
+    expect(failure.userError).toBe(user ? true : undefined);
+    expect(StageError.of('render', err).failure.userError).toBe(user ? true : undefined);
+  });
+
+  it('is carried by a Kustomization refused before its build', () => {
+    const cause = new SpecError(['spec.path: must be relative']);
+    expect(skippedReport(settings, spec, 'refused', 'render', { cause }).failure).toEqual({
+      stage: 'render',
+      reason: 'BuildFailed',
+      message: 'refused',
+      userError: true,
+    });
+    expect(skippedReport(settings, spec, 'skipped', 'dependency').failure).not.toHaveProperty('userError');
   });
 });

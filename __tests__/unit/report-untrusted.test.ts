@@ -229,6 +229,13 @@ describe('parseReportFile, strictly', () => {
       text((f) => (f.report.failure = { stage: 'x' as never, reason: 'r', message: 'm' })),
       /report\.failure\.stage: expected one of/,
     ],
+    [
+      'a userError that is not true',
+      text(
+        (f) => (f.report.failure = { stage: 'render', reason: 'BuildFailed', message: 'm', userError: 'yes' as never }),
+      ),
+      /report\.failure\.userError: expected true, or no userError at all/,
+    ],
   ])('refuses %s, naming the file and the field', (_, t, error) => {
     expect(() => parseReportFile(t, 'reports/x.json')).toThrow(
       /^reports\/x\.json: not a report file this version writes: /,
@@ -251,6 +258,16 @@ describe('parseReportFile, strictly', () => {
       { cluster: 'prod', drift: { detected: true, corrected: false } },
     );
     expect(parseReportFile(fileText(r), 'x.json').report).toEqual(JSON.parse(JSON.stringify(r)));
+  });
+
+  it('reads back a failure marked the user’s', () => {
+    const r: Report = {
+      ...job('ns/a'),
+      ok: false,
+      error: 'kustomize build failed',
+      failure: { stage: 'render', reason: 'BuildFailed', message: 'kustomize build failed', userError: true },
+    };
+    expect(parseReportFile(fileText(r), 'x.json').report.failure).toEqual(r.failure);
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readActionSettings } from '../../src/action/inputs.js';
 import { DEFAULT_TIMEOUTS } from '../../src/cluster/timeouts.js';
 import { DEFAULT_LIMITS } from '../../src/kustomize/run.js';
+import { UserError } from '../../src/util/user-error.js';
 import { kubeconfigSource, settingsOf, runInfo } from '../../src/options/settings.js';
 
 const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:6443}\n';
@@ -185,6 +186,8 @@ describe('settingsOf', () => {
     [{ buildMemoryLimit: '1Mi' }, 'build-memory-limit must be at least 64Mi; got "1Mi"'],
   ])('%j is refused', (raw, error) => {
     expect(() => settingsOf({ ...base, ...raw })).toThrow(error);
+    // The input's mistake, said whole: the edges print it as it is.
+    expect(() => settingsOf({ ...base, ...raw })).toThrow(UserError);
   });
 });
 

@@ -4,12 +4,14 @@
  * problems are all gathered before one SpecError is thrown.
  */
 
+import { UserError } from '../util/user-error.js';
+
 /** Longest problem line of a SpecError, and how many of them its message lists. */
 const MAX_PROBLEM = 500;
 const PROBLEMS_SHOWN = 30;
 
 /** A Kustomization file or action input that breaks Flux's rules; `problems` has one line per problem. */
-export class SpecError extends Error {
+export class SpecError extends UserError {
   readonly problems: string[];
   /** Where problems point, for those whose file (and field) is known: annotations on the file. */
   readonly locations: SpecLocation[];
@@ -19,7 +21,7 @@ export class SpecError extends Error {
     const lines = problems.map((p) => (p.length > MAX_PROBLEM ? `${p.slice(0, MAX_PROBLEM)}… (cut)` : p));
     const shown = lines.slice(0, PROBLEMS_SHOWN);
     const more = lines.length > PROBLEMS_SHOWN ? `\n- and ${lines.length - PROBLEMS_SHOWN} more problems` : '';
-    super(lines.length === 1 ? lines[0] : `${lines.length} problems:\n- ${shown.join('\n- ')}${more}`);
+    super(lines.length === 1 ? lines[0]! : `${lines.length} problems:\n- ${shown.join('\n- ')}${more}`);
     this.name = 'SpecError';
     this.problems = lines;
     this.locations = [...locations];

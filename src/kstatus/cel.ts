@@ -8,6 +8,7 @@
  * type-checked, as in Flux: a custom resource may lack any field, so mistakes show at evaluation.
  */
 import { Environment, ParseError } from '@marcbachmann/cel-js';
+import { UserError } from '../util/user-error.js';
 import type { StatusResult } from './status.js';
 
 /** One entry of a Kustomization's spec.healthCheckExprs: CEL expressions for one apiVersion (and kind). */
@@ -74,7 +75,7 @@ function environment(): Environment {
 }
 
 /** An expression that does not parse; the message points at the column, as cel-go's does. */
-export class CelSyntaxError extends Error {}
+export class CelSyntaxError extends UserError {}
 
 /** Parses one expression; throws CelSyntaxError with the parser's message (one line, column included). */
 export function compileCel(text: string): Program {

@@ -5,6 +5,7 @@
  */
 import { dirname, join, normalize, sep } from 'node:path';
 import { objectKey, parseManifests, type KubeObject } from '../objects/kube.js';
+import { UserError } from '../util/user-error.js';
 import { ORIGIN_ANNOTATION, takeOrigin } from './merge.js';
 import { toPosix } from './paths.js';
 import { restoreOriginPath } from './references.js';
@@ -57,30 +58,32 @@ export async function runKustomize(
     r = await runBounded(bin, args, { env, limits, maxOutputBytes: MAX_OUTPUT_BYTES });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new Error(
+      throw new UserError(
         `kustomize binary "${bin}" not found: install kustomize v5 or set the kustomize-path input / --kustomize-path flag`,
         { cause: err },
       );
     }
     throw new Error(`${what} could not start: ${(err as Error).message}`, { cause: err });
   }
+  // A tree that builds too long, too big or not at all is the tree's to fix: running again gives the same.
   if (r.stopped === 'timeout') {
-    throw new Error(
+    throw new UserError(
       `${what} did not finish within ${formatMs(limits.timeoutMs)} and was stopped; if the tree really needs longer, raise the build-timeout input / --build-timeout`,
     );
   }
   if (r.stopped === 'memory') {
-    throw new Error(
+    throw new UserError(
       `${what} used more than ${formatBytes(limits.memoryBytes)} of memory and was stopped (YAML aliases that expand without end, or a huge generator, do this); if the tree really needs more, raise the build-memory-limit input / --build-memory-limit`,
     );
   }
   if (r.stopped === 'output') {
-    throw new Error(`${what} printed more than ${formatBytes(MAX_OUTPUT_BYTES)} and was stopped`);
+    throw new UserError(`${what} printed more than ${formatBytes(MAX_OUTPUT_BYTES)} and was stopped`);
   }
   if (r.code !== 0) {
     const dropped = r.stderrDropped > 0 ? `\n(${r.stderrDropped} more bytes of output left out)` : '';
     const detail = cutStderr(shorten(r.stderr)) || `exited with ${r.signal ? `signal ${r.signal}` : `code ${r.code}`}`;
-    throw new Error(`${what} failed: ${detail}${dropped}`);
+    const failed = `${what} failed: ${detail}${dropped}`;
+    throw r.signal ? new Error(failed) : new UserError(failed);
   }
   return r.stdout;
 }

@@ -4,9 +4,10 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { UserError } from '../util/user-error.js';
 
 /** A path (spec.path, the path input) that cannot be built, and why: the message is `path "<path>" <problem>`. */
-export class PathError extends Error {
+export class PathError extends UserError {
   constructor(
     readonly path: string,
     readonly problem: string,

@@ -1,11 +1,13 @@
 /**
  * Reads one option's value as the table declares it: by its kind, its parser and its check, with
- * its default when empty. Each error names the input (or flag) and says what is allowed. Pure.
+ * its default when empty. Each error (a UserError) names the input (or flag) and says what is
+ * allowed. Pure.
  */
 import { checkoutSourceOf } from '../flux/checkout.js';
 import { parseDuration } from '../flux/parse.js';
 import { parseBytes } from '../kustomize/run.js';
 import { vaultAddresses } from '../sops/kms/settings.js';
+import { UserError } from '../util/user-error.js';
 import type { ParsedBy, Parser, Option, RegistryLogin } from './types.js';
 
 /**
@@ -25,14 +27,14 @@ export function parseBool(value: string | boolean | undefined, name: string): bo
   const v = (value ?? '').trim();
   if (v === '' || /^(false|False|FALSE)$/.test(v)) return false;
   if (/^(true|True|TRUE)$/.test(v)) return true;
-  throw new Error(`${name} must be true or false; got "${v}"`);
+  throw new UserError(`${name} must be true or false; got "${v}"`);
 }
 
 /** `50%` or `0.5`. */
 function parseShare(v: string, name: string): number {
   const n = v.endsWith('%') ? Number(v.slice(0, -1)) / 100 : Number(v);
   if (!Number.isFinite(n) || n < 0 || n > 1 || v === '%') {
-    throw new Error(`${name} must be a percentage from 0% to 100% (or a fraction 0–1); got "${v}"`);
+    throw new UserError(`${name} must be a percentage from 0% to 100% (or a fraction 0–1); got "${v}"`);
   }
   return n;
 }
@@ -49,7 +51,7 @@ function bytesText(n: number): string {
 function hostKey(input: string, host: string, example: string): string {
   const h = host.trim().toLowerCase();
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?$/.test(h)) {
-    throw new Error(`${input}: ${JSON.stringify(host)} is not a host name (e.g. ${example})`);
+    throw new UserError(`${input}: ${JSON.stringify(host)} is not a host name (e.g. ${example})`);
   }
   return h;
 }
@@ -65,7 +67,7 @@ const PARSERS: { [P in Parser]: (v: RawValue | undefined, name: string) => Parse
     const out: Record<string, string> = {};
     for (const [host, token] of Object.entries(asMap(v))) {
       const h = hostKey(name, host, 'github.com or git.example.com:8443');
-      if (token.trim() === '') throw new Error(`${name}: the token for ${h} is empty`);
+      if (token.trim() === '') throw new UserError(`${name}: the token for ${h} is empty`);
       out[h] = token.trim();
     }
     return out;
@@ -77,7 +79,7 @@ const PARSERS: { [P in Parser]: (v: RawValue | undefined, name: string) => Parse
       const l = login.trim();
       const cut = l.indexOf(':');
       if (cut <= 0 || cut === l.length - 1) {
-        throw new Error(
+        throw new UserError(
           `${name}: the value for ${h} must be USERNAME:PASSWORD (for a token, any user name, e.g. token:<the token>)`,
         );
       }
@@ -95,7 +97,7 @@ const PARSERS: { [P in Parser]: (v: RawValue | undefined, name: string) => Parse
     for (const s of names) {
       const [ns, n, extra] = s.split('/');
       if (extra !== undefined || n === undefined || !dns.test(ns!) || !dns.test(n)) {
-        throw new Error(`${name}: "${s}" is not NAMESPACE/NAME of a Kustomization (e.g. flux-system/apps)`);
+        throw new UserError(`${name}: "${s}" is not NAMESPACE/NAME of a Kustomization (e.g. flux-system/apps)`);
       }
     }
     return [...new Set(names)];
@@ -104,7 +106,8 @@ const PARSERS: { [P in Parser]: (v: RawValue | undefined, name: string) => Parse
   'flux-duration'(v, name) {
     const t = typeof v === 'string' ? v.trim() : '';
     if (t === '') return undefined;
-    if (parseDuration(t) === undefined) throw new Error(`${name} must be a duration such as 90s or 10m; got "${t}"`);
+    if (parseDuration(t) === undefined)
+      throw new UserError(`${name} must be a duration such as 90s or 10m; got "${t}"`);
     return t;
   },
 };
@@ -116,11 +119,18 @@ const PARSERS: { [P in Parser]: (v: RawValue | undefined, name: string) => Parse
  */
 export function parseOption(o: Option, given: RawValue | undefined): unknown {
   const name = optionName(o);
-  if (o.parse) return PARSERS[o.parse](given, name);
+  if (o.parse) {
+    try {
+      return PARSERS[o.parse](given, name);
+    } catch (err) {
+      // checkoutSourceOf and vaultAddresses are shared with the Kustomization files' reader.
+      throw err instanceof UserError ? err : new UserError((err as Error).message, { cause: err });
+    }
+  }
   if (o.kind === 'list') return [...asList(given)];
   if (o.kind === 'map') return { ...asMap(given) };
   if (typeof given === 'boolean') {
-    if (o.kind !== 'boolean') throw new Error(`${name} needs a value`);
+    if (o.kind !== 'boolean') throw new UserError(`${name} needs a value`);
     return given;
   }
   const text = typeof given === 'string' ? given.trim() : '';
@@ -131,13 +141,13 @@ export function parseOption(o: Option, given: RawValue | undefined): unknown {
     case 'boolean':
       return parseBool(v, name);
     case 'enum':
-      if (!o.values?.includes(v)) throw new Error(`${name} must be one of ${o.values?.join(', ')}; got "${v}"`);
+      if (!o.values?.includes(v)) throw new UserError(`${name} must be one of ${o.values?.join(', ')}; got "${v}"`);
       return v;
     case 'number': {
       const n = Number(v);
       if (v === '' || !Number.isInteger(n) || n < (check.min ?? -Infinity) || n > (check.max ?? Infinity)) {
         const range = check.min !== undefined && check.max !== undefined ? ` from ${check.min} to ${check.max}` : '';
-        throw new Error(`${name} must be a whole number${range}; got "${v}"`);
+        throw new UserError(`${name} must be a whole number${range}; got "${v}"`);
       }
       return n;
     }
@@ -145,14 +155,15 @@ export function parseOption(o: Option, given: RawValue | undefined): unknown {
       return parseShare(v, name);
     case 'duration': {
       const ms = parseDuration(v);
-      if (ms === undefined || ms < 0) throw new Error(`${name} must be a duration such as 90s or 10m; got "${v}"`);
-      if (ms < (check.min ?? 0)) throw new Error(`${name} must be longer than 0, such as 5s or 1m; got "${v}"`);
+      if (ms === undefined || ms < 0) throw new UserError(`${name} must be a duration such as 90s or 10m; got "${v}"`);
+      if (ms < (check.min ?? 0)) throw new UserError(`${name} must be longer than 0, such as 5s or 1m; got "${v}"`);
       return ms;
     }
     case 'size': {
       const bytes = parseBytes(v);
-      if (bytes === undefined) throw new Error(`${name} must be a size such as 512Mi or 2Gi; got "${v}"`);
-      if (bytes < (check.min ?? 0)) throw new Error(`${name} must be at least ${bytesText(check.min!)}; got "${v}"`);
+      if (bytes === undefined) throw new UserError(`${name} must be a size such as 512Mi or 2Gi; got "${v}"`);
+      if (bytes < (check.min ?? 0))
+        throw new UserError(`${name} must be at least ${bytesText(check.min!)}; got "${v}"`);
       return bytes;
     }
     default: {
@@ -160,10 +171,10 @@ export function parseOption(o: Option, given: RawValue | undefined): unknown {
       if (v === '') return undefined;
       const value = o.kind === 'multiline' && text !== '' ? (given as string) : v;
       if (check.maxLength !== undefined && v.length > check.maxLength) {
-        throw new Error(`${name} must be at most ${check.maxLength} characters; got ${v.length}`);
+        throw new UserError(`${name} must be at most ${check.maxLength} characters; got ${v.length}`);
       }
       if (check.pattern !== undefined && !new RegExp(check.pattern).test(v)) {
-        throw new Error(`${name} must be ${check.expects ?? `/${check.pattern}/`}; got "${v}"`);
+        throw new UserError(`${name} must be ${check.expects ?? `/${check.pattern}/`}; got "${v}"`);
       }
       return value;
     }

@@ -2,6 +2,7 @@
  * The rules between options: what one option allows of another. Each option alone is checked by its
  * declaration (table.ts, parse.ts); these are the rest. Errors name both options.
  */
+import { UserError } from '../util/user-error.js';
 import type { ParsedSettings } from './shape.js';
 
 type Rule = (s: ParsedSettings, files: boolean) => string | undefined;
@@ -47,6 +48,6 @@ export function checkRules(settings: ParsedSettings): void {
   const files = settings.kustomizations.length > 0;
   for (const rule of RULES) {
     const error = rule(settings, files);
-    if (error !== undefined) throw new Error(error);
+    if (error !== undefined) throw new UserError(error);
   }
 }

@@ -5,6 +5,7 @@
  */
 import { subjectOfError } from '../objects/errors.js';
 import type { Failure, Stage } from '../report/model.js';
+import { isUserError } from '../util/user-error.js';
 
 export type { Failure, Stage };
 
@@ -59,7 +60,7 @@ export class StageError extends Error implements Location {
   }
 
   get failure(): Failure {
-    return { stage: this.stage, reason: this.reason, message: this.message };
+    return failureOf(this.stage, this.message, this, this.reason);
   }
 }
 
@@ -68,9 +69,10 @@ export function rootCause(err: unknown): unknown {
   return err instanceof StageError && err.cause !== undefined ? err.cause : err;
 }
 
-/** A failure of `stage` from a message (failures that are reported rather than thrown). */
-export const failureOf = (stage: Stage, message: string): Failure => ({
-  stage,
-  reason: STAGE_REASONS[stage],
-  message,
-});
+/**
+ * A failure of `stage` with `message`: of the error `cause` (marked a user error when it is one), or
+ * reported rather than thrown.
+ */
+export function failureOf(stage: Stage, message: string, cause?: unknown, reason = STAGE_REASONS[stage]): Failure {
+  return { stage, reason, message, ...(isUserError(cause) ? { userError: true as const } : {}) };
+}

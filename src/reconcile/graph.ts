@@ -52,7 +52,9 @@ export async function reconcileAll(
     } catch (err) {
       // Only a fetch throws: the verdict was to fetch.
       const plan = verdict?.kind === 'fetch' ? verdict.source : undefined;
-      const failed = skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`, 'resolve');
+      const failed = skippedReport(settings, spec, `${describeSpec(spec)}: ${(err as Error).message}`, 'resolve', {
+        cause: err,
+      });
       return plan === undefined
         ? failed
         : { ...failed, notes: [...failed.notes, ...fetched.notesOf(plan)], source: { ref: describePlan(plan) } };

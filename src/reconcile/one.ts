@@ -52,7 +52,7 @@ export async function reconcileTarget(run: RunContext, given: KustomizationSpec)
     spec = await asItsParentBuildsIt(run, given, note);
   } catch (err) {
     const message = `${describeSpec(given)}: ${(err as Error).message}`;
-    return { ...skippedReport(run.settings, given, message, 'render'), notes };
+    return { ...skippedReport(run.settings, given, message, 'render', { cause: err }), notes };
   }
   const ref = spec.kubeConfig?.secretRef;
   const ctx: KustomizationContext = { ...run, spec, note };
@@ -62,7 +62,10 @@ export async function reconcileTarget(run: RunContext, given: KustomizationSpec)
     remote = await resolveTarget(run.settings, spec, ref, run.management, note, run.secrets.add);
   } catch (err) {
     const message = `${describeSpec(spec)}: ${(err as Error).message}`;
-    return { ...skippedReport(run.settings, spec, message, 'resolve', 'ReconciliationFailed'), notes };
+    return {
+      ...skippedReport(run.settings, spec, message, 'resolve', { fluxReason: 'ReconciliationFailed', cause: err }),
+      notes,
+    };
   }
   run.log.info(`Reconciling into ${remote.server} (spec.kubeConfig.secretRef ${spec.namespace}/${ref.name})`);
   try {

@@ -7,7 +7,13 @@ import type { Outcome } from '../flux/object.js';
 import { failureOf, STAGE_REASONS, type Stage } from './errors.js';
 
 /** The report of a run that failed before any Kustomization could start. */
-export function emptyReport(settings: Settings, started: number, error: string, stage: Stage = 'resolve'): Report {
+export function emptyReport(
+  settings: Settings,
+  started: number,
+  error: string,
+  stage: Stage = 'resolve',
+  cause?: unknown,
+): Report {
   return {
     mode: runMode(settings),
     kustomization: '',
@@ -19,23 +25,26 @@ export function emptyReport(settings: Settings, started: number, error: string, 
     durationMs: Date.now() - started,
     notes: [],
     error,
-    failure: failureOf(stage, error),
+    failure: failureOf(stage, error, cause),
   };
 }
 
-/** The report of a Kustomization that was not built: skipped, or refused before its build. */
+/**
+ * The report of a Kustomization that was not built: skipped, or refused before its build (`cause`:
+ * the error that refused it, which may be the user's).
+ */
 export function skippedReport(
   settings: Settings,
   spec: KustomizationSpec,
   reason: string,
   stage: Stage,
-  fluxReason: string = STAGE_REASONS[stage],
+  opts: { fluxReason?: string; cause?: unknown } = {},
 ): Report {
   return {
     ...emptyReport(settings, Date.now(), reason),
     kustomization: `${spec.namespace}/${spec.name}`,
     path: spec.path,
-    failure: { stage, reason: fluxReason, message: reason },
+    failure: failureOf(stage, reason, opts.cause, opts.fluxReason),
   };
 }
 

@@ -101,6 +101,12 @@ function optional<T>(
   return o[key] === undefined ? {} : { [key]: read(o, key, at) };
 }
 
+/** A flag that is present only when true. */
+function literalTrue(o: Obj, key: string, at: string): true {
+  if (o[key] !== true) throw new SchemaError(`${at}.${key}: expected true, or no ${key} at all`);
+  return true;
+}
+
 function bool(o: Obj, key: string, at: string): boolean {
   const v = o[key];
   if (typeof v !== 'boolean') throw new SchemaError(`${at}.${key}: expected true or false`);
@@ -214,11 +220,12 @@ function counts(o: Obj, key: string, at: string): Counts {
 
 function failure(o: Obj, key: string, at: string): Failure {
   const where = `${at}.${key}`;
-  const f = object(o[key], where, ['stage', 'reason', 'message']);
+  const f = object(o[key], where, ['stage', 'reason', 'message', 'userError']);
   return {
     stage: oneOf(STAGES)(f, 'stage', where),
     reason: name(f, 'reason', where),
     message: text(f, 'message', where),
+    ...(f['userError'] === undefined ? {} : { userError: literalTrue(f, 'userError', where) }),
   };
 }
 

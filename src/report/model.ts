@@ -15,6 +15,12 @@ export interface Failure {
   /** kustomize-controller's Ready reason where the same step fails (ArtifactFailed, BuildFailed, ...). */
   reason: string;
   message: string;
+  /**
+   * The failure is in what the run was given (an input, a file of the repository, a Kustomization;
+   * util/user-error.ts): the message says what to change, and running again will not help before
+   * that. Absent for failures of the cluster, the network or this action.
+   */
+  userError?: true;
 }
 
 /** One run's outcome: the single value every report (log, summary, outputs, JSON) is rendered from. */

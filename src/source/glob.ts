@@ -10,9 +10,10 @@
  * `*a*a*a…b` against a long name would take minutes.
  */
 import { RE2JS } from 're2js';
+import { UserError } from '../util/user-error.js';
 
 /** Thrown for a pattern Go (or doublestar) would refuse as malformed. */
-export class BadPattern extends Error {}
+export class BadPattern extends UserError {}
 
 const escapeRe = (c: string) => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 

@@ -1,5 +1,7 @@
+import { UserError } from '../../util/user-error.js';
+
 /** A parse or strict-mode error of envsubst, with the texts of the Go library. */
-export class EnvsubstError extends Error {
+export class EnvsubstError extends UserError {
   /** The unset variable, for strict-mode errors. */
   readonly variable?: string;
 
