@@ -195,16 +195,14 @@ export async function recordNotApplied(ctx: RunContext, spec: KustomizationSpec,
   const { settings } = ctx;
   if (settings.mode !== 'apply' || settings.select.length === 0 || spec.kubeConfig !== undefined) return;
   const store = inventoryStore(ctx.client, settings, spec);
-  const run = new InventoryRun(
-    ctx.client,
+  const run = new InventoryRun({
+    client: ctx.client,
     store,
     settings,
     spec,
-    ctx.clock.now(),
-    undefined,
-    ctx.management,
-    ctx.clock,
-  );
+    management: ctx.management,
+    clock: ctx.clock,
+  });
   const log = (line: string) => {
     ctx.log.info(line);
   };

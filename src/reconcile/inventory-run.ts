@@ -1,6 +1,9 @@
 /**
- * One run's dealings with a Kustomization's inventory and lock (the inventory rule of
- * src/inventory/plan.ts), shared by the plan and record phases and by removed Kustomizations.
+ * One run's session with a Kustomization's inventory and lock (the inventory rule of
+ * src/inventory/plan.ts): the plan and record phases, the wait on other jobs' Kustomizations and
+ * removed Kustomizations read and write inventories only through it. It stays in reconcile/: it
+ * joins the inventory to the settings, the Kustomization and substitution's secret paths, which
+ * src/inventory/ (imported by flux/, options/ and ssa/) may not import.
  */
 import type { ClusterClient } from '../cluster/client.js';
 import { ApiError } from '../cluster/errors.js';
@@ -37,7 +40,7 @@ export function inventoryStore(
 export function acquireLock(
   client: ClusterClient,
   store: Pick<InventoryStore, 'namespace' | 'name'>,
-  settings: Settings,
+  settings: SessionSettings,
   log: (line: string) => void,
 ): Promise<Lock> {
   return Lock.acquire(client, store.namespace, store.name, {
@@ -78,12 +81,34 @@ const originOf = (spec: KustomizationSpec): string =>
 export function legacyStore(
   client: ClusterClient,
   store: InventoryStore,
-  settings: Settings,
+  settings: Pick<Settings, 'name'>,
   spec: KustomizationSpec,
 ): InventoryStore | undefined {
   if (spec.origin.kind !== 'inputs' || settings.name !== undefined) return undefined;
   const former = { name: legacyName(spec.path), namespace: spec.namespace };
   return former.name === spec.name ? undefined : new InventoryStore(client, store.namespace, former);
+}
+
+/** What a session needs of the run's settings. */
+export type SessionSettings = Pick<
+  Settings,
+  'inventoryNamespace' | 'run' | 'lockLeaseMs' | 'lockTimeoutMs' | 'name' | 'kustomizations' | 'defaultServiceAccount'
+>;
+
+/** A session's Kustomization, where its inventory is, and the run it belongs to. */
+export interface SessionOf {
+  /** The cluster of the Kustomization's objects and inventory. */
+  client: ClusterClient;
+  store: InventoryStore;
+  settings: SessionSettings;
+  spec: KustomizationSpec;
+  /** When the run began (the clock's now by default). */
+  started?: number;
+  /** The inventory under the path's former name, when it may be adopted (legacyStore). */
+  legacy?: InventoryStore;
+  /** The cluster of Flux's own Kustomization objects: the action's, when the target is remote. */
+  management?: ClusterClient;
+  clock?: Clock;
 }
 
 export const entryOfObject = (o: KubeObject): Entry =>
@@ -119,19 +144,23 @@ export class InventoryRun {
   private readonly store: InventoryStore;
   private readonly legacy: InventoryStore | undefined;
 
-  constructor(
-    private readonly client: ClusterClient,
-    store: InventoryStore,
-    private readonly settings: Settings,
-    private readonly spec: KustomizationSpec,
-    private readonly started: number,
-    legacy?: InventoryStore,
-    private readonly management: ClusterClient = client,
-    private readonly clock: Clock = systemClock,
-  ) {
-    this.writer = client.guarded(this.checkpoint);
-    this.store = store.using(this.writer);
-    this.legacy = legacy?.using(this.writer);
+  private readonly client: ClusterClient;
+  private readonly settings: SessionSettings;
+  private readonly spec: KustomizationSpec;
+  private readonly started: number;
+  private readonly management: ClusterClient;
+  private readonly clock: Clock;
+
+  constructor(of: SessionOf) {
+    this.client = of.client;
+    this.settings = of.settings;
+    this.spec = of.spec;
+    this.clock = of.clock ?? systemClock;
+    this.started = of.started ?? this.clock.now();
+    this.management = of.management ?? of.client;
+    this.writer = of.client.guarded(this.checkpoint);
+    this.store = of.store.using(this.writer);
+    this.legacy = of.legacy?.using(this.writer);
   }
 
   /**

@@ -114,16 +114,16 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
   const started = target.clock.now();
   const done: Progress = { changeset: [], problems: [], origins: new Map() };
   const store = inventoryStore(target.client, settings, spec);
-  const inventory = new InventoryRun(
-    target.client,
+  const inventory = new InventoryRun({
+    client: target.client,
     store,
     settings,
     spec,
     started,
-    legacyStore(target.client, store, settings, spec),
-    target.management,
-    target.clock,
-  );
+    legacy: legacyStore(target.client, store, settings, spec),
+    management: target.management,
+    clock: target.clock,
+  });
   // From here on every write of this Kustomization (applies, prunes, its inventory; each retry
   // too) passes its lock's checkpoint: once the lock is lost, nothing more is written.
   const ctx: KustomizationContext = { ...target, client: inventory.writer };
