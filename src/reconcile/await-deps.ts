@@ -101,7 +101,7 @@ export async function awaitDependencies(
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<string | undefined> {
   const names = deps.map((d) => `${d.dep.namespace}/${d.dep.name}`);
-  if (ctx.settings.mode !== 'apply') {
+  if (!ctx.applying) {
     if (names.length > 0)
       ctx.log.info(
         `dependencies reconciled by other jobs, not waited for in a ${ctx.settings.mode}: ${names.join(', ')}`,
@@ -110,7 +110,6 @@ export async function awaitDependencies(
     return undefined;
   }
   if (deps.length === 0) return undefined;
-  const { settings } = ctx;
   // A dependency applied to another cluster (spec.kubeConfig) keeps its inventory there.
   const clients = new Map(
     await Promise.all(
@@ -118,14 +117,14 @@ export async function awaitDependencies(
         const ref = d.spec.kubeConfig?.secretRef;
         const client = ref
           ? await resolveTarget(
-              settings,
-              d.spec,
-              ref,
-              ctx.management,
-              (l) => {
-                ctx.log.info(l);
+              {
+                ...ctx,
+                spec: d.spec,
+                note: (l: string) => {
+                  ctx.log.info(l);
+                },
               },
-              ctx.secrets.add,
+              ref,
             )
           : ctx.management;
         return [d, client] as const;
@@ -193,7 +192,7 @@ async function poll(
  */
 export async function recordNotApplied(ctx: RunContext, spec: KustomizationSpec, reason: string): Promise<void> {
   const { settings } = ctx;
-  if (settings.mode !== 'apply' || settings.select.length === 0 || spec.kubeConfig !== undefined) return;
+  if (!ctx.applying || settings.select.length === 0 || spec.kubeConfig !== undefined) return;
   const store = inventoryStore(ctx.client, settings, spec);
   const run = new InventoryRun({
     client: ctx.client,

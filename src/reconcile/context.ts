@@ -54,6 +54,11 @@ export class SecretRegistry {
 
 export interface RunContext {
   settings: Settings;
+  /**
+   * This run writes (mode apply, or drift-correction's apply); otherwise every write is a
+   * server-side dry-run and no inventory or lock is touched. The one place the mode is asked.
+   */
+  applying: boolean;
   /** The action's cluster: substituteFrom, decryption and kubeConfig Secrets are read from it. */
   management: ClusterClient;
   /** The cluster the objects, inventory and lock are in (the management one without spec.kubeConfig). */
@@ -111,6 +116,7 @@ export function runContext(
 ): RunContext {
   return {
     settings,
+    applying: settings.mode === 'apply',
     management: client,
     client,
     discovery,

@@ -175,7 +175,7 @@ async function reconcileEach(
     const own = { ...ctx, log, wouldCreate: views.viewOf(spec, log) };
     const waited = await awaited(own, spec);
     if (waited) return waited;
-    ctx.log.info(`[${key}] ${settings.mode === 'apply' ? 'reconciling' : 'planning'} ${dotted(spec.path)}`);
+    ctx.log.info(`[${key}] ${ctx.applying ? 'reconciling' : 'planning'} ${dotted(spec.path)}`);
     return run(own, spec);
   }
   return combine(

@@ -59,7 +59,7 @@ export async function reconcileTarget(run: RunContext, given: KustomizationSpec)
   if (!ref) return reconcileOne(ctx, notes);
   let remote: ClusterClient;
   try {
-    remote = await resolveTarget(run.settings, spec, ref, run.management, note, run.secrets.add);
+    remote = await resolveTarget(ctx, ref);
   } catch (err) {
     const message = `${describeSpec(spec)}: ${(err as Error).message}`;
     return {
@@ -151,7 +151,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     ...(failure !== undefined ? { error: failure.message, failure } : {}),
     ...(failure !== undefined && done.problems.length > 0 ? { problems: done.problems } : {}),
   });
-  const applying = settings.mode === 'apply';
+  const { applying } = ctx;
   // The secrets rendering met: the inventory's status message is scrubbed of them (it is in the cluster).
   const secrets = ctx.secrets.scoped();
   // Started before the build and awaited after it, so that the cluster round trips (discovery, the
@@ -174,9 +174,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     });
     // A refusal (another repository's inventory) is known before the build's result is needed.
     ready.catch(() => undefined);
-    const rendered = await phase(ctx, 'render', 'Render', () =>
-      render(settings, spec, ctx.management, secrets.add, note, ctx.children),
-    );
+    const rendered = await phase(ctx, 'render', 'Render', () => render(ctx, secrets.add));
     done.origins = rendered.origins;
     await ready;
     const planned = await phase(ctx, 'plan', 'Plan', () => plan(ctx, rendered, inventory));

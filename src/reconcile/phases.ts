@@ -45,7 +45,7 @@ export interface Plan {
  */
 export async function plan(ctx: KustomizationContext, rendered: Rendered, inventory: InventoryRun): Promise<Plan> {
   const { settings, spec, note } = ctx;
-  const apply = settings.mode === 'apply';
+  const apply = ctx.applying;
   // Names, label keys and kinds the server would refuse fail the run before anything is written.
   await prevalidate(rendered.objects, ctx.discovery);
   const checkpoint = apply ? inventory.checkpoint : undefined;
@@ -90,7 +90,7 @@ export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeS
       ? { ignoredPaths: (obj: KubeObject) => ignoredPaths(spec.ignore, obj), strip: stripPaths, adopt: adoptPaths }
       : {}),
     fieldManager: settings.fieldManager,
-    dryRunOnly: settings.mode !== 'apply',
+    dryRunOnly: !ctx.applying,
     concurrency: settings.concurrency,
     alwaysDryRun: settings.alwaysDryRun,
     log: (l) => {
@@ -98,7 +98,7 @@ export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeS
     },
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     secretPaths: (o) => planned.secretPaths.get(secretPathsId(o)) ?? [],
-    ...(settings.mode !== 'apply' ? { created: wouldCreateOn(ctx) } : {}),
+    ...(!ctx.applying ? { created: wouldCreateOn(ctx) } : {}),
   });
 }
 
@@ -195,7 +195,7 @@ export async function prune(
   changeset: ChangeSetEntry[],
 ): Promise<Pruned> {
   const { settings, spec, note, log } = ctx;
-  const applying = settings.mode === 'apply';
+  const { applying } = ctx;
   const next = changeset.map(entryOf);
   let stale = staleEntries(inventory.old, next);
   // A child's Kustomization object that this run reconciles itself now (children.ts) is not deleted:

@@ -35,7 +35,7 @@ export async function recordSuccess(
   known: ReadonlySet<string>,
 ): Promise<void> {
   await planned.checkpoint?.();
-  if (ctx.settings.mode !== 'apply') return;
+  if (!ctx.applying) return;
   const error = pruned.error && scrubText(pruned.error, known);
   await inventory.end({ kind: 'succeeded', survivors: pruned.survivors }, pruned.next, error, ctx.note);
 }
@@ -51,7 +51,7 @@ export async function recordFailure(
   err: StageError,
   known: ReadonlySet<string>,
 ): Promise<{ message: string; locate: boolean }> {
-  const applying = ctx.settings.mode === 'apply';
+  const { applying } = ctx;
   // The failed run's record is a write too: only while the lock is still this run's.
   if (applying) await inventory.checkpoint().catch(() => undefined);
   const lost = inventory.lost;

@@ -25,7 +25,6 @@ import {
 } from '../inventory/store.js';
 import { formatDuration } from '../util/duration.js';
 import type { PrunedObject, RemovedKustomization } from '../report/model.js';
-import type { Settings } from '../options/settings.js';
 import { impersonatedUser } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { namespacePruneRefusal } from '../ssa/contents.js';
@@ -57,10 +56,7 @@ export async function handleRemoved(
   specs: readonly KustomizationSpec[],
   succeeded: boolean,
 ): Promise<RemovalReport> {
-  const { client, discovery, settings } = ctx;
-  const log = (line: string) => {
-    ctx.log.info(line);
-  };
+  const { client, settings } = ctx;
   const out: RemovalReport = { removed: [], pruned: [], notes: [] };
   if (settings.kustomizations.length === 0) return out;
   const set = setIdentity(settings.run.source, settings.kustomizations);
@@ -85,7 +81,7 @@ export async function handleRemoved(
   if (gone.length === 0) return out;
 
   const wanted = settings.removedKustomizations === 'delete' && settings.mode !== 'drift';
-  if (!wanted || (settings.mode === 'apply' && !succeeded)) {
+  if (!wanted || (ctx.applying && !succeeded)) {
     const why = !wanted
       ? 'set removed-kustomizations: delete to apply its deletionPolicy'
       : 'not deleted because this run failed';
@@ -120,7 +116,7 @@ export async function handleRemoved(
   const failures: string[] = [];
   const refused: string[] = [];
   for (const f of gone) {
-    const r = await removeOne(client, discovery, settings, f, log, held.get(f.kustomization)).catch(
+    const r = await removeOne(ctx, f, held.get(f.kustomization)).catch(
       (err: unknown): { removed: RemovedKustomization; pruned: PrunedObject[] } => ({
         removed: { ...orphaned(f, ''), action: 'failed', reason: (err as Error).message },
         pruned: [],
@@ -204,16 +200,17 @@ async function listInventories(
 }
 
 async function removeOne(
-  client: ClusterClient,
-  discovery: Discovery,
-  settings: Settings,
+  ctx: RunContext,
   f: Found,
-  log: (line: string) => void,
   /** Why its objects stay whatever its policy says (a Flux Kustomization reconciles them). */
   heldBy?: string,
 ): Promise<{ removed: RemovedKustomization; pruned: PrunedObject[] }> {
+  const { client, discovery, settings } = ctx;
+  const log = (line: string) => {
+    ctx.log.info(line);
+  };
   const [namespace, name] = f.kustomization.split('/') as [string, string];
-  const dryRun = settings.mode !== 'apply';
+  const dryRun = !ctx.applying;
   const lock = dryRun ? undefined : await explained(f.store, () => acquireLock(client, f.store, settings, log));
   // Before each write: stop once another run took the lock over (src/inventory/lease.ts); every
   // attempt of every write (retries too) passes it, through `writer`.

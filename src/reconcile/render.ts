@@ -25,8 +25,7 @@ import { mergeVariables, secretNames, type VariableLayer } from '../substitute/v
 import { collectSecretPaths, type SecretPaths } from '../substitute/provenance.js';
 import { ObjectError, subjectOfError } from '../objects/errors.js';
 import { reservedProblem } from '../inventory/reserved.js';
-import type { Children } from './children.js';
-import type { Hooks } from './context.js';
+import type { Hooks, KustomizationContext } from './context.js';
 import { StageError } from './errors.js';
 
 /**
@@ -242,15 +241,12 @@ export interface Rendered {
 
 /** The render phase of a reconcile: renderSpec, then the objects as Flux sends them. */
 export async function render(
-  settings: Settings,
-  spec: KustomizationSpec,
-  management: ClusterClient,
+  ctx: Pick<KustomizationContext, 'settings' | 'spec' | 'management' | 'note' | 'children'>,
+  /** Where the secret values rendering meets go (the Kustomization's own registry). */
   secret: (value: string) => void,
-  note: (line: string) => void,
-  /** The run's children (children.ts): their Kustomization objects are left out of a parent's apply. */
-  children?: Pick<Children, 'defines'>,
 ): Promise<Rendered> {
-  const built = await renderSpec(settings, spec, management, { secret, note });
+  const { settings, spec, note, children } = ctx;
+  const built = await renderSpec(settings, spec, ctx.management, { secret, note });
   if (children !== undefined) {
     const own = built.objects.filter((o) => children.defines(o));
     if (own.length > 0) {

@@ -20,6 +20,7 @@ import { dependencyOrder } from '../flux/graph.js';
 import { clusterOf } from '../flux/clusters.js';
 import { describeSpec, unsupportedFields } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
+import type { KustomizationContext } from './context.js';
 
 /**
  * The Kustomizations a run works on: the files named by `kustomizations`, or one from the inputs.
@@ -192,16 +193,12 @@ export function selected(select: readonly string[], specs: readonly Kustomizatio
  * controller's).
  */
 export async function resolveTarget(
-  settings: Settings,
-  spec: KustomizationSpec,
+  ctx: Pick<KustomizationContext, 'settings' | 'spec' | 'management' | 'note' | 'secrets'>,
   ref: { name: string; key?: string },
-  management: ClusterClient,
-  note: (line: string) => void,
-  secret: (value: string) => void,
 ): Promise<ClusterClient> {
-  const kc = await remoteKubeConfig(management, spec.namespace, ref, note);
-  kubeconfigSecrets(kc).forEach(secret);
-  return new ClusterClient(kc, { timeouts: settings.clusterTimeouts });
+  const kc = await remoteKubeConfig(ctx.management, ctx.spec.namespace, ref, ctx.note);
+  kubeconfigSecrets(kc).forEach(ctx.secrets.add);
+  return new ClusterClient(kc, { timeouts: ctx.settings.clusterTimeouts });
 }
 
 /**
