@@ -23,7 +23,11 @@ export type { ParsedSettings };
 interface EdgeSettings {
   /** The source root (absolute): paths are relative to it and may not leave it. */
   root: string;
-  /** The environment the cloud KMS services read ambient credentials from (OIDC-federated variables). */
+  /**
+   * The environment the run's ambient credentials are read from: the cloud KMS services' (OIDC-federated
+   * variables) and a Bucket's provider aws (AWS_*). Child processes (kustomize, git, exec plugins)
+   * inherit the runner's environment as processes do, filtered where it matters (kustomize/invoke.ts).
+   */
   env: NodeJS.ProcessEnv;
   /** This run, as the inventory records it and a waiting run sees it. */
   run: RunInfo;

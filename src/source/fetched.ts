@@ -274,7 +274,7 @@ export function runSources(
       Bucket: (def) =>
         fetchBucket(def, {
           ...shared,
-          env: anonymous === undefined ? process.env : {},
+          env: anonymous === undefined ? settings.env : {},
           log: opts.log,
           budget,
           ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
