@@ -3,7 +3,7 @@ import { ObjectError } from '../../src/objects/errors.js';
 import { prefixed, SecretRegistry, type Logger } from '../../src/reconcile/context.js';
 import { failureOf, rootCause, STAGE_REASONS, StageError, type Stage } from '../../src/reconcile/errors.js';
 import { combine, outcomeOf, skippedReport } from '../../src/reconcile/report.js';
-import { countReport, type Report } from '../../src/report/model.js';
+import { countReport, reportOf, type Report } from '../../src/report/model.js';
 import { SopsError } from '../../src/sops/types.js';
 import { ApiError } from '../../src/cluster/errors.js';
 import { SpecError } from '../../src/flux/fields.js';
@@ -190,5 +190,43 @@ describe("a failure in what the run was given is marked the user's", () => {
       userError: true,
     });
     expect(skippedReport(settings, spec, 'skipped', 'dependency').failure).not.toHaveProperty('userError');
+  });
+});
+
+describe('reportOf: ok and counts derived, never set apart', () => {
+  const created = {
+    subject: 'ConfigMap/ns/a',
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    name: 'a',
+    action: 'created' as const,
+  };
+  const parts = { mode: 'apply' as const, kustomization: 'ns/k', path: '.', server: 's', durationMs: 1, notes: [] };
+  it.each<[string, Parameters<typeof reportOf>[0], boolean, Partial<Report['counts']>]>([
+    ['no error: ok', { ...parts, changeset: [created] }, true, { created: 1, deleted: 0 }],
+    ['an error: failed', { ...parts, changeset: [], error: 'x' }, false, { created: 0 }],
+    [
+      'a deleted prune result counts, a skipped one does not',
+      {
+        ...parts,
+        changeset: [],
+        pruned: [
+          { subject: 'ConfigMap/ns/b', action: 'deleted' },
+          { subject: 'ConfigMap/ns/c', action: 'skipped' },
+        ],
+      },
+      true,
+      { deleted: 1 },
+    ],
+    [
+      'a report spread into its parts: its stale ok and counts are derived again',
+      { ...parts, changeset: [created], ok: false, counts: countReport([]) } as Parameters<typeof reportOf>[0],
+      true,
+      { created: 1 },
+    ],
+  ])('%s', (_, given, ok, counts) => {
+    const r = reportOf(given);
+    expect(r.ok).toBe(ok);
+    expect(r.counts).toMatchObject(counts);
   });
 });

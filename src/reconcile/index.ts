@@ -6,7 +6,7 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { Discovery } from '../cluster/discovery.js';
 import type { SourceVerdict } from '../flux/checkout.js';
-import { countReport, driftFound, type Report } from '../report/model.js';
+import { driftFound, reportOf, type Report } from '../report/model.js';
 import { runMode, type Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, systemClock, type Clock, type Hooks, type RunContext } from './context.js';
@@ -126,10 +126,8 @@ async function withRemoved(ctx: RunContext, report: Report, specs: Kustomization
   if (r.removed.length === 0 && r.notes.length === 0 && r.error === undefined) return report;
   const pruned = [...(report.pruned ?? []), ...r.pruned];
   const error = [report.error, r.error].filter((e) => e !== undefined).join('\n');
-  return {
+  return reportOf({
     ...report,
-    ok: report.ok && r.error === undefined,
-    counts: countReport(report.changeset, pruned),
     notes: [...report.notes, ...r.notes],
     ...(r.removed.length > 0 ? { removed: r.removed } : {}),
     ...(pruned.length > 0 ? { pruned } : {}),
@@ -137,5 +135,5 @@ async function withRemoved(ctx: RunContext, report: Report, specs: Kustomization
     ...(error !== ''
       ? { failure: report.failure ? { ...report.failure, message: error } : failureOf('removed', error) }
       : {}),
-  };
+  });
 }

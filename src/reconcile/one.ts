@@ -9,7 +9,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import { Discovery } from '../cluster/discovery.js';
 import { subjectOf } from '../objects/kube.js';
 import { locateObject, type Problem } from '../report/problems.js';
-import { countReport, type Report } from '../report/model.js';
+import { reportOf, type Report } from '../report/model.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { ApplyError } from '../ssa/apply.js';
@@ -127,30 +127,29 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
   // From here on every write of this Kustomization (applies, prunes, its inventory; each retry
   // too) passes its lock's checkpoint: once the lock is lost, nothing more is written.
   const ctx: KustomizationContext = { ...target, client: inventory.writer };
-  const finish = (failure?: Failure): Report => ({
-    mode: runMode(settings),
-    kustomization: `${spec.namespace}/${spec.name}`,
-    path: spec.path,
-    server: ctx.client.server,
-    ok: failure === undefined,
-    changeset: done.changeset,
-    counts: countReport(done.changeset, done.pruned),
-    durationMs: ctx.clock.now() - started,
-    notes,
-    inventory: `${store.namespace}/${store.name}`,
-    ...(done.health ? { health: done.health } : {}),
-    ...(done.pruned
-      ? {
-          pruned: done.pruned.map(({ subject, action, reason }) => ({
-            subject,
-            action,
-            ...(reason ? { reason } : {}),
-          })),
-        }
-      : {}),
-    ...(failure !== undefined ? { error: failure.message, failure } : {}),
-    ...(failure !== undefined && done.problems.length > 0 ? { problems: done.problems } : {}),
-  });
+  const finish = (failure?: Failure): Report =>
+    reportOf({
+      mode: runMode(settings),
+      kustomization: `${spec.namespace}/${spec.name}`,
+      path: spec.path,
+      server: ctx.client.server,
+      changeset: done.changeset,
+      durationMs: ctx.clock.now() - started,
+      notes,
+      inventory: `${store.namespace}/${store.name}`,
+      ...(done.health ? { health: done.health } : {}),
+      ...(done.pruned
+        ? {
+            pruned: done.pruned.map(({ subject, action, reason }) => ({
+              subject,
+              action,
+              ...(reason ? { reason } : {}),
+            })),
+          }
+        : {}),
+      ...(failure !== undefined ? { error: failure.message, failure } : {}),
+      ...(failure !== undefined && done.problems.length > 0 ? { problems: done.problems } : {}),
+    });
   const { applying } = ctx;
   // The secrets rendering met: the inventory's status message is scrubbed of them (it is in the cluster).
   const secrets = ctx.secrets.scoped();

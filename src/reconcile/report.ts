@@ -1,6 +1,6 @@
 /** The reports of a run that are not one Kustomization's own: failed before it, skipped, combined. */
 import { combinedError, failedFirst } from '../report/combine.js';
-import { countReport, type Report } from '../report/model.js';
+import { reportOf, type Report } from '../report/model.js';
 import { runMode, type Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { Outcome } from '../flux/object.js';
@@ -14,19 +14,17 @@ export function emptyReport(
   stage: Stage = 'resolve',
   cause?: unknown,
 ): Report {
-  return {
+  return reportOf({
     mode: runMode(settings),
     kustomization: '',
     path: settings.path,
     server: '',
-    ok: false,
     changeset: [],
-    counts: countReport([]),
     durationMs: Date.now() - started,
     notes: [],
     error,
     failure: failureOf(stage, error, cause),
-  };
+  });
 }
 
 /**
@@ -58,14 +56,12 @@ export function combine(settings: Settings, reports: Report[], started: number, 
   const failed = failedFirst(reports);
   const error = failed.length > 0 ? combinedError(failed) : undefined;
   const first = failed[0]?.failure;
-  return {
+  return reportOf({
     mode: runMode(settings),
     kustomization: reports.map((r) => r.kustomization).join(', '),
     path: reports.map((r) => r.path).join(', '),
     server,
-    ok: failed.length === 0,
     changeset,
-    counts: countReport(changeset, pruned),
     durationMs: Date.now() - started,
     notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
     ...(health.length > 0 ? { health } : {}),
@@ -74,7 +70,7 @@ export function combine(settings: Settings, reports: Report[], started: number, 
     ...(error !== undefined ? { error } : {}),
     ...(error !== undefined && first ? { failure: { ...first, message: error } } : {}),
     kustomizations: reports,
-  };
+  });
 }
 
 /** kustomize-controller's Ready condition after a successful reconciliation. */

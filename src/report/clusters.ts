@@ -4,7 +4,7 @@
  * cluster, and the renderings show a section per cluster. A report without clusters renders as it
  * always did: every function here is a no-op for it. Pure.
  */
-import { countReport, type PrunedObject, type RemovedKustomization, type Report } from './model.js';
+import { reportOf, type PrunedObject, type RemovedKustomization, type Report } from './model.js';
 
 /**
  * A removed Kustomization, or a prune result, with the cluster of the job that reported it: the
@@ -66,13 +66,12 @@ export function clusterShare(report: Report, cluster: string): Report {
   ];
   const health = parts.flatMap((k) => k.health ?? []);
   const { pruned: _pruned, removed: _removed, health: _health, ...rest } = report;
-  return {
+  return reportOf({
     ...rest,
     changeset,
-    counts: countReport(changeset, pruned),
     kustomizations: parts,
     ...(pruned.length > 0 ? { pruned } : {}),
     ...(removed.length > 0 ? { removed } : {}),
     ...(health.length > 0 ? { health } : {}),
-  };
+  });
 }

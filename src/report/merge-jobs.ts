@@ -6,7 +6,7 @@
  */
 import type { ExpectedJob } from '../fanout/matrix.js';
 import { clusterLabel, clusterNameOf, type InCluster } from './clusters.js';
-import { countReport, type RemovedKustomization, type Report } from './model.js';
+import { reportOf, type RemovedKustomization, type Report } from './model.js';
 
 /** One Kustomization's report in the merge, with the file it came from. */
 export interface Row {
@@ -109,18 +109,16 @@ export function checkJobs(
 
 /** The failed row of a matrix entry that has no report file. */
 function missingReport(e: ExpectedJob, mode: Report['mode']): Report {
-  return {
+  return reportOf({
     mode,
     kustomization: e.kustomization,
     ...(e.cluster ? { cluster: e.cluster } : {}),
     ...(e.level !== undefined ? { level: e.level } : {}),
     path: e.path ?? '',
     server: '',
-    ok: false,
     changeset: [],
-    counts: countReport([]),
     durationMs: 0,
     notes: [],
     error: `no report file of matrix entry ${e.id}: its job failed before writing one, was cancelled, or its artifact was not downloaded`,
-  };
+  });
 }

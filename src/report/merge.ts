@@ -11,6 +11,7 @@ import type { ReportFile } from './file.js';
 import { checkJobs, type Row } from './merge-jobs.js';
 import {
   countReport,
+  reportOf,
   hasChanges,
   type Failure,
   type PrunedObject,
@@ -102,14 +103,12 @@ export function mergeReports(files: readonly NamedReportFile[], expected?: reado
   const error = errors.length > 0 ? errors.join('\n') : undefined;
   const first = failed[0]?.failure ?? jobErrors.find((s) => s.failure)?.failure;
   const drift = mergedDrift(shares);
-  return {
+  return reportOf({
     mode,
     kustomization: ordered.map(nameOf).join(', '),
     path: ordered.map((k) => k.path).join(', '),
     server: [...new Set(sorted.map((f) => f.file.report.server).filter((s) => s !== ''))].join(', '),
-    ok: error === undefined,
     changeset,
-    counts: countReport(changeset, pruned),
     // From the first job's start to the last one's end: dependent jobs run one after the other.
     durationMs: wallTime(sorted),
     notes,
@@ -121,7 +120,7 @@ export function mergeReports(files: readonly NamedReportFile[], expected?: reado
     ...(error !== undefined ? { error } : {}),
     ...(error !== undefined && first ? { failure: { ...first, message: error } } : {}),
     kustomizations: ordered,
-  };
+  });
 }
 
 /** How the merged report names a Kustomization: with its cluster, as `production · flux-system/apps`. */
@@ -167,7 +166,7 @@ function settled(k: Report): Report {
     (failedDeletes.length > 0
       ? `deleting ${failedDeletes.map((p) => p.subject).join(', ')} failed`
       : 'failed (its report gives no error)');
-  return { ...rest, ok, counts: countReport(k.changeset, k.pruned), ...(ok ? {} : { error: why }) };
+  return reportOf({ ...rest, ...(ok ? {} : { error: why }) });
 }
 
 /** Splits a file's report into its Kustomizations' reports and the rest, and checks it against itself. */

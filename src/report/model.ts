@@ -97,6 +97,29 @@ export interface RemovedKustomization {
   reason: string;
 }
 
+/** A report's own parts: everything but what reportOf derives from them. */
+export type ReportParts = Omit<Report, 'ok' | 'counts'>;
+
+/**
+ * A report from its parts: `ok` from its error (a report fails exactly when it has one), `counts`
+ * from its changeset and pruned lists. Every report a run, a merge or a cluster's share makes is
+ * made by it, so that these never disagree with what they are derived from.
+ */
+export function reportOf(parts: ReportParts): Report {
+  // A report spread into its parts brings its own ok and counts: those are derived again.
+  const { mode, kustomization, path, server, changeset, ok: _ok, counts: _counts, ...rest } = parts as Report;
+  return {
+    mode,
+    kustomization,
+    path,
+    server,
+    ok: parts.error === undefined,
+    changeset,
+    counts: countReport(changeset, parts.pruned),
+    ...rest,
+  };
+}
+
 /**
  * The totals of a changeset and its prune results. Only `deleted` prune results count: a skipped
  * object stays, and a failed deletion fails the run.
