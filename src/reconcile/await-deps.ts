@@ -120,9 +120,7 @@ export async function awaitDependencies(
               {
                 ...ctx,
                 spec: d.spec,
-                note: (l: string) => {
-                  ctx.log.info(l);
-                },
+                note: ctx.log.info,
               },
               ref,
             )
@@ -202,9 +200,7 @@ export async function recordNotApplied(ctx: RunContext, spec: KustomizationSpec,
     management: ctx.management,
     clock: ctx.clock,
   });
-  const log = (line: string) => {
-    ctx.log.info(line);
-  };
+  const log = ctx.log.info;
   try {
     await run.notApplied(scrubText(reason, ctx.secrets.known), log, log);
   } catch (err) {

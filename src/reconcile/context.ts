@@ -24,8 +24,12 @@ export interface Hooks {
   group?: <T>(title: string, fn: () => Promise<T>) => Promise<T>;
 }
 
+/**
+ * Where a run's lines go. `info` is a function property, not a method, so that it can be handed on
+ * as it is wherever a module takes a line callback (`(line: string) => void`).
+ */
 export interface Logger {
-  info(line: string): void;
+  readonly info: (line: string) => void;
   group<T>(title: string, fn: () => Promise<T>): Promise<T>;
 }
 

@@ -39,9 +39,7 @@ export async function reconcileAll(
   const fetched = runSources(settings, {
     secret: ctx.secrets.add,
     readSecret: secretReader(ctx.management),
-    log: (line) => {
-      ctx.log.info(line);
-    },
+    log: ctx.log.info,
   });
   /** The Kustomization, built from its own source when that is not this checkout; the report names the source. */
   const run = async (c: RunContext, spec: KustomizationSpec): Promise<Report> => {

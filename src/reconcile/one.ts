@@ -162,13 +162,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
       return finish();
     }
     ctx.discovery.warm();
-    ready = (
-      applying
-        ? inventory.lock((l) => {
-            ctx.log.info(l);
-          }, note)
-        : inventory.peek(note)
-    ).catch((err: unknown) => {
+    ready = (applying ? inventory.lock(ctx.log.info, note) : inventory.peek(note)).catch((err: unknown) => {
       throw StageError.of('resolve', err, { reason: 'ReconciliationFailed' });
     });
     // A refusal (another repository's inventory) is known before the build's result is needed.

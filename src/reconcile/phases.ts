@@ -93,9 +93,7 @@ export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeS
     dryRunOnly: !ctx.applying,
     concurrency: settings.concurrency,
     alwaysDryRun: settings.alwaysDryRun,
-    log: (l) => {
-      ctx.log.info(l);
-    },
+    log: ctx.log.info,
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     secretPaths: (o) => planned.secretPaths.get(secretPathsId(o)) ?? [],
     ...(!ctx.applying ? { created: wouldCreateOn(ctx) } : {}),
@@ -162,9 +160,7 @@ export async function health(ctx: KustomizationContext, planned: Plan, changeset
     // A kind the server does not serve fails at once, unless a CRD this run applied defines it.
     definedKinds: definedKinds(planned.objects),
     concurrency: ctx.settings.concurrency,
-    log: (l) => {
-      log.info(l);
-    },
+    log: log.info,
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     ...(spec.healthCheckExprs.length > 0 ? { custom: celStatusReader(spec.healthCheckExprs) } : {}),
   });
@@ -227,9 +223,7 @@ export async function prune(
     owner: spec,
     formerOwners: inventory.formerOwners,
     dryRun: !applying,
-    log: (l) => {
-      log.info(l);
-    },
+    log: log.info,
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
   });
   const failed = failedDeletions(results);

@@ -206,9 +206,7 @@ async function removeOne(
   heldBy?: string,
 ): Promise<{ removed: RemovedKustomization; pruned: PrunedObject[] }> {
   const { client, discovery, settings } = ctx;
-  const log = (line: string) => {
-    ctx.log.info(line);
-  };
+  const log = ctx.log.info;
   const [namespace, name] = f.kustomization.split('/') as [string, string];
   const dryRun = !ctx.applying;
   const lock = dryRun ? undefined : await explained(f.store, () => acquireLock(client, f.store, settings, log));
