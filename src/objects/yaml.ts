@@ -91,7 +91,7 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
     } catch (err) {
       const message = describeError(err);
       fail(
-        /alias/i.test(message)
+        isAliasLimit(message)
           ? `too many YAML aliases (more than ${MAX_ALIAS_COUNT} expansions); write the values out`
           : `invalid YAML: ${message}`,
       );
@@ -230,4 +230,9 @@ function typeName(value: unknown): string {
   if (typeof value === 'object' && value !== null) return 'a map';
   if (typeof value === 'string') return `the text ${JSON.stringify(clip(value, 40))}`;
   return `the ${typeof value} ${String(value)}`;
+}
+
+/** The yaml package's refusal of a document whose aliases expand past maxAliasCount ("Excessive alias count"). */
+function isAliasLimit(message: string): boolean {
+  return /alias/i.test(message);
 }

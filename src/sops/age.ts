@@ -355,10 +355,17 @@ export function ageKeyService(identities: string): KeyService & DescribesMiss {
       try {
         return await decrypter.decrypt(file);
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        if (message.includes('no identity matched')) return undefined;
-        throw new Error(`age: ${message}`, { cause: err });
+        if (noIdentityMatched(err)) return undefined;
+        throw new Error(`age: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
     },
   };
+}
+
+/**
+ * The age library's refusal when none of the identities given opens the file (age-encryption's
+ * "no identity matched any of the file's recipients"): another key's file, not an error.
+ */
+function noIdentityMatched(err: unknown): boolean {
+  return err instanceof Error && err.message.includes('no identity matched');
 }
