@@ -98,7 +98,7 @@ describe('combine', () => {
     delete ok.error;
     delete ok.failure;
     const bad = skippedReport(settings, { ...spec, name: 'b' }, 'prune refused: too many', 'prune');
-    const report = combine(settings, [ok, bad], Date.now(), 'https://k');
+    const report = combine(settings, [ok, bad], 0, 'https://k');
     expect(report.ok).toBe(false);
     expect(report.failure).toEqual({ stage: 'prune', reason: 'PruneFailed', message: report.error });
     expect(report.error).toContain('prune refused: too many');
@@ -117,7 +117,7 @@ describe('combine', () => {
       'kustomize build failed: no such file',
       'render',
     );
-    const report = combine(settings, [skipped, failed], Date.now(), 'https://k');
+    const report = combine(settings, [skipped, failed], 0, 'https://k');
     expect(report.error?.split('\n')).toEqual([
       'Kustomization flux-system/infra: kustomize build failed: no such file',
       "Kustomization flux-system/apps: skipped: dependency 'flux-system/infra' is not ready",

@@ -179,7 +179,7 @@ async function reconcileEach(
   return combine(
     settings,
     specs.map((s) => reports.get(`${s.namespace}/${s.name}`)!),
-    started,
+    ctx.clock.now() - started,
     client.server,
   );
 }

@@ -62,7 +62,7 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock: Clock = sy
   } catch (err) {
     const problems = await specProblems(err, settings.root);
     return {
-      ...emptyReport(settings, started, err instanceof Error ? err.message : String(err), 'resolve', err),
+      ...emptyReport(settings, clock.now() - started, err instanceof Error ? err.message : String(err), 'resolve', err),
       ...(problems.length > 0 ? { problems } : {}),
     };
   }

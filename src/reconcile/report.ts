@@ -9,7 +9,7 @@ import { failureOf, STAGE_REASONS, type Stage } from './errors.js';
 /** The report of a run that failed before any Kustomization could start. */
 export function emptyReport(
   settings: Settings,
-  started: number,
+  durationMs: number,
   error: string,
   stage: Stage = 'resolve',
   cause?: unknown,
@@ -20,7 +20,7 @@ export function emptyReport(
     path: settings.path,
     server: '',
     changeset: [],
-    durationMs: Date.now() - started,
+    durationMs,
     notes: [],
     error,
     failure: failureOf(stage, error, cause),
@@ -39,7 +39,7 @@ export function skippedReport(
   opts: { fluxReason?: string; cause?: unknown } = {},
 ): Report {
   return {
-    ...emptyReport(settings, Date.now(), reason),
+    ...emptyReport(settings, 0, reason),
     kustomization: `${spec.namespace}/${spec.name}`,
     path: spec.path,
     failure: failureOf(stage, reason, opts.cause, opts.fluxReason),
@@ -47,7 +47,7 @@ export function skippedReport(
 }
 
 /** One report for several Kustomizations: totals, all objects, and each Kustomization's own report. */
-export function combine(settings: Settings, reports: Report[], started: number, server: string): Report {
+export function combine(settings: Settings, reports: Report[], durationMs: number, server: string): Report {
   const changeset = reports.flatMap((r) => r.changeset);
   const problems = reports.flatMap((r) => r.problems ?? []);
   const health = reports.flatMap((r) => r.health ?? []);
@@ -62,7 +62,7 @@ export function combine(settings: Settings, reports: Report[], started: number, 
     path: reports.map((r) => r.path).join(', '),
     server,
     changeset,
-    durationMs: Date.now() - started,
+    durationMs,
     notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
     ...(health.length > 0 ? { health } : {}),
     ...(pruned.length > 0 ? { pruned } : {}),
