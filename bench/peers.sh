@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds (once) and caches the peer tools the benchmark compares against, then prints one line per tool
 # on stdout:  <tool>\t<path to binary or "-">\t<version or reason it is unavailable>
-# Called by bench/run.ts; safe to run by hand:  bash bench/peers.sh
+# Called by bench/run.ts (buildPeers, bench/run/peers.ts); safe to run by hand:  bash bench/peers.sh
 #
 # Cache: ${KR_BENCH_CACHE:-$HOME/.cache/kr-bench}/<tool>-<version>[/...]. Nothing else is written
 # (test/cluster/go.mod and go.sum are never modified: kubectl is built in a temporary copy), except by
@@ -121,7 +121,7 @@ kapp_line() {
 
 # ---------------------------------------------------------------- Flux kustomize-controller
 # Built by test/flux/build.sh (the pinned v1.9.6 from the Go module proxy, cached under ~/.cache/kr-flux,
-# linked as test/flux/bin/kustomize-controller); bench/run.ts starts it out of cluster (test/flux/flux.ts).
+# linked as test/flux/bin/kustomize-controller); bench/run/flux.ts starts it out of cluster (test/flux/flux.ts).
 flux_line() {
   local bin="$repo/test/flux/bin/kustomize-controller" version
   if ! bash "$repo/test/flux/build.sh" >>"$log" 2>&1 || [ ! -x "$bin" ]; then

@@ -29,7 +29,7 @@ export async function writeFiles(root: string, files: Record<string, string>): P
   }
 }
 
-/** The benchmark's tree (bench/run.ts writeTree): N objects, one a file, Namespaces, a CRD and its CRs. */
+/** The benchmark's tree (bench/run/tree.ts writeTree): N objects, one a file, Namespaces, a CRD and its CRs. */
 export function benchTree(n: number): Record<string, string> {
   const group = 'kr.bench.example.com';
   const namespaces = Array.from({ length: Math.max(1, Math.round(n / 200)) }, (_, i) => `kr-bench-${i}`);

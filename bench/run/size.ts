@@ -1,0 +1,216 @@
+// One size of bench/run.ts: a tier-a test cluster and counting proxy of its own, each tool on its own
+// tree running the scenarios in order (rows measured with the apiserver's and etcd's CPU), the
+// --concurrency sweep of our no-op re-run, and the action's start-up to its first API request.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { cpuMsOf, startCluster, startProxy, type Cluster, type CountingProxy } from '../common.ts';
+import { ACTION, KUSTOMIZE, NODE, REPO } from '../paths.ts';
+import { startProfiler, type ScenarioProfile } from '../profile.ts';
+import { fluxTool } from './flux.ts';
+import { runMeasured, type ProcRun } from './measure.ts';
+import { SCENARIOS, type Row, type Scenario, type SizeResult, type Tool } from './model.ts';
+import { oursTool } from './ours.ts';
+import { kappTool, kubectlTool, type Peer } from './peers.ts';
+import { fmt } from './tables.ts';
+import { objectFor, writeTree, type Tree } from './tree.ts';
+
+export async function benchSize(
+  n: number,
+  peers: Peer[],
+  concurrency: number,
+  sweep: number[],
+  profilesDir: string | undefined,
+): Promise<SizeResult> {
+  const workDir = await mkdtemp(join(os.tmpdir(), 'kr-bench-'));
+  let cluster: Cluster | undefined;
+  let proxy: CountingProxy | undefined;
+  try {
+    const t0 = performance.now();
+    const loadBefore = os.loadavg();
+    process.stderr.write(`\n== ${n} objects: starting a tier-a test cluster...\n`);
+    cluster = await startCluster();
+    process.stderr.write(`cluster ready in ${fmt((performance.now() - t0) / 1000, 1)} s\n`);
+    proxy = await startProxy(cluster);
+    const p = proxy;
+    const version = await p.upstream('GET', '/version');
+    const kubeApiserver = (JSON.parse(version.body) as { gitVersion?: string }).gitVersion ?? 'unknown';
+
+    const tools: Tool[] = [oursTool(p, workDir, concurrency)];
+    const profiles: ScenarioProfile[] = [];
+    if (profilesDir) {
+      process.stderr.write('profile: bundling src/ with a source map...\n');
+      const profiler = await startProfiler(REPO, join(workDir, 'profile'), KUSTOMIZE, join(profilesDir, String(n)));
+      tools.push(oursTool(p, workDir, concurrency, { profiler, profiles }));
+    }
+    const kubectl = peers.find((x) => x.tool === 'kubectl');
+    if (kubectl?.bin) tools.push(kubectlTool(p, workDir, kubectl.bin, kubectl.version));
+    const kapp = peers.find((x) => x.tool === 'kapp');
+    if (kapp?.bin) tools.push(kappTool(p, workDir, kapp.bin, kapp.version));
+    const flux = peers.find((x) => x.tool === 'kustomize-controller');
+    if (flux?.bin) {
+      tools.push(
+        fluxTool(p, cluster, workDir, { name: 'Flux', prefix: 'fd', version: flux.version }),
+        fluxTool(p, cluster, workDir, {
+          name: 'Flux QPS 500',
+          prefix: 'fq',
+          version: flux.version,
+          qps: 500,
+          burst: 1000,
+        }),
+      );
+    }
+
+    const rows: Row[] = [];
+    const cpu = async () => ({
+      apiserver: await cpuMsOf(cluster?.pids.apiserver),
+      etcd: await cpuMsOf(cluster?.pids.etcd),
+    });
+    const measure = async (tool: Tool, scenario: string, tree: Tree, as: Scenario) => {
+      const cpu0 = await cpu();
+      let cmd: string;
+      let args: string[];
+      let env: NodeJS.ProcessEnv = {};
+      let okCodes: number[];
+      let r: ProcRun;
+      if (tool.reconcile) {
+        [cmd, args, okCodes] = [tool.name, [as], [0]];
+        r = await tool.reconcile(as, tree);
+      } else if (tool.command) {
+        [cmd, args, env, okCodes] = tool.command(as, tree);
+        r = await runMeasured(p, workDir, cmd, args, env);
+        await tool.after?.(as, r);
+      } else throw new Error(`tool ${tool.name} has neither a command nor a reconcile`);
+      let counts = new Map(p.counts);
+      let targets = new Map(p.targets);
+      let retried = '';
+      if (tool.applyTwiceOnFirstApply && as === 'first apply' && !okCodes.includes(r.code)) {
+        // kubectl maps every object before it applies any, so custom resources whose CRD is in the same
+        // apply fail the first time ("ensure CRDs are installed first"): users run it again. Both count.
+        retried = `2 invocations (the first: ${tool.describe(r)}); `;
+        const again = await runMeasured(p, workDir, cmd, args, env);
+        for (const [k, v] of counts) p.counts.set(k, (p.counts.get(k) ?? 0) + v);
+        for (const [k, v] of targets) p.targets.set(k, (p.targets.get(k) ?? 0) + v);
+        counts = new Map(p.counts);
+        targets = new Map(p.targets);
+        r = {
+          ...again,
+          wallMs: r.wallMs + again.wallMs,
+          firstRequestMs: r.firstRequestMs,
+          peakRssKiB: Math.max(r.peakRssKiB ?? 0, again.peakRssKiB ?? 0) || undefined,
+          cpuMs: r.cpuMs === undefined || again.cpuMs === undefined ? undefined : r.cpuMs + again.cpuMs,
+        };
+      }
+      const cpu1 = await cpu();
+      const delta = (a: number | undefined, b: number | undefined) =>
+        a === undefined || b === undefined ? undefined : Math.round(b - a);
+      const row: Row = {
+        objects: n,
+        tool: tool.name,
+        scenario,
+        command: [cmd === NODE ? 'node' : cmd.split('/').pop(), ...args.slice(cmd === NODE ? 1 : 0, 3)].join(' '),
+        exitCode: r.code,
+        ok: okCodes.includes(r.code),
+        wallMs: Math.round(r.wallMs),
+        firstRequestMs: r.firstRequestMs === undefined ? undefined : Math.round(r.firstRequestMs),
+        requests: p.total(),
+        requestsByKind: Object.fromEntries([...counts].sort()),
+        requestsByTarget: Object.fromEntries([...targets].sort()),
+        peakRssMiB: r.peakRssKiB === undefined ? undefined : Math.round((r.peakRssKiB / 1024) * 10) / 10,
+        toolCpuMs: r.cpuMs === undefined ? undefined : Math.round(r.cpuMs),
+        apiserverCpuMs: delta(cpu0.apiserver, cpu1.apiserver),
+        etcdCpuMs: delta(cpu0.etcd, cpu1.etcd),
+        note: retried + tool.describe(r),
+      };
+      rows.push(row);
+      process.stderr.write(
+        `${tool.name} / ${scenario}: exit ${row.exitCode}, ${row.wallMs} ms, ${row.requests} requests` +
+          `${row.ok ? '' : ` FAILED: ${row.note ?? ''}`}\n`,
+      );
+      return row;
+    };
+
+    let oursTree: Tree | undefined;
+    for (const tool of tools) {
+      const tree = await writeTree(join(workDir, `tree-${tool.prefix}`), n, tool.prefix);
+      if (tool.prefix === 'kr') oursTree = tree;
+      process.stderr.write(`${tool.name}: preparing...\n`);
+      await tool.prepare(tree);
+      try {
+        for (const s of SCENARIOS) {
+          if (s === 'preview of a change') await tree.change();
+          if (tool.skips?.includes(s)) continue;
+          if (s === '10% removed (prune)') {
+            const gone = await tree.removeTenth();
+            const row = await measure(tool, s, tree, s);
+            row.note = `${String(gone)} files removed; ${row.note ?? ''}`;
+            continue;
+          }
+          await measure(tool, s, tree, s);
+        }
+      } finally {
+        await tool.finish?.();
+      }
+    }
+    const ours = tools[0]!;
+    for (const c of sweep) {
+      await measure(oursTool(p, workDir, c), `no-op re-run, --concurrency ${String(c)}`, oursTree!, 'no-op re-run');
+      rows[rows.length - 1]!.tool = ours.name;
+    }
+
+    // Action start-up: dist/index.js from process start to its first API request (preview mode), on our
+    // tree (the kustomize build comes first) and on a one-object tree (mostly loading the bundle).
+    const summary = join(workDir, 'step-summary.md');
+    const outputFile = join(workDir, 'github-output');
+    await writeFile(summary, '');
+    await writeFile(outputFile, '');
+    const kubeconfig = await p.kubeconfig(join(workDir, 'ours.kubeconfig'));
+    const tiny = join(workDir, 'tree-tiny');
+    await mkdir(tiny, { recursive: true });
+    await writeFile(join(tiny, 'cm.yaml'), stringify(objectFor('ConfigMap', 'tiny', 'kr-inventory', 1, '')));
+    // No name input: the Kustomization's name is derived from the directory (no git remote) and the
+    // path, as the CLI runs above derive it, so the preview reads the inventory they wrote.
+    const startAction = async (dir: string) => {
+      const action = await runMeasured(p, workDir, NODE, [ACTION], {
+        GITHUB_WORKSPACE: dir,
+        GITHUB_STEP_SUMMARY: summary,
+        GITHUB_OUTPUT: outputFile,
+        INPUT_KUBECONFIG: kubeconfig,
+        INPUT_PATH: '.',
+        INPUT_MODE: 'preview',
+        'INPUT_KUSTOMIZE-PATH': KUSTOMIZE,
+        'INPUT_INVENTORY-NAMESPACE': 'kr-inventory',
+        INPUT_PRUNE: 'true',
+        INPUT_COMMENT: 'false',
+        'INPUT_CHECK-RUN': 'false',
+      });
+      return {
+        firstRequestMs: action.firstRequestMs === undefined ? undefined : Math.round(action.firstRequestMs),
+        wallMs: Math.round(action.wallMs),
+        exitCode: action.code,
+        requests: p.total(),
+      };
+    };
+    const startup = await startAction(oursTree!.dir);
+    const startupTiny = await startAction(tiny);
+    process.stderr.write(
+      `action start-up: first API request after ${fmt(startup.firstRequestMs)} ms (exit ${startup.exitCode}, ${startup.wallMs} ms); one-object tree: ${fmt(startupTiny.firstRequestMs)} ms\n`,
+    );
+    return {
+      objects: n,
+      rows,
+      startup,
+      startupTiny,
+      kubeApiserver,
+      tools: tools.map((t) => ({ name: t.name, version: t.version, waits: t.waits })),
+      loadBefore,
+      loadAfter: os.loadavg(),
+      ...(profilesDir ? { profiles } : {}),
+    };
+  } finally {
+    await proxy?.close().catch(() => undefined);
+    await cluster?.stop().catch(() => undefined);
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
