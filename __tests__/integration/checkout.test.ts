@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { repositoryId } from '../../src/inventory/identity.js';
+import { repositoryId } from '../../src/objects/names.js';
 import type { Report } from '../../src/report/model.js';
 import { basicAuth } from '../../src/source/git.js';
 import { adminClient, exists, fluxSystemSecret, freshNamespace, writeTree } from '../helpers/cluster.js';

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
-import { derivedName } from '../../src/inventory/identity.js';
+import { derivedName } from '../../src/objects/names.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import type { OptionValues } from '../../src/options/settings.js';
 import {

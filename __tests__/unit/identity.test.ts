@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { ownershipProblem, recordedBy } from '../../src/inventory/identity.js';
 import {
   actionSource,
   derivedName,
   labelValue,
   legacyName,
-  ownershipProblem,
-  recordedBy,
   repositoryId,
   sameSource,
-} from '../../src/inventory/identity.js';
+} from '../../src/objects/names.js';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
 import { unsupportedFields } from '../../src/flux/support.js';
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { specFromInputs } from '../../src/flux/from-inputs.js';
-import { derivedName } from '../../src/inventory/identity.js';
+import { derivedName } from '../../src/objects/names.js';
 import { loadClusters, loadKustomizations, splitPatterns } from '../../src/flux/load.js';
 import {
   SpecError,

@@ -6,7 +6,7 @@
  * cannot be had fails its Kustomization with the reason, and it is never built from the workspace
  * instead.
  */
-import { repositoryId, sameSource } from '../inventory/identity.js';
+import { repositoryId, sameSource } from '../objects/names.js';
 import type {
   ArtifactGeneratorDef,
   BucketDef,

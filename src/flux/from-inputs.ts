@@ -2,7 +2,7 @@ import { Problems, SpecError } from './fields.js';
 import { DEFAULT_NAMESPACE } from './parse.js';
 import { effectiveTimeout, readDuration, readNamespaceName, readObjectName, readSourcePath } from './values.js';
 import type { KustomizationSpec } from './types.js';
-import { derivedName } from '../inventory/identity.js';
+import { derivedName } from '../objects/names.js';
 
 /** The action inputs that describe one Kustomization when no Kustomization file is given. */
 export interface SpecInputs {

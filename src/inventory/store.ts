@@ -25,7 +25,7 @@ import {
   type CodecLimits,
   type InventoryRecord,
 } from './codec.js';
-import { labelValue } from './identity.js';
+import { labelValue } from '../objects/names.js';
 import { RESERVED_KEY_PREFIX, RESERVED_NAME_PREFIX } from './reserved.js';
 
 export type ConfigMap = {

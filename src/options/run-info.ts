@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { actionSource, repositoryId } from '../inventory/identity.js';
+import { actionSource, repositoryId } from '../objects/names.js';
 
 export interface RunInfo {
   /** The commit being reconciled (GITHUB_SHA), or the revision of the source a Kustomization is built from. */

@@ -15,7 +15,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import type { RunContext } from './context.js';
 import { scrubText } from '../report/scrub.js';
 import { exists, NAMESPACES } from '../cluster/verbs.js';
-import { inventoryStore, InventoryRun } from './inventory-run.js';
+import { inventoryStore, InventoryRun } from '../inventory/session.js';
 import { wouldCreateOn } from './phases.js';
 import { renderSpec } from './render.js';
 import { resolveTarget } from './resolve.js';
@@ -185,7 +185,7 @@ async function poll(
 
 /**
  * Records in the inventory of a fan-out job's Kustomization that it failed or was skipped for this
- * commit (inventory-run.ts `notApplied`), so that the jobs waiting for it skip too. Only an apply
+ * commit (inventory/session.ts `notApplied`), so that the jobs waiting for it skip too. Only an apply
  * with a selection writes it; a failure to write is a line in the log, not a second error.
  */
 export async function recordNotApplied(ctx: RunContext, spec: KustomizationSpec, reason: string): Promise<void> {

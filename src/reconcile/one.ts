@@ -16,7 +16,7 @@ import { ApplyError } from '../ssa/apply.js';
 import { PruneStopped } from '../ssa/delete.js';
 import type { KustomizationContext, RunContext } from './context.js';
 import { failureOf, rootCause, StageError, type Failure, type Location, type Stage } from './errors.js';
-import { inventoryStore, InventoryRun, legacyStore } from './inventory-run.js';
+import { inventoryStore, InventoryRun, legacyStore } from '../inventory/session.js';
 import { apply, health, plan, prune } from './phases.js';
 import { recordFailure, recordSuccess, type Progress } from './record.js';
 import { render } from './render.js';

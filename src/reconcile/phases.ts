@@ -12,7 +12,7 @@ import { effectiveTimeout } from '../flux/values.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { applyAll, type Created } from '../ssa/apply.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
-import { namespacePruneRefusal } from '../ssa/contents.js';
+import { namespacePruneRefusal } from '../inventory/contents.js';
 import { deleteStale, type PruneResult } from '../ssa/delete.js';
 import { adoptPaths, ignoredPaths, stripPaths } from '../ssa/ignore.js';
 import { selectorFor } from '../cluster/live.js';
@@ -26,7 +26,7 @@ import { formatDuration } from '../util/duration.js';
 import { healthFailure, timeoutSource, waitForHealth, type HealthResult, type HealthTarget } from '../kstatus/wait.js';
 import { mergeSecretPaths, secretPathsId, type SecretPaths } from '../substitute/provenance.js';
 import type { KustomizationContext, RunContext } from './context.js';
-import { entryOfObject, type InventoryRun } from './inventory-run.js';
+import { entryOfObject, type InventoryRun } from '../inventory/session.js';
 import type { Rendered } from './render.js';
 
 /** What the apply phase sends, and as whom. */

@@ -12,7 +12,7 @@ import type { PruneResult } from '../ssa/delete.js';
 import type { HealthResult } from '../kstatus/wait.js';
 import type { KustomizationContext } from './context.js';
 import { rootCause, type StageError } from './errors.js';
-import type { InventoryRun } from './inventory-run.js';
+import type { InventoryRun } from '../inventory/session.js';
 import type { Plan, Pruned } from './phases.js';
 import { forkHint } from './render.js';
 

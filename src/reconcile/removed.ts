@@ -27,10 +27,10 @@ import { formatDuration } from '../util/duration.js';
 import type { PrunedObject, RemovedKustomization } from '../report/model.js';
 import { impersonatedUser } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
-import { namespacePruneRefusal } from '../ssa/contents.js';
+import { namespacePruneRefusal } from '../inventory/contents.js';
 import { deleteStale, PruneStopped, type PruneResult } from '../ssa/delete.js';
 import type { RunContext } from './context.js';
-import { acquireLock, explained } from './inventory-run.js';
+import { acquireLock, explained } from '../inventory/session.js';
 import { actAs, describeFailure, failedDeletions } from './phases.js';
 
 export interface RemovalReport {

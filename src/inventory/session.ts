@@ -1,9 +1,7 @@
 /**
- * One run's session with a Kustomization's inventory and lock (the inventory rule of
- * src/inventory/plan.ts): the plan and record phases, the wait on other jobs' Kustomizations and
- * removed Kustomizations read and write inventories only through it. It stays in reconcile/: it
- * joins the inventory to the settings, the Kustomization and substitution's secret paths, which
- * src/inventory/ (imported by flux/, options/ and ssa/) may not import.
+ * One run's session with a Kustomization's inventory and lock (the inventory rule of plan.ts):
+ * src/reconcile/ reads and writes inventories only through it (the plan and record phases, the wait
+ * on other jobs' Kustomizations, removed Kustomizations).
  */
 import type { ClusterClient } from '../cluster/client.js';
 import { ApiError } from '../cluster/errors.js';
@@ -12,20 +10,21 @@ import type { KubeObject } from '../objects/kube.js';
 import type { Settings } from '../options/settings.js';
 import { impersonatedUser } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
-import { minus, union } from '../inventory/entries.js';
+import { minus, union } from './entries.js';
 import { entryOf, type Entry } from '../objects/id.js';
-import type { InventoryRecord, InventoryStatus } from '../inventory/codec.js';
-import { legacyName, ownershipProblem, recordedBy, type Claim } from '../inventory/identity.js';
-import { Lock } from '../inventory/lock.js';
-import { entriesAfter, mergeConcurrent, type RunOutcome } from '../inventory/plan.js';
-import { pendingAfter, unrecorded } from '../inventory/lease.js';
-import { InventoryStore } from '../inventory/store.js';
-import { fluxConflict, fluxConflictNote, fluxImport, neverReconciled } from '../inventory/flux.js';
-import { readFluxKustomization, type FluxLookup } from '../inventory/flux-object.js';
-import { setIdentity } from '../inventory/removal.js';
+import type { InventoryRecord, InventoryStatus } from './codec.js';
+import { legacyName } from '../objects/names.js';
+import { ownershipProblem, recordedBy, type Claim } from './identity.js';
+import { Lock } from './lock.js';
+import { entriesAfter, mergeConcurrent, type RunOutcome } from './plan.js';
+import { pendingAfter, unrecorded } from './lease.js';
+import { InventoryStore } from './store.js';
+import { fluxConflict, fluxConflictNote, fluxImport, neverReconciled } from './flux.js';
+import { readFluxKustomization, type FluxLookup } from './flux-object.js';
+import { setIdentity } from './removal.js';
 import { recordSecretPaths, type SecretPaths } from '../substitute/provenance.js';
 import { truncate } from '../util/truncate.js';
-import { systemClock, type Clock } from './context.js';
+import { systemClock, type Clock } from '../util/poll.js';
 
 /** The inventory (and lock) of `spec` on `client`: in inventory-namespace, else the Kustomization's own. */
 export function inventoryStore(

@@ -1,6 +1,6 @@
 /**
  * What lives in the Namespaces a prune is about to delete, read for the guard of
- * src/inventory/plan.ts (namespaceRefusal): deleting a Namespace deletes everything in it, whoever
+ * plan.ts (namespaceRefusal): deleting a Namespace deletes everything in it, whoever
  * applied it. One metadata-only list (paged) per namespaced resource the server can list, only for
  * the Namespaces being pruned; events and metrics are left out, and resources the credentials may
  * not list (or whose list fails) are named in a note.
@@ -16,7 +16,7 @@ import {
   type NamespaceContents,
   type NamespacedObject,
   type PruneGuard,
-} from '../inventory/plan.js';
+} from './plan.js';
 import { mapLimit } from '../util/concurrency.js';
 import { LIST_PAGE_SIZE } from '../cluster/live.js';
 
