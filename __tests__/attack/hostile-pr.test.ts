@@ -853,6 +853,31 @@ data: {a: b}
     },
   },
 
+  // -- the build cache ---------------------------------------------------------------------------
+  {
+    id: '9a-build-cache-planted-in-tree',
+    title:
+      'build-cache set to a directory of the workspace, and the PR carries kustomize outputs there (a ConfigMap no file of the tree defines): refused, nothing planted is planned',
+    inputs: () => ({ 'build-cache': '.kr-builds' }),
+    head: ({ ns }) =>
+      Object.fromEntries(
+        ['ab', 'cd', 'ef'].map((shard) => [
+          `.kr-builds/${shard}/${shard}${'0'.repeat(62)}`,
+          `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: planted-${ns}, namespace: ${ns}}\ndata: {from: cache}\n`,
+        ]),
+      ),
+    judge: (run, { ns }) => {
+      const shown = [run.stdout, run.summary, ...run.github].join('\n');
+      return [
+        ...(shown.includes(`planted-${ns}`) ? ['a ConfigMap planted in the build cache was planned'] : []),
+        ...(run.written.some((w) => w.text.includes(`planted-${ns}`)) ? ['the planted ConfigMap was written'] : []),
+        ...(/build-cache \S+ is inside the source root/.test(run.stdout)
+          ? []
+          : ['the run did not refuse a build cache inside the workspace']),
+      ];
+    },
+  },
+
   // -- private hosts ----------------------------------------------------------------------------
   {
     id: 'private-host-not-allowed',

@@ -288,6 +288,7 @@ describe('build over fixture trees', () => {
               .map((f) => relative(copyRoot, join(f.parentPath, f.name)))
               .sort(),
           );
+          return 0;
         },
       });
       return { result, seen };

@@ -1,7 +1,7 @@
 // SOPS decryption in the pipeline against the real cluster, with fixtures encrypted at test time
 // by the real sops and age-keygen that the setup builds.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -71,6 +71,19 @@ describe('SOPS decryption on the cluster', () => {
   function action(workspace: string, inputs: Record<string, string>) {
     return runAction(workspace, { kubeconfig: kubeconfigPath(), path: 'deploy', ...inputs });
   }
+
+  it('with build-cache, a build that decrypted files keeps nothing: no decrypted value reaches the disk', async () => {
+    const ns = await freshNamespace(client);
+    const workspace = await writeTree(await tree(ns));
+    const cache = await mkdtemp(join(tmpdir(), 'kr-sops-cache-'));
+    for (let i = 0; i < 2; i++) {
+      const res = await action(workspace, { 'sops-age-key': key.identity, 'build-cache': cache });
+      expect(res.code, res.stdout).toBe(0);
+      expect(res.stdout).toContain('Decrypted 1 SOPS file(s) before the build: deploy/api.enc.env');
+      expect(res.stdout).not.toContain('kustomize did not run');
+    }
+    expect(await readdir(cache, { recursive: true })).toEqual([]);
+  });
 
   it('applies an encrypted Secret and an encrypted secretGenerator env file decrypted, masking every value', async () => {
     const ns = await freshNamespace(client);

@@ -13,6 +13,7 @@ import { prepareKustomization, type SpecFields } from './kustomization.js';
 import { PathError, resolveInsideRoot } from './paths.js';
 import { buildPlain, kustomizeFound, specIsPlain } from './plain.js';
 import { DEFAULT_LIMITS, type ProcessLimits } from './run.js';
+import { buildKey, cacheDirOf, readCached, writeCached } from './cache.js';
 import { buildReads, type Reads } from './reads.js';
 import { copySource } from './source.js';
 import { scratchDir } from '../util/scratch.js';
@@ -36,8 +37,16 @@ export interface BuildOptions extends SpecFields {
   kustomizeBin: string;
   /** Allow `resources`/`components` that kustomize would fetch over the network (off by default). */
   allowRemoteBases?: boolean;
-  /** Runs on the temporary copy just before kustomize (SOPS decryption of generator files). */
-  beforeBuild?: (copyRoot: string, kdir: string) => Promise<void>;
+  /**
+   * Runs on the temporary copy just before kustomize (SOPS decryption of generator files); returns
+   * how many files it decrypted (a build with any is never cached).
+   */
+  beforeBuild?: (copyRoot: string, kdir: string) => Promise<number>;
+  /**
+   * A directory that keeps kustomize's output between runs (cache.ts), relative to `root` or
+   * absolute, outside the source root; absent: every build runs kustomize.
+   */
+  cache?: string;
   /** Time and memory kustomize (and what it starts) may use; DEFAULT_LIMITS when absent. */
   limits?: ProcessLimits;
   /**
@@ -55,6 +64,8 @@ export interface BuildResult {
   generated: boolean;
   /** Components dropped because they are missing and ignoreMissingComponents is set. */
   missingComponents: string[];
+  /** kustomize's output came from the build cache (the same input as an earlier build). */
+  cached?: true;
 }
 
 /**
@@ -69,6 +80,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const realRoot = await realpath(opts.root);
   const dir = await resolveInsideRoot(realRoot, opts.path);
   const relPath = relative(realRoot, dir) || '.';
+  // Refused whether kustomize runs or not: a cache inside the root is a mistake for every build.
+  const cache = opts.cache === undefined ? undefined : await cacheDirOf(opts.cache, realRoot);
   // A plain directory and a spec without transformer fields: kustomize's answer without running it
   // (plain.ts; beforeBuild decrypts generator and patch files, which such a build has none of).
   if (opts.plain !== false && specIsPlain(opts) && (await kustomizeFound(opts.kustomizeBin))) {
@@ -82,7 +95,7 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const reads = await buildReads(realRoot, relPath, opts.components).catch(() => undefined);
   if (reads !== undefined) {
     try {
-      return await buildOnCopy(opts, realRoot, relPath, reads);
+      return await buildOnCopy(opts, realRoot, relPath, reads, cache);
     } catch {
       // Built again below on the whole tree, which says what is wrong if anything is.
     }
@@ -96,6 +109,7 @@ async function buildOnCopy(
   realRoot: string,
   relPath: string,
   reads: Reads | undefined,
+  cache?: string,
 ): Promise<BuildResult> {
   // A private scratch directory, removed below, so that decrypted files do not outlive a cancelled run.
   const { dir: work, remove } = await scratchDir('kr-build-');
@@ -112,18 +126,24 @@ async function buildOnCopy(
     }
     const { generated, addedOrigin, missingComponents } = await prepareKustomization(kdir, relPath, realCopyRoot, opts);
     await checkReferences(copyRoot, realCopyRoot, kdir, opts.allowRemoteBases ?? false, new Set());
-    await opts.beforeBuild?.(copyRoot, kdir);
+    const decrypted = (await opts.beforeBuild?.(copyRoot, kdir)) ?? 0;
     const renamed = await localiseReferences(realCopyRoot, await realpath(kdir));
 
-    const text = await runKustomize(
-      opts.kustomizeBin,
-      kdir,
-      copyRoot,
-      kustomizeEnv(process.env, opts.allowRemoteBases ?? false),
-      opts.limits ?? DEFAULT_LIMITS,
-      renamed,
-    );
-    return { ...readOutput(text, relPath, renamed, addedOrigin), generated, missingComponents };
+    const env = kustomizeEnv(process.env, opts.allowRemoteBases ?? false);
+    // Only a build of the limited copy, of files as they are in Git, with nothing fetched.
+    const keyed = cache !== undefined && reads !== undefined && decrypted === 0 && opts.allowRemoteBases !== true;
+    const key = keyed ? await buildKey(opts.kustomizeBin, copyRoot, kdir, env) : undefined;
+    const kept = key === undefined ? undefined : await readCached(cache!, key);
+    const text =
+      kept ?? (await runKustomize(opts.kustomizeBin, kdir, copyRoot, env, opts.limits ?? DEFAULT_LIMITS, renamed));
+    // An output naming the copy (which the next run's is not) is not kept.
+    if (key !== undefined && kept === undefined && !text.includes(work)) await writeCached(cache!, key, text);
+    return {
+      ...readOutput(text, relPath, renamed, addedOrigin),
+      generated,
+      missingComponents,
+      ...(kept !== undefined ? { cached: true as const } : {}),
+    };
   } finally {
     await remove();
   }

@@ -66,12 +66,14 @@ export async function renderSpec(
     ignoreMissingComponents: spec.ignoreMissingComponents,
     buildMetadata: spec.buildMetadata,
     allowRemoteBases: settings.allowRemoteBases,
+    ...(settings.buildCache !== undefined ? { cache: settings.buildCache } : {}),
     ...(decryption
       ? {
           beforeBuild: async (copyRoot: string, kdir: string) => {
             const files = await decryptSources(copyRoot, kdir, decryption);
             if (files.length > 0)
               hooks.note(`Decrypted ${files.length} SOPS file(s) before the build: ${files.join(', ')}`);
+            return files.length;
           },
         }
       : {}),
@@ -269,6 +271,8 @@ export async function render(
   // As Flux sends them: its normalisation decides which fields our manager owns (src/ssa/normalize.ts).
   const objects = setOwnerLabels(normalizeForApply(built.objects), spec.name, spec.namespace);
   if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
+  if (built.cached)
+    note("kustomize's output kept in build-cache for exactly this input was used: kustomize did not run");
   return { objects, origins, secretPaths: built.secretPaths };
 }
 

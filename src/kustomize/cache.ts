@@ -1,0 +1,149 @@
+/**
+ * kustomize's output kept between runs (the build-cache input), keyed by everything it depends on:
+ * the kustomize binary (its real path, size, modification time and inode), the directory built,
+ * the environment it runs with, and the bytes of every file, directory and symbolic link of the
+ * prepared copy it runs on (what the build reads, with Flux's spec fields merged in). kustomize
+ * reads nothing else: its load restrictor keeps it inside the copy, plugins and Helm are off, and
+ * no entry is kept for a build with remote bases. So an entry is found again only for exactly the
+ * same input, and its output is the one kustomize would print: a stale entry cannot be applied.
+ *
+ * Never kept: a build whose copy had SOPS files decrypted into it (decrypted values never reach
+ * the disk), an output that names the temporary copy, and the whole-tree build the limited copy
+ * falls back to. The directory must lie outside the source root (a tree could carry entries) and
+ * be writable by trusted jobs only, like the kustomize binary on PATH: on GitHub-hosted runners,
+ * keep it with actions/cache, whose entries a pull request cannot write for other branches.
+ * Entries not used for EVICT_AFTER_MS are removed when another entry is written beside them.
+ */
+import { createHash } from 'node:crypto';
+import {
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
+import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { UserError } from '../util/user-error.js';
+
+const VERSION = 'kustomize-reconcile build cache 1';
+const EVICT_AFTER_MS = 7 * 24 * 3600_000;
+
+/** The cache directory, refused inside the source root (where a tree could plant entries). */
+export async function cacheDirOf(dir: string, realRoot: string): Promise<string> {
+  const wanted = resolve(realRoot, dir);
+  // The nearest existing ancestor, symlinks resolved: the directory itself may not exist yet.
+  let probe = wanted;
+  const rest: string[] = [];
+  for (;;) {
+    const real = await realpath(probe).catch(() => undefined);
+    if (real !== undefined) {
+      probe = join(real, ...rest);
+      break;
+    }
+    const parent = dirname(probe);
+    if (parent === probe) break;
+    rest.unshift(basename(probe));
+    probe = parent;
+  }
+  const inside = relative(realRoot, probe);
+  if (inside === '' || (!inside.startsWith('..') && !isAbsolute(inside))) {
+    throw new UserError(
+      `build-cache ${dir} is inside the source root: a tree could carry cache entries there; use a directory outside it, such as \${{ runner.temp }}/kustomize-builds kept with actions/cache`,
+    );
+  }
+  return probe;
+}
+
+/** The binary kustomize runs as: `bin` itself, or the first executable of that name on PATH. */
+async function binaryId(bin: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const candidates = bin.includes('/')
+    ? [bin]
+    : (env['PATH'] ?? '')
+        .split(delimiter)
+        .filter((d) => d !== '')
+        .map((d) => join(d, bin));
+  for (const c of candidates) {
+    const real = await realpath(c).catch(() => undefined);
+    const s = real === undefined ? undefined : await stat(real).catch(() => undefined);
+    if (real !== undefined && s?.isFile()) return `${real}\0${s.size}\0${s.mtimeMs}\0${s.ino}`;
+  }
+  return undefined;
+}
+
+/** Every entry under `dir`, in byte order, with its content: files by their bytes, links by their target. */
+async function digestTree(dir: string): Promise<string> {
+  const hash = createHash('sha256');
+  const walk = async (rel: string): Promise<void> => {
+    const names = (await readdir(join(dir, rel))).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    for (const name of names) {
+      const path = rel === '' ? name : `${rel}/${name}`;
+      const s = await lstat(join(dir, path));
+      if (s.isSymbolicLink()) {
+        hash.update(`l\0${path}\0${await readlink(join(dir, path))}\0`);
+      } else if (s.isDirectory()) {
+        hash.update(`d\0${path}\0`);
+        await walk(path);
+      } else if (s.isFile()) {
+        const bytes = await readFile(join(dir, path));
+        hash.update(`f\0${path}\0${bytes.length}\0`);
+        hash.update(bytes);
+      } else {
+        hash.update(`o\0${path}\0`);
+      }
+    }
+  };
+  await walk('');
+  return hash.digest('hex');
+}
+
+/** The key of kustomize building `kdir` in `copyRoot` with `env`; undefined when the binary is not found. */
+export async function buildKey(
+  bin: string,
+  copyRoot: string,
+  kdir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
+  const binary = await binaryId(bin, env);
+  if (binary === undefined) return undefined;
+  const vars = Object.entries(env)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v ?? ''}`)
+    .join('\0');
+  const hash = createHash('sha256');
+  hash.update(`${VERSION}\0${binary}\0${relative(copyRoot, kdir)}\0${vars}\0${await digestTree(copyRoot)}`);
+  return hash.digest('hex');
+}
+
+const entryPath = (dir: string, key: string) => join(dir, key.slice(0, 2), key);
+
+/** The output kept for `key`, if any (marked used, so that eviction keeps it). */
+export async function readCached(dir: string, key: string): Promise<string | undefined> {
+  const path = entryPath(dir, key);
+  const text = await readFile(path, 'utf8').catch(() => undefined);
+  if (text !== undefined) {
+    const now = new Date();
+    await utimes(path, now, now).catch(() => undefined);
+  }
+  return text;
+}
+
+/** Keeps `text` for `key` (written whole or not at all); entries beside it unused for a week go. */
+export async function writeCached(dir: string, key: string, text: string): Promise<void> {
+  const shard = join(dir, key.slice(0, 2));
+  await mkdir(shard, { recursive: true, mode: 0o700 });
+  const tmp = `${entryPath(dir, key)}.${process.pid}.tmp`;
+  await writeFile(tmp, text, { mode: 0o600 });
+  await rename(tmp, entryPath(dir, key));
+  const old = Date.now() - EVICT_AFTER_MS;
+  for (const name of await readdir(shard).catch(() => [] as string[])) {
+    const s = await stat(join(shard, name)).catch(() => undefined);
+    if (s !== undefined && s.mtimeMs < old) await rm(join(shard, name), { force: true });
+  }
+}
