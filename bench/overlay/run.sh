@@ -77,19 +77,25 @@ timed() {
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
 
 ours() { "$NODE" "$REPO/dist/cli.js" apply --path overlay --root "$work/ours" --kubeconfig "$KC" --name ov-ours-$stamp; }
+# The same with --build-cache (a directory outside the root, kept between the runs as actions/cache would).
+cached() {
+  "$NODE" "$REPO/dist/cli.js" apply --path overlay --root "$work/cached" --kubeconfig "$KC" --name ov-cached-$stamp \
+    --build-cache "$work/cache"
+}
 kapp_deploy() {
   kustomize build "$work/kapp/overlay" | "$KAPP" deploy -a ov-kapp-$stamp -n ov-apps-$stamp -f - -y --wait=false \
     --kubeconfig "$KC" --color=false
 }
 
-export -f ours kapp_deploy
+export -f ours cached kapp_deploy
 export NODE REPO KC KAPP work stamp
 
 tree "$work/ours" ov-ours-$stamp
+tree "$work/cached" ov-cached-$stamp
 tree "$work/kapp" ov-kapp-$stamp
-peers=ours
+peers="ours cached"
 if [ -n "$KAPP" ] && [ -x "$KAPP" ]; then
-  peers="ours kapp"
+  peers="ours cached kapp"
   # kapp keeps its app record in a namespace of its own.
   mkdir -p "$work/apps"
   printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ov-apps-%s\n' "$stamp" > "$work/apps/ns.yaml"
@@ -100,15 +106,16 @@ else
 fi
 echo "    N = $N ConfigMaps in the base; $(nproc) cores; kustomize $(kustomize version 2>/dev/null)${KAPP:+; kapp $("$KAPP" version 2>/dev/null | sed -n 's/^kapp version //p' | head -1)}"
 
+fn() { [ "$1" = kapp ] && echo kapp_deploy || echo "$1"; }
 declare -A first noop one
 for p in $peers; do
-  if [ "$p" = ours ]; then timed "ours: first apply" ours; else timed "kapp: first apply" kapp_deploy; fi
+  timed "$p: first apply" "$(fn "$p")"
   first[$p]=$last
 done
 floor=()
 for r in $(seq 1 "$RUNS"); do
   for p in $peers; do
-    if [ "$p" = ours ]; then timed "ours: no-op re-run $r" ours; else timed "kapp: no-op re-run $r" kapp_deploy; fi
+    timed "$p: no-op re-run $r" "$(fn "$p")"
     noop[$p]="${noop[$p]:-} $last"
   done
   timed "kustomize build alone $r" kustomize build "$work/ours/overlay"
@@ -117,24 +124,26 @@ done
 for r in $(seq 1 "$RUNS"); do
   for p in $peers; do
     change "$work/$p" $((r + 1))
-    if [ "$p" = ours ]; then timed "ours: one change $r" ours; else timed "kapp: one change $r" kapp_deploy; fi
+    timed "$p: one change $r" "$(fn "$p")"
     one[$p]="${one[$p]:-} $last"
   done
 done
 
 echo
-echo "| N = $N, overlay | ours | kustomize build \\| kapp deploy | kustomize build alone |"
-echo "|---|---:|---:|---:|"
+echo "| N = $N, overlay | ours | ours, --build-cache | kustomize build \\| kapp deploy | kustomize build alone |"
+echo "|---|---:|---:|---:|---:|"
 k_first=${first[kapp]:-}
 k_noop=$([ -n "${noop[kapp]:-}" ] && median ${noop[kapp]} || true)
 k_one=$([ -n "${one[kapp]:-}" ] && median ${one[kapp]} || true)
 o_noop=$(median ${noop[ours]})
 o_one=$(median ${one[ours]})
+c_noop=$(median ${noop[cached]})
+c_one=$(median ${one[cached]})
 ratio() { [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {printf " (%.2f×)", a / b}' || true; }
 ms() { [ -n "$1" ] && echo "$1 ms" || echo "n/a"; }
-echo "| first apply | ${first[ours]} ms$(ratio "${first[ours]}" "$k_first") | $(ms "$k_first") | |"
-echo "| no-op re-run (median of $RUNS) | $o_noop ms$(ratio "$o_noop" "$k_noop") | $(ms "$k_noop") | $(median "${floor[@]}") ms |"
-echo "| one change (median of $RUNS) | $o_one ms$(ratio "$o_one" "$k_one") | $(ms "$k_one") | |"
+echo "| first apply | ${first[ours]} ms$(ratio "${first[ours]}" "$k_first") | ${first[cached]} ms$(ratio "${first[cached]}" "$k_first") | $(ms "$k_first") | |"
+echo "| no-op re-run (median of $RUNS) | $o_noop ms$(ratio "$o_noop" "$k_noop") | $c_noop ms$(ratio "$c_noop" "$k_noop") | $(ms "$k_noop") | $(median "${floor[@]}") ms |"
+echo "| one change (median of $RUNS) | $o_one ms$(ratio "$o_one" "$k_one") | $c_one ms$(ratio "$c_one" "$k_one") | $(ms "$k_one") | |"
 echo
 echo "(bench/overlay/run.sh at $(git -C "$REPO" rev-parse --short HEAD), N=$N RUNS=$RUNS)"
 rm -rf "$work"
