@@ -125,6 +125,26 @@ describe('the build cache', () => {
     expect(await entries(cache)).toBe(0);
   });
 
+  it('builds of one input at the same time each succeed and leave one whole entry', async () => {
+    const root = await writeTree(TREE);
+    const cache = await cacheDir();
+    const opts: BuildOptions = { root, path: 'overlay', kustomizeBin: KUSTOMIZE, cache };
+    const results = await Promise.all([build(opts), build(opts), build(opts)]);
+    for (const r of results) expect(r.objects).toEqual(results[0].objects);
+    expect(await entries(cache)).toBe(1);
+    expect((await build(opts)).cached).toBe(true);
+  });
+
+  it('a cache that cannot be written costs a build, not the run', async () => {
+    const root = await writeTree(TREE);
+    const cache = await cacheDir();
+    await writeFile(join(cache, 'x'), '');
+    // Every shard is a directory: a file where one must go makes the write fail.
+    const opts: BuildOptions = { root, path: 'overlay', kustomizeBin: KUSTOMIZE, cache: join(cache, 'x') };
+    expect((await build(opts)).objects).toHaveLength(2);
+    expect((await build(opts)).cached).toBeUndefined();
+  });
+
   it('keeps nothing with remote bases allowed', async () => {
     const root = await writeTree(TREE);
     const cache = await cacheDir();

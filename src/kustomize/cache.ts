@@ -14,7 +14,7 @@
  * keep it with actions/cache, whose entries a pull request cannot write for other branches.
  * Entries not used for EVICT_AFTER_MS are removed when another entry is written beside them.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   lstat,
   mkdir,
@@ -134,16 +134,25 @@ export async function readCached(dir: string, key: string): Promise<string | und
   return text;
 }
 
-/** Keeps `text` for `key` (written whole or not at all); entries beside it unused for a week go. */
+/**
+ * Keeps `text` for `key`: written to a name of its own, then renamed, so that a reader (or a build
+ * of the same input at the same time) sees the whole entry or none. Entries beside it unused for a
+ * week go. A cache that cannot be written only costs the next run a build: no error.
+ */
 export async function writeCached(dir: string, key: string, text: string): Promise<void> {
   const shard = join(dir, key.slice(0, 2));
-  await mkdir(shard, { recursive: true, mode: 0o700 });
-  const tmp = `${entryPath(dir, key)}.${process.pid}.tmp`;
-  await writeFile(tmp, text, { mode: 0o600 });
-  await rename(tmp, entryPath(dir, key));
+  const tmp = `${entryPath(dir, key)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await mkdir(shard, { recursive: true, mode: 0o700 });
+    await writeFile(tmp, text, { mode: 0o600, flag: 'wx' });
+    await rename(tmp, entryPath(dir, key));
+  } catch {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    return;
+  }
   const old = Date.now() - EVICT_AFTER_MS;
   for (const name of await readdir(shard).catch(() => [] as string[])) {
     const s = await stat(join(shard, name)).catch(() => undefined);
-    if (s !== undefined && s.mtimeMs < old) await rm(join(shard, name), { force: true });
+    if (s !== undefined && s.mtimeMs < old) await rm(join(shard, name), { force: true }).catch(() => undefined);
   }
 }
