@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 import {
   bucketPatterns,
   bucketRevision,
-  compareKeys,
   indexText,
   judgeKey,
   keyProblem,
@@ -17,6 +16,7 @@ import {
   providerRefusal,
   type KeyVerdict,
 } from '../../src/source/bucket.js';
+import { byBytes } from '../../src/util/order.js';
 import {
   bucketNameProblem,
   encodeKey,
@@ -456,7 +456,7 @@ describe('bucketRevision: sha256 of `<key> <etag>\\n` per key in byte order', ()
         ]),
       ),
     ).toBe('a/x e1\nb e2\n');
-    expect(['x😀', 'x～', 'X', 'x'].sort(compareKeys)).toEqual(['X', 'x', 'x～', 'x😀']);
+    expect(['x😀', 'x～', 'X', 'x'].sort(byBytes)).toEqual(['X', 'x', 'x～', 'x😀']);
   });
 });
 

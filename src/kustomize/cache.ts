@@ -28,7 +28,9 @@ import {
   utimes,
   writeFile,
 } from 'node:fs/promises';
-import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { findExecutable } from '../util/executable.js';
+import { byBytes } from '../util/order.js';
 import { UserError } from '../util/user-error.js';
 
 const VERSION = 'kustomize-reconcile build cache 1';
@@ -60,27 +62,19 @@ export async function cacheDirOf(dir: string, realRoot: string): Promise<string>
   return probe;
 }
 
-/** The binary kustomize runs as: `bin` itself, or the first executable of that name on PATH. */
+/** The binary kustomize runs as (findExecutable, as spawn finds it): its real path, size, mtime and inode. */
 async function binaryId(bin: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const candidates = bin.includes('/')
-    ? [bin]
-    : (env['PATH'] ?? '')
-        .split(delimiter)
-        .filter((d) => d !== '')
-        .map((d) => join(d, bin));
-  for (const c of candidates) {
-    const real = await realpath(c).catch(() => undefined);
-    const s = real === undefined ? undefined : await stat(real).catch(() => undefined);
-    if (real !== undefined && s?.isFile()) return `${real}\0${s.size}\0${s.mtimeMs}\0${s.ino}`;
-  }
-  return undefined;
+  const found = await findExecutable(bin, env);
+  const real = found === undefined ? undefined : await realpath(found).catch(() => undefined);
+  const s = real === undefined ? undefined : await stat(real).catch(() => undefined);
+  return real !== undefined && s?.isFile() ? `${real}\0${s.size}\0${s.mtimeMs}\0${s.ino}` : undefined;
 }
 
 /** Every entry under `dir`, in byte order, with its content: files by their bytes, links by their target. */
 async function digestTree(dir: string): Promise<string> {
   const hash = createHash('sha256');
   const walk = async (rel: string): Promise<void> => {
-    const names = (await readdir(join(dir, rel))).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const names = (await readdir(join(dir, rel))).sort(byBytes);
     for (const name of names) {
       const path = rel === '' ? name : `${rel}/${name}`;
       const s = await lstat(join(dir, path));

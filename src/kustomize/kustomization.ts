@@ -9,6 +9,7 @@ import { stringify } from 'yaml';
 import { parseYamlValue } from '../objects/yaml.js';
 import { yamlAliasProblem } from '../util/bounded.js';
 import { mapLimit } from '../util/concurrency.js';
+import { byBytes } from '../util/order.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
 import { mergeKustomization, type BuildFields } from './merge.js';
 import { isInside, toPosix } from './paths.js';
@@ -142,7 +143,7 @@ async function checkComponents(kdir: string, relPath: string, components: readon
  */
 async function scan(top: string, rel: string): Promise<Entry[]> {
   const dirents = await readdir(join(top, rel), { withFileTypes: true });
-  const sorted = dirents.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+  const sorted = dirents.sort((a, b) => byBytes(a.name, b.name));
   // Read concurrently, kept in name order.
   const parts = await mapLimit(sorted, READ_CONCURRENCY, async (d): Promise<Entry[]> => {
     const childRel = rel === '' ? d.name : `${rel}/${d.name}`;

@@ -10,9 +10,8 @@
  * the build runs kustomize as before, which gives its own answer and its own errors. The proof is
  * the differential test against the real binary (__tests__/unit/plain-build.test.ts).
  */
-import { constants, lstatSync, readFileSync } from 'node:fs';
-import { access } from 'node:fs/promises';
-import { delimiter, join, normalize } from 'node:path';
+import { lstatSync, readFileSync } from 'node:fs';
+import { join, normalize } from 'node:path';
 import type { KubeObject } from '../objects/kube.js';
 import { objectKey } from '../objects/kube.js';
 import { KUSTOMIZATION_FILES } from './generate.js';
@@ -22,6 +21,8 @@ import { toPosix } from './paths.js';
 import { plainObjects } from './plain-yaml.js';
 import { listSource } from './source.js';
 import { yamlAliasProblem } from '../util/bounded.js';
+import { findExecutable } from '../util/executable.js';
+import { byBytes } from '../util/order.js';
 
 /**
  * True when none of the spec fields that Flux merges into the kustomization changes it (the same
@@ -45,22 +46,7 @@ export function specIsPlain(spec: SpecFields): boolean {
  * runs kustomize).
  */
 export async function kustomizeFound(bin: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
-  if (process.platform === 'win32' || bin === '') return false;
-  const executable = (p: string) =>
-    access(p, constants.X_OK).then(
-      () => true,
-      () => false,
-    );
-  if (bin.includes('/')) return executable(bin);
-  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
-    if (dir !== '' && (await executable(join(dir, bin)))) return true;
-  }
-  return false;
-}
-
-/** Go's (and Flux's walk's) order of names: by their UTF-8 bytes. */
-function byBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  return process.platform !== 'win32' && (await findExecutable(bin, env)) !== undefined;
 }
 
 /**

@@ -26,6 +26,7 @@ import { listTree } from '../kustomize/copy.js';
 import { DEFAULT_PATTERNS, isIgnored, readPatterns, VCS_PATTERNS } from '../kustomize/sourceignore.js';
 import type { Fetched } from './git.js';
 import { BadPattern, doublestarMatch, doublestarPattern, goGlob, hasGlob, type Listed } from './glob.js';
+import { byBytes } from '../util/order.js';
 import { scratchDir } from '../util/scratch.js';
 import { ExtractBudget } from './budget.js';
 import { extractTarGz } from './tar.js';
@@ -308,7 +309,7 @@ async function archiveFilter(root: string): Promise<void> {
 /** The content digest: sha256 over the sorted `sha256(file)  path` lines. */
 export async function contentDigest(root: string): Promise<string> {
   const files = (await list(root)).filter((e) => !e.dir).map((e) => e.path);
-  files.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  files.sort(byBytes);
   const h = createHash('sha256');
   let total = 0;
   for (const f of files) {

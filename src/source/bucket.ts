@@ -35,6 +35,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { environmentCredentials } from '../aws/sigv4.js';
+import { byBytes } from '../util/order.js';
 import type { BucketDef } from '../flux/source-defs.js';
 import { isIgnored, readPatterns, SOURCEIGNORE_FILE, type IgnorePattern } from '../kustomize/sourceignore.js';
 import { mapLimit } from '../util/concurrency.js';
@@ -138,15 +139,10 @@ export function objectPath(root: string, key: string): string {
   return path;
 }
 
-/** Go's string order: byte-wise over UTF-8. */
-export function compareKeys(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
 /** The text digested for the revision: `<key> <etag>\n` per key, keys in byte order. */
 export function indexText(index: ReadonlyMap<string, string>): string {
   return [...index.keys()]
-    .sort(compareKeys)
+    .sort(byBytes)
     .map((k) => `${k} ${index.get(k) ?? ''}\n`)
     .join('');
 }
@@ -362,7 +358,7 @@ export async function fetchBucket(def: BucketDef, opts: BucketFetchOptions): Pro
       }
     });
 
-    const listed = [...index.keys()].sort(compareKeys);
+    const listed = [...index.keys()].sort(byBytes);
     await phase('downloading the objects', timeoutMs, async (timeout) => {
       const failed = new AbortController();
       const signal = AbortSignal.any([timeout, failed.signal]);

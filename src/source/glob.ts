@@ -10,6 +10,7 @@
  * `*a*a*a…b` against a long name would take minutes.
  */
 import { RE2JS } from 're2js';
+import { byBytes } from '../util/order.js';
 import { UserError } from '../util/user-error.js';
 
 /** Thrown for a pattern Go (or doublestar) would refuse as malformed. */
@@ -174,7 +175,7 @@ export function goGlob(entries: readonly Listed[], pattern: string): string[] {
     list.push(e.path.slice(cut + 1));
     children.set(parent, list);
   }
-  for (const list of children.values()) list.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  for (const list of children.values()) list.sort(byBytes);
   let dirs = [''];
   const segs = clean.split('/');
   segs.forEach((seg, i) => {
