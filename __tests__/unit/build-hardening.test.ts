@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build, kustomizeEnv } from '../../src/kustomize/build.js';
 import { decryptSources } from '../../src/sops/sources.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
 
 const NO_KUSTOMIZE = '/nonexistent/kustomize';
 const CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n';
@@ -54,7 +55,7 @@ describe('kustomizeEnv', () => {
   });
 
   it.skipIf(process.platform === 'win32')('is what the kustomize process gets', async () => {
-    // A kustomization file: a plain directory would be built without running kustomize (plain.ts).
+    // plain: false, or the build would be computed without running kustomize (plain.ts, overlay.ts).
     const { root, outside } = await tree({ 'app/cm.yaml': CM, 'app/kustomization.yaml': 'resources: [cm.yaml]\n' });
     const fake = join(outside, 'kustomize');
     await writeFile(
@@ -64,11 +65,29 @@ describe('kustomizeEnv', () => {
     await chmod(fake, 0o755);
     process.env['INPUT_KUBECONFIG'] = 'secret-kubeconfig';
     try {
-      const { objects } = await build({ root, path: 'app', kustomizeBin: fake });
+      const { objects } = await build({ root, path: 'app', kustomizeBin: fake, plain: false });
       expect(objects[0]?.['data']).toEqual({ kubeconfig: '', path: 'set' });
     } finally {
       delete process.env['INPUT_KUBECONFIG'];
     }
+  });
+});
+
+describe('the kustomization file kustomize reads', () => {
+  // Flux's fields are merged into the file, which is written again: as YAML 1.2, a quoted `yes`
+  // reached kustomize unquoted and its YAML 1.1 reader failed ("cannot unmarshal bool").
+  it('keeps quoted strings that YAML 1.1 reads otherwise strings', async () => {
+    const { root } = await tree({
+      'app/kustomization.yaml':
+        'namespace: "0755"\nlabels:\n- pairs: {a: "yes", b: "on", c: "0x1F", d: "1e3"}\nresources: [cm.yaml]\n',
+      'app/cm.yaml': CM,
+    });
+    const { objects } = await build({ root, path: 'app', kustomizeBin: KUSTOMIZE, plain: false });
+    expect(objects[0]?.metadata).toEqual({
+      name: 'a',
+      namespace: '0755',
+      labels: { a: 'yes', b: 'on', c: '0x1F', d: '1e3' },
+    });
   });
 });
 

@@ -5,7 +5,6 @@
  */
 import { readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { parseYamlValue } from '../objects/yaml.js';
 import { yamlAliasProblem } from '../util/bounded.js';
 import { mapLimit } from '../util/concurrency.js';
@@ -77,7 +76,10 @@ export async function prepareKustomization(
  */
 export async function replaceKustomization(kfile: string, kustomization: unknown): Promise<void> {
   await rm(kfile, { force: true });
-  await writeFile(kfile, stringify(kustomization), { flag: 'wx' });
+  // As JSON, which every YAML reader reads alike: written as YAML 1.2, a string such as `yes` or
+  // `0755` (quoted in the user's file) would reach kustomize unquoted, and its YAML 1.1 reader would
+  // take it for a boolean or a number.
+  await writeFile(kfile, `${JSON.stringify(kustomization, null, 2)}\n`, { flag: 'wx' });
 }
 
 function buildFields(o: SpecFields) {
