@@ -14,7 +14,10 @@ import { KUSTOMIZE } from '../helpers/paths.js';
 const cm = (name: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
 
-/** A base of two ConfigMaps and an overlay that patches, labels and moves them (the common shape). */
+/**
+ * A base of two ConfigMaps and an overlay that patches, labels and moves them (the common shape),
+ * with a generator, which the build without kustomize (overlay.ts) leaves to kustomize.
+ */
 const TREE = {
   'base/kustomization.yaml': 'resources: [a.yaml, b.yaml]\n',
   'base/a.yaml': cm('a', '1'),
@@ -27,6 +30,7 @@ const TREE = {
     '- target: {kind: ConfigMap}',
     '  patch: |-',
     '    - {op: add, path: /data/overlay, value: "yes"}',
+    'configMapGenerator: [{name: generated, literals: [k=v]}]',
     '',
   ].join('\n'),
 };
@@ -53,7 +57,7 @@ describe('the build cache', () => {
     expect(cached.cached).toBe(true);
     expect(cached.objects).toEqual(fresh.objects);
     expect([...cached.origins]).toEqual([...fresh.origins]);
-    expect(cached.objects.map((o) => o.metadata.namespace)).toEqual(['team', 'team']);
+    expect(cached.objects.map((o) => o.metadata.namespace)).toEqual(['team', 'team', 'team']);
   });
 
   // Each change to what the build reads, made after a first build kept its output: the next build
@@ -141,7 +145,7 @@ describe('the build cache', () => {
     await writeFile(join(cache, 'x'), '');
     // Every shard is a directory: a file where one must go makes the write fail.
     const opts: BuildOptions = { root, path: 'overlay', kustomizeBin: KUSTOMIZE, cache: join(cache, 'x') };
-    expect((await build(opts)).objects).toHaveLength(2);
+    expect((await build(opts)).objects).toHaveLength(3);
     expect((await build(opts)).cached).toBeUndefined();
   });
 

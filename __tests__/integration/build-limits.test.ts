@@ -59,6 +59,7 @@ describe('build limits', () => {
     const built = await build({
       root,
       path: 'app',
+      plain: false,
       kustomizeBin: KUSTOMIZE,
       limits: { timeoutMs: 60_000, memoryBytes: 256 * 1024 ** 2 },
     });
@@ -71,6 +72,7 @@ describe('build limits', () => {
       build({
         root,
         path: 'app',
+        plain: false,
         kustomizeBin: await runaway('memory'),
         limits: { timeoutMs: 100_000, memoryBytes: 256 * 1024 ** 2 },
       }),
@@ -83,6 +85,7 @@ describe('build limits', () => {
       build({
         root,
         path: 'app',
+        plain: false,
         kustomizeBin: await runaway('time'),
         limits: { timeoutMs: 1000, memoryBytes: 64 * 1024 ** 3 },
       }),

@@ -11,6 +11,7 @@ import { checkReferences, localiseReferences } from './confine.js';
 import { kustomizeEnv, readOutput, runKustomize } from './invoke.js';
 import { prepareKustomization, type SpecFields } from './kustomization.js';
 import { PathError, resolveInsideRoot } from './paths.js';
+import { buildOverlay, specIsOverlay } from './overlay.js';
 import { buildPlain, kustomizeFound, specIsPlain } from './plain.js';
 import { DEFAULT_LIMITS, type ProcessLimits } from './run.js';
 import { buildKey, cacheDirOf, readCached, writeCached } from './cache.js';
@@ -50,8 +51,9 @@ export interface BuildOptions extends SpecFields {
   /** Time and memory kustomize (and what it starts) may use; DEFAULT_LIMITS when absent. */
   limits?: ProcessLimits;
   /**
-   * Build a plain directory without kustomize where that is provably its answer (plain.ts; on by
-   * default); false always runs kustomize (the differential tests compare the two).
+   * Build a plain directory (plain.ts) or a kustomization of the common fields (overlay.ts) without
+   * kustomize where that is provably its answer (on by default); false always runs kustomize (the
+   * differential tests compare the two).
    */
   plain?: boolean;
 }
@@ -84,9 +86,14 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const cache = opts.cache === undefined ? undefined : await cacheDirOf(opts.cache, realRoot);
   // A plain directory and a spec without transformer fields: kustomize's answer without running it
   // (plain.ts; beforeBuild decrypts generator and patch files, which such a build has none of).
-  if (opts.plain !== false && specIsPlain(opts) && (await kustomizeFound(opts.kustomizeBin))) {
-    const plain = await buildPlain(realRoot, relPath, opts.artifact === true);
-    if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
+  if (opts.plain !== false && specIsOverlay(opts) && (await kustomizeFound(opts.kustomizeBin))) {
+    if (specIsPlain(opts)) {
+      const plain = await buildPlain(realRoot, relPath, opts.artifact === true);
+      if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
+    }
+    // A kustomization directory of the common fields: kustomize's answer without running it (overlay.ts).
+    const overlay = await buildOverlay(realRoot, relPath, opts, opts.artifact === true);
+    if (overlay !== undefined) return { ...overlay, generated: false, missingComponents: [] };
   }
   // The copy holds only what the build reads (reads.ts): in a repository of many Kustomizations, copying
   // the whole tree for each one costs more than kustomize. Should kustomize miss anything on that copy

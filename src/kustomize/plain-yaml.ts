@@ -176,11 +176,11 @@ function sortKeys(keys: string[]): string[] | undefined {
 }
 
 /** `value` with every mapping's keys in yaml.v2's order (new objects), or undefined when not certain. */
-function reorder(value: unknown): unknown {
+export function v2Ordered(value: unknown): unknown {
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     for (const item of value) {
-      const v = reorder(item);
+      const v = v2Ordered(item);
       if (v === undefined) return undefined;
       out.push(v);
     }
@@ -192,7 +192,7 @@ function reorder(value: unknown): unknown {
   if (keys === undefined) return undefined;
   const out: Record<string, unknown> = {};
   for (const k of keys) {
-    const v = reorder(obj[k]);
+    const v = v2Ordered(obj[k]);
     if (v === undefined) return undefined;
     out[k] = v;
   }
@@ -294,7 +294,7 @@ function finish(values: Record<string, unknown>[]): KubeObject[] | string {
   for (const value of values) {
     const object = objectProblem(value);
     if (object !== undefined) return object;
-    const sorted = reorder(value) as KubeObject | undefined;
+    const sorted = v2Ordered(value) as KubeObject | undefined;
     if (sorted === undefined) return 'keys whose order is not certain';
     const annotations = sorted.metadata.annotations;
     if (annotations !== undefined && Object.keys(annotations).length === 0) delete sorted.metadata.annotations;
