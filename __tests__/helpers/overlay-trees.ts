@@ -59,6 +59,7 @@ const KINDS: [apiVersion: string, kind: string, body: (r: Random, name: string) 
   ['networking.k8s.io/v1', 'Ingress', () => `spec:\n  rules: []\n`],
   ['batch/v1', 'Job', () => `spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: []\n`],
   ['v1', 'Namespace', () => ''],
+  ['apiextensions.k8s.io/v1', 'CustomResourceDefinition', () => `spec:\n  group: example.com\n  scope: Namespaced\n`],
   [
     'rbac.authorization.k8s.io/v1',
     'RoleBinding',

@@ -70,6 +70,7 @@ describe('overlay build, differential against kustomize', () => {
           'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n',
           'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: cr\n',
           'apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\n',
+          'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  scope: Namespaced\n',
           cm('c', '  labels:\n    x: "1"\n'),
         ].join('---\n'),
         'ov/kustomization.yaml': k('namespace: ns1\nlabels:\n- pairs:\n    app: x\nresources:\n- ../b\n'),
@@ -213,6 +214,14 @@ describe('overlay build leaves to kustomize', () => {
         'ov/kustomization.yaml': 'namespace: x\nresources:\n- a.yaml\n',
         'ov/a.yaml':
           'apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: rb\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: r\n',
+      },
+    ],
+    [
+      'a CRD with a conversion webhook under a namespace',
+      {
+        'ov/kustomization.yaml': 'namespace: x\nresources:\n- a.yaml\n',
+        'ov/a.yaml':
+          'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: w.example.com\nspec:\n  conversion:\n    strategy: Webhook\n',
       },
     ],
     [

@@ -232,9 +232,9 @@ const API_GROUP = /^(?:|apps|batch|autoscaling|policy|extensions|[a-z0-9.-]*k8s\
 /**
  * kustomize's namespace transformer on one object: a namespaced kind (any kind its built-in API
  * schema does not know counts as one, so every custom resource) gets the namespace; a core
- * Namespace gets it as its name; known cluster-scoped kinds stay. False for kinds whose other
- * fields it rewrites (role binding subjects, webhook and API service references) or whose scope
- * this table does not know: left to kustomize.
+ * Namespace gets it as its name; known cluster-scoped kinds (a CRD without conversion) stay. False
+ * for kinds whose other fields it rewrites (role binding subjects, webhook, API service and
+ * conversion references) or whose scope this table does not know: left to kustomize.
  */
 function setNamespace(obj: KubeObject, ns: string): boolean {
   const slash = obj.apiVersion.indexOf('/');
@@ -244,6 +244,11 @@ function setNamespace(obj: KubeObject, ns: string): boolean {
     return true;
   }
   if (CLUSTER_SCOPED.has(`${obj.apiVersion}/${obj.kind}`)) return true;
+  // A CRD's conversion webhook names a service's namespace, which kustomize sets too.
+  if (obj.apiVersion === 'apiextensions.k8s.io/v1' && obj.kind === 'CustomResourceDefinition') {
+    const spec = (obj as { spec?: unknown }).spec;
+    return isRecord(spec) && spec['conversion'] === undefined;
+  }
   if (API_GROUP.test(group) && !NAMESPACED[group]?.includes(obj.kind)) return false;
   obj.metadata.namespace = ns;
   return true;
