@@ -1,7 +1,8 @@
 // Benchmarks the bundled CLI (dist/cli.js) side by side with the tools users would pick instead
 // (kubectl ApplySet, kapp, and Flux's kustomize-controller at its defaults and at QPS 500), on the same
 // tier-a test cluster that it starts and stops itself. Prints figures; asserts nothing about time.
-//   node_modules/.bin/node bench/run.ts [--objects 100,1000] [--large] [--concurrency-sweep 1,8,32]
+//   node_modules/.bin/node bench/run.ts [--shapes plain,overlay,monorepo] [--objects 100,1000] [--large]
+//     [--concurrency-sweep 1,8,32]
 // Its parts are in bench/run/ (the tree, the tools, one size's run, the tables). See bench/README.md.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { ACTION, CLI, KUSTOMIZE, REPO, RESULTS, stamp, TIME } from './paths.ts';
 import { OURS, type SizeResult } from './run/model.ts';
 import { buildPeers } from './run/peers.ts';
 import { benchSize } from './run/size.ts';
+import { SHAPES, type Shape } from './run/tree.ts';
 import { sizeTables } from './run/tables.ts';
 
 function toolVersion(cmd: string, args: string[]): string {
@@ -26,6 +28,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       objects: { type: 'string' },
+      shapes: { type: 'string', default: SHAPES.join(',') },
       large: { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       'concurrency-sweep': { type: 'string', default: '' },
@@ -41,6 +44,17 @@ async function main(): Promise<void> {
   if (sizes.some((n) => !Number.isInteger(n) || n < 30)) {
     throw new Error(`--objects takes whole numbers of at least 30, comma-separated; got ${values.objects ?? ''}`);
   }
+  const shapes = values.shapes.split(',').map((x) => x.trim()) as Shape[];
+  if (shapes.some((x) => !SHAPES.includes(x))) {
+    throw new Error(`--shapes takes a comma-separated list of ${SHAPES.join(', ')}; got ${values.shapes}`);
+  }
+  // The plain directory at every size; the overlay and the monorepo at the sizes from 1,000 (the
+  // monorepo: MONOREPO_UNITS Kustomizations of a twentieth each), or at every size given by --objects.
+  const runs = shapes.flatMap((shape) =>
+    (shape === 'plain' || values.objects !== undefined ? sizes : sizes.filter((n) => n >= 1000))
+      .filter((n) => shape !== 'monorepo' || values.objects !== undefined || n === 1000)
+      .map((n) => ({ shape, n })),
+  );
   const concurrency = Number(values.concurrency);
   const sweep = values['concurrency-sweep']
     .split(',')
@@ -72,9 +86,9 @@ async function main(): Promise<void> {
   for (const p of peers) process.stderr.write(`peer ${p.tool}: ${p.bin ? `${p.bin} (${p.version})` : p.version}\n`);
 
   const results: SizeResult[] = [];
-  for (const n of sizes) {
+  for (const { shape, n } of runs) {
     if (state.stopping) break;
-    results.push(await benchSize(n, peers, concurrency, sweep, profilesDir));
+    results.push(await benchSize(shape, n, peers, concurrency, sweep, profilesDir));
   }
   const tools = results[0]?.tools ?? [];
   const peerNames = tools.map((t) => t.name).filter((t) => t !== OURS);

@@ -17,6 +17,7 @@ import {
 import { cpuMsOf, createNamespace, type Cluster, type CountingProxy } from '../common.ts';
 import { lastLine, peakRssKiBOf, RUN_TIMEOUT_MS } from './measure.ts';
 import type { Tool } from './model.ts';
+import type { Unit } from './tree.ts';
 
 const FLUX_NAMESPACE = 'flux-system';
 
@@ -42,6 +43,7 @@ export function fluxTool(
   let artifacts: ArtifactServer | undefined;
   let controller: FluxController | undefined;
   let revision = '';
+  let units: Unit[] = [];
   const flags =
     peer.qps === undefined
       ? 'its default flags'
@@ -53,7 +55,8 @@ export function fluxTool(
     waits:
       'for its CRDs and Namespaces to be Current (kstatus, polled every 2 s) before the rest (spec.wait: false, the default: no health checks); timed until the Kustomization reports the revision applied',
     skips: ['preview of a change'],
-    prepare: async () => {
+    prepare: async (tree) => {
+      units = tree.units;
       await proxy.kubeconfig(kubeconfig);
       client = await testClusterClient(cluster.kubeconfig);
       await installFluxCrds(client);
@@ -66,13 +69,15 @@ export function fluxTool(
       });
     },
     finish: async () => {
-      // Suspended, so that the next controller started on this cluster leaves it alone.
-      await client
-        ?.request('PATCH', kustomizationPath(FLUX_NAMESPACE, name), {
-          body: { spec: { suspend: true } },
-          contentType: 'application/merge-patch+json',
-        })
-        .catch(() => undefined);
+      // Suspended, so that the next controller started on this cluster leaves them alone.
+      for (const u of units) {
+        await client
+          ?.request('PATCH', kustomizationPath(FLUX_NAMESPACE, u.name), {
+            body: { spec: { suspend: true } },
+            contentType: 'application/merge-patch+json',
+          })
+          .catch(() => undefined);
+      }
       await controller?.stop();
       await artifacts?.close();
       client?.close();
@@ -86,36 +91,57 @@ export function fluxTool(
       // Counted from the trigger: whatever the controller did while the tree was packed is not this run's.
       proxy.reset();
       const started = performance.now();
-      let token: string | undefined;
+      // One Kustomization per unit (the monorepo's in dependsOn levels), all fed by the one artifact.
+      const tokens = new Map<string, string>();
       if (artifact) {
         await publishExternalArtifact(client, FLUX_NAMESPACE, name, artifact);
         revision = artifact.revision;
       }
-      if (s === 'first apply') {
-        await applyKustomization(client, FLUX_NAMESPACE, name, { path: './', prune: true }, name);
-      } else if (!artifact) {
-        token = await requestReconcile(client, FLUX_NAMESPACE, name);
+      for (const u of units) {
+        if (s === 'first apply') {
+          const spec = {
+            path: u.path === '.' ? './' : `./${u.path}`,
+            prune: true,
+            ...(u.dependsOn.length > 0 ? { dependsOn: u.dependsOn.map((d) => ({ name: d })) } : {}),
+          };
+          await applyKustomization(client, FLUX_NAMESPACE, u.name, spec, name);
+        } else if (!artifact) {
+          tokens.set(u.name, await requestReconcile(client, FLUX_NAMESPACE, u.name));
+        }
       }
-      const want = { revision, ...(token === undefined ? {} : { token }) };
-      const k = await proxy.watchUntil<FluxKustomization>(
-        kustomizationPath(FLUX_NAMESPACE),
-        name,
-        (obj) => finished(obj, want),
-        RUN_TIMEOUT_MS,
+      const done = await Promise.all(
+        units.map((u) => {
+          const token = tokens.get(u.name);
+          const want = { revision, ...(token === undefined ? {} : { token }) };
+          return proxy.watchUntil<FluxKustomization>(
+            kustomizationPath(FLUX_NAMESPACE),
+            u.name,
+            (obj) => finished(obj, want),
+            RUN_TIMEOUT_MS,
+          );
+        }),
       );
       const wallMs = performance.now() - started;
       const cpu1 = await cpuMsOf(pid);
       const first = proxy.firstRequestAt();
-      const ready = k?.status?.conditions?.find((c) => c.type === 'Ready');
-      const ok = ready?.status === 'True' && k?.status?.lastAppliedRevision === revision;
+      const readyOf = (k: FluxKustomization | undefined) => k?.status?.conditions?.find((c) => c.type === 'Ready');
+      const failed = done.find((k) => readyOf(k)?.status !== 'True' || k?.status?.lastAppliedRevision !== revision);
+      const shown = failed ?? done[0];
+      const ready = readyOf(shown);
+      const many =
+        units.length > 1
+          ? `${String(done.filter((k) => k !== failed).length)} of ${String(units.length)} Kustomizations; `
+          : '';
       return {
-        code: ok ? 0 : 1,
+        code: failed === undefined && done.every((k) => k !== undefined) ? 0 : 1,
         wallMs,
         firstRequestMs: first === undefined ? undefined : first - started,
         peakRssKiB: await peakRssKiBOf(pid),
         cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0,
-        stdout: k ? `Ready=${ready?.status ?? '?'} (${ready?.reason ?? ''}): ${ready?.message ?? ''}` : '',
-        stderr: k ? '' : `not done after ${String(RUN_TIMEOUT_MS / 1000)} s; log: ${controller.logFile}`,
+        stdout: shown ? `${many}Ready=${ready?.status ?? '?'} (${ready?.reason ?? ''}): ${ready?.message ?? ''}` : '',
+        stderr: done.every((k) => k !== undefined)
+          ? ''
+          : `not done after ${String(RUN_TIMEOUT_MS / 1000)} s; log: ${controller.logFile}`,
       };
     },
     describe: (r) => lastLine(r.code === 0 ? r.stdout : `${r.stdout} ${r.stderr}`),

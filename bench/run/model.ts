@@ -3,7 +3,7 @@
 // result of one size: its rows, the action's start-up and the machine's load.
 import type { ScenarioProfile } from '../profile.ts';
 import type { ProcRun } from './measure.ts';
-import type { Tree } from './tree.ts';
+import type { Shape, Tree } from './tree.ts';
 
 export const OURS = 'kustomize-reconcile';
 export const PROFILED = 'kustomize-reconcile (profiled)';
@@ -75,6 +75,8 @@ export interface Startup {
 }
 
 export interface SizeResult {
+  /** The tree's shape (bench/run/tree.ts) and its object count. */
+  shape: Shape;
   objects: number;
   rows: Row[];
   startup: Startup;

@@ -36,9 +36,10 @@ export function oursTool(
         s === 'preview of a change' ? 'diff' : 'apply',
         '--root',
         tree.dir,
-        '--path',
-        '.',
-        '--prune',
+        // The monorepo's Flux Kustomization files (each with prune: true), or the one directory.
+        ...(tree.kustomizations
+          ? ['--kustomizations', tree.kustomizations]
+          : ['--path', tree.units[0]!.path, '--prune']),
         '--inventory-namespace',
         'kr-inventory',
         '--kubeconfig',

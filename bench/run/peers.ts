@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { createNamespace, type CountingProxy } from '../common.ts';
 import { PEERS } from '../paths.ts';
+import type { Tree, Unit } from './tree.ts';
 import { lastLine } from './measure.ts';
 import type { Tool } from './model.ts';
 
@@ -95,30 +96,61 @@ async function createApplySetParent(proxy: CountingProxy, name: string, kubectlV
   return `applysets.${APPLYSET_GROUP}/${name}`;
 }
 
+/** `args` as one word each for bash (the bench's paths and names hold no quote). */
+function shellWords(args: readonly string[]): string {
+  return args.map((a) => `'${a}'`).join(' ');
+}
+
+/**
+ * A command run once per unit of the tree, in dependsOn order: the command itself for one unit,
+ * else a bash script that runs each and exits with the first failure's code, or 1 when one exited 1
+ * (a diff that found changes) and none failed.
+ */
+function perUnit(
+  tree: Tree,
+  one: (unit: Unit, i: number) => { words: string[]; pipeFrom?: string[] },
+): [string, string[]] {
+  const lines = tree.units.map((u, i) => {
+    const { words, pipeFrom } = one(u, i);
+    return pipeFrom ? `${shellWords(pipeFrom)} | ${shellWords(words)}` : shellWords(words);
+  });
+  const script = `set -o pipefail; rc=0; for step in ${lines.map((_, i) => String(i)).join(' ')}; do case $step in ${lines
+    .map((l, i) => `${String(i)}) ${l} ;;`)
+    .join(' ')} esac; r=$?; if [ $r -gt 1 ]; then exit $r; fi; if [ $r -eq 1 ]; then rc=1; fi; done; exit $rc`;
+  return ['bash', ['-c', script]];
+}
+
 export function kubectlTool(proxy: CountingProxy, workDir: string, bin: string, version: string): Tool {
   const kubeconfig = join(workDir, 'kubectl.kubeconfig');
-  let parent = '';
+  const parents = new Map<string, string>();
   return {
     name: 'kubectl ApplySet',
     version,
     prefix: 'kc',
     waits: 'for nothing (its first apply fails on the custom resources and is run twice)',
     applyTwiceOnFirstApply: true,
-    prepare: async () => {
+    prepare: async (tree) => {
       await proxy.kubeconfig(kubeconfig);
-      parent = await createApplySetParent(proxy, 'kc-bench', version);
+      for (const u of tree.units) parents.set(u.name, await createApplySetParent(proxy, u.name, version));
     },
     command: (s, tree) => {
       // A fresh discovery cache per run, as on a CI runner (kubectl otherwise caches it in ~/.kube/cache).
       const cache = join(workDir, `kubectl-cache-${String(performance.now())}`);
-      const common = ['--kubeconfig', kubeconfig, '--cache-dir', cache, '-f', tree.dir];
-      if (s === 'preview of a change') return [bin, ['diff', '--server-side', ...common], {}, [0, 1]];
-      return [
-        bin,
-        ['apply', '--server-side', '--prune', `--applyset=${parent}`, ...common],
-        { KUBECTL_APPLYSET: 'true' },
-        [0],
-      ];
+      // A plain directory with -f; a kustomization with -k (kubectl's own kustomize), one ApplySet each.
+      const source = (u: Unit) => (tree.shape === 'plain' ? ['-f', tree.dir] : ['-k', join(tree.dir, u.path)]);
+      const common = ['--kubeconfig', kubeconfig, '--cache-dir', cache];
+      const words = (u: Unit) =>
+        s === 'preview of a change'
+          ? [bin, 'diff', '--server-side', ...common, ...source(u)]
+          : [bin, 'apply', '--server-side', '--prune', `--applyset=${parents.get(u.name)!}`, ...common, ...source(u)];
+      const env = s === 'preview of a change' ? {} : { KUBECTL_APPLYSET: 'true' };
+      const okCodes = s === 'preview of a change' ? [0, 1] : [0];
+      if (tree.units.length === 1) {
+        const [cmd, ...args] = words(tree.units[0]!);
+        return [cmd!, args, env, okCodes];
+      }
+      const [cmd, args] = perUnit(tree, (u) => ({ words: words(u) }));
+      return [cmd, args, env, okCodes];
     },
     describe: (r) => {
       if (r.code !== 0 && r.code !== 1) return `error: ${lastLine(r.stderr)}`;
@@ -146,7 +178,7 @@ const KAPP_APP_NAMESPACE = 'ka-apps';
  * change to reconcile, which for a Deployment means its controller observed the new generation (never,
  * on a tier-a cluster without controllers), and the other tools do not wait for health either.
  */
-export function kappTool(proxy: CountingProxy, workDir: string, bin: string, version: string): Tool {
+export function kappTool(proxy: CountingProxy, workDir: string, bin: string, version: string, kustomize: string): Tool {
   const kubeconfig = join(workDir, 'kapp.kubeconfig');
   return {
     name: 'kapp',
@@ -159,17 +191,33 @@ export function kappTool(proxy: CountingProxy, workDir: string, bin: string, ver
       await createNamespace(proxy, KAPP_APP_NAMESPACE);
     },
     command: (s, tree) => {
-      const args = ['deploy', '-a', 'ka-bench', '-n', KAPP_APP_NAMESPACE, '-f', tree.dir, '-y', '--wait=false'];
-      args.push('--kubeconfig', kubeconfig, '--color=false');
-      if (s === 'preview of a change') args.push('--diff-run', '--diff-changes');
-      return [bin, args, {}, [0]];
+      // A plain directory as files; a kustomization as a kapp user runs it: kustomize build | kapp deploy -f -.
+      const deploy = (u: Unit) => {
+        const app = tree.units.length === 1 ? 'ka-bench' : u.name;
+        const args = ['deploy', '-a', app, '-n', KAPP_APP_NAMESPACE, '-f', tree.shape === 'plain' ? tree.dir : '-'];
+        args.push('-y', '--wait=false', '--kubeconfig', kubeconfig, '--color=false');
+        if (s === 'preview of a change') args.push('--diff-run', '--diff-changes');
+        return args;
+      };
+      if (tree.shape === 'plain') return [bin, deploy(tree.units[0]!), {}, [0]];
+      const [cmd, args] = perUnit(tree, (u) => ({
+        words: [bin, ...deploy(u)],
+        pipeFrom: [kustomize, 'build', join(tree.dir, u.path)],
+      }));
+      return [cmd, args, {}, [0]];
     },
     describe: (r) => {
-      // "Op:      3 create, 0 delete, 0 update, 0 noop, 0 exists"
-      const op = /^Op:\s+(.*)$/m.exec(r.stdout)?.[1]?.trim();
-      const text = (op ?? '')
-        .split(', ')
-        .filter((x) => x !== '' && !x.startsWith('0 '))
+      // "Op:      3 create, 0 delete, 0 update, 0 noop, 0 exists", once per app deployed: summed.
+      const sums = new Map<string, number>();
+      for (const m of r.stdout.matchAll(/^Op:\s+(.*)$/gm)) {
+        for (const part of m[1]!.trim().split(', ')) {
+          const [count, ...what] = part.split(' ');
+          sums.set(what.join(' '), (sums.get(what.join(' ')) ?? 0) + Number(count));
+        }
+      }
+      const text = [...sums]
+        .filter(([, v]) => v > 0)
+        .map(([k, v]) => `${String(v)} ${k}`)
         .join(', ');
       return r.code === 0 ? text || 'no changes' : `${text}; error: ${lastLine(r.stderr || r.stdout)}`;
     },

@@ -14,9 +14,10 @@ import { SCENARIOS, type Row, type Scenario, type SizeResult, type Tool } from '
 import { oursTool } from './ours.ts';
 import { kappTool, kubectlTool, type Peer } from './peers.ts';
 import { fmt } from './tables.ts';
-import { objectFor, writeTree, type Tree } from './tree.ts';
+import { objectFor, writeTree, type Shape, type Tree } from './tree.ts';
 
 export async function benchSize(
+  shape: Shape,
   n: number,
   peers: Peer[],
   concurrency: number,
@@ -29,7 +30,7 @@ export async function benchSize(
   try {
     const t0 = performance.now();
     const loadBefore = os.loadavg();
-    process.stderr.write(`\n== ${n} objects: starting a tier-a test cluster...\n`);
+    process.stderr.write(`\n== ${shape}, ${n} objects: starting a tier-a test cluster...\n`);
     cluster = await startCluster();
     process.stderr.write(`cluster ready in ${fmt((performance.now() - t0) / 1000, 1)} s\n`);
     proxy = await startProxy(cluster);
@@ -47,7 +48,7 @@ export async function benchSize(
     const kubectl = peers.find((x) => x.tool === 'kubectl');
     if (kubectl?.bin) tools.push(kubectlTool(p, workDir, kubectl.bin, kubectl.version));
     const kapp = peers.find((x) => x.tool === 'kapp');
-    if (kapp?.bin) tools.push(kappTool(p, workDir, kapp.bin, kapp.version));
+    if (kapp?.bin) tools.push(kappTool(p, workDir, kapp.bin, kapp.version, KUSTOMIZE));
     const flux = peers.find((x) => x.tool === 'kustomize-controller');
     if (flux?.bin) {
       tools.push(
@@ -133,7 +134,7 @@ export async function benchSize(
 
     let oursTree: Tree | undefined;
     for (const tool of tools) {
-      const tree = await writeTree(join(workDir, `tree-${tool.prefix}`), n, tool.prefix);
+      const tree = await writeTree(join(workDir, `tree-${tool.prefix}`), n, tool.prefix, shape);
       if (tool.prefix === 'kr') oursTree = tree;
       process.stderr.write(`${tool.name}: preparing...\n`);
       await tool.prepare(tree);
@@ -177,11 +178,12 @@ export async function benchSize(
         GITHUB_STEP_SUMMARY: summary,
         GITHUB_OUTPUT: outputFile,
         INPUT_KUBECONFIG: kubeconfig,
-        INPUT_PATH: '.',
+        ...(dir === tiny || oursTree?.kustomizations === undefined
+          ? { INPUT_PATH: dir === tiny ? '.' : oursTree!.units[0]!.path, INPUT_PRUNE: 'true' }
+          : { INPUT_KUSTOMIZATIONS: oursTree.kustomizations }),
         INPUT_MODE: 'preview',
         'INPUT_KUSTOMIZE-PATH': KUSTOMIZE,
         'INPUT_INVENTORY-NAMESPACE': 'kr-inventory',
-        INPUT_PRUNE: 'true',
         INPUT_COMMENT: 'false',
         'INPUT_CHECK-RUN': 'false',
       });
@@ -198,7 +200,8 @@ export async function benchSize(
       `action start-up: first API request after ${fmt(startup.firstRequestMs)} ms (exit ${startup.exitCode}, ${startup.wallMs} ms); one-object tree: ${fmt(startupTiny.firstRequestMs)} ms\n`,
     );
     return {
-      objects: n,
+      shape,
+      objects: oursTree?.objects ?? n,
       rows,
       startup,
       startupTiny,

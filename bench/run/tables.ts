@@ -3,6 +3,13 @@
 // action's start-up, the load averages, every run's requests by method, and the profile if any.
 import { profileTables } from '../profile.ts';
 import { OURS, PROFILED, SCENARIOS, type Row, type SizeResult } from './model.ts';
+import { MONOREPO_UNITS, type Shape } from './tree.ts';
+
+const SHAPE_TITLES: Record<Shape, string> = {
+  plain: 'Plain directory',
+  overlay: 'Overlay over a base (kustomization.yaml: namespace, labels, two JSON patches)',
+  monorepo: `Flux monorepo (${String(MONOREPO_UNITS)} Kustomizations in 3 dependsOn levels, each an overlay over a shared base)`,
+};
 
 export function fmt(n: number | undefined, digits = 0): string {
   return n === undefined ? 'n/a' : n.toFixed(digits);
@@ -122,7 +129,7 @@ export function sizeTables(res: SizeResult, peerNames: string[]): string {
     ),
   ];
   return [
-    `### ${res.objects} objects`,
+    `### ${SHAPE_TITLES[res.shape]}, ${res.objects} objects`,
     '',
     ...tables,
     floorTable(res),
@@ -138,7 +145,7 @@ export function sizeTables(res: SizeResult, peerNames: string[]): string {
     '',
     ...(res.profiles
       ? [
-          `#### Profile of ${PROFILED} (\`--profile\`), ${res.objects} objects`,
+          `#### Profile of ${PROFILED} (\`--profile\`), ${res.shape}, ${res.objects} objects`,
           '',
           'The same scenarios on a tree of its own; the profiled process runs slower than the plain one above (compare their rows).',
           '',
