@@ -144,6 +144,8 @@ function op(r: Random): string {
     () =>
       `- op: ${r.pick(['test', 'move', 'copy'])}\n        path: /data/a\n        ${r.pick(['value: "1"', 'from: /data/b'])}\n`,
     () => `- op: add\n        path: /metadata/name\n        value: renamed\n`,
+    () =>
+      `- op: ${r.pick(['add', 'replace'])}\n        path: /metadata/${r.pick(['annotations', 'labels'])}\n        value: {k: v}\n`,
   ])();
 }
 

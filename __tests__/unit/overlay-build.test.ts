@@ -115,6 +115,17 @@ describe('overlay build, differential against kustomize', () => {
       'ov',
     ],
     [
+      'a target names a Namespace by the name in its file or the one a base gave it',
+      {
+        'b/kustomization.yaml': 'namespace: ns1\nresources:\n- a.yaml\n',
+        'b/a.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n',
+        'ov/kustomization.yaml': k(
+          'resources:\n- ../b\npatches:\n- target:\n    name: other\n  patch: |-\n    - op: add\n      path: /metadata/labels\n      value: {by: file}\n- target:\n    name: ns1\n  patch: |-\n    - op: add\n      path: /metadata/labels/current\n      value: matched\n',
+        ),
+      },
+      'ov',
+    ],
+    [
       'quoted strings that YAML 1.1 reads otherwise stay strings',
       {
         'ov/kustomization.yaml': k(
@@ -233,6 +244,14 @@ describe('overlay build leaves to kustomize', () => {
       {
         'ov/kustomization.yaml':
           'resources:\n- a.yaml\npatches:\n- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /data/x/y\n      value: z\n',
+        'ov/a.yaml': cm('a'),
+      },
+    ],
+    [
+      'a patch that replaces the annotations (and the origin with them)',
+      {
+        'ov/kustomization.yaml':
+          'resources:\n- a.yaml\npatches:\n- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /metadata/annotations\n      value: {a: b}\n',
         'ov/a.yaml': cm('a'),
       },
     ],

@@ -9,8 +9,12 @@ import type { KubeObject } from '../objects/kube.js';
 
 export type Op = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
-/** Paths a patch may not touch here: the object's identity (kustomize tracks it) and its own annotations. */
-const IDENTITY = /^\/(?:apiVersion|kind|metadata(?:\/name)?)$/;
+/**
+ * Paths a patch may not touch here: the object's identity (kustomize tracks it), and the whole
+ * annotations map, which holds the origin annotation the build switches on (replaced, kustomize
+ * names the kustomization as the object's origin instead of its file).
+ */
+const IDENTITY = /^\/(?:apiVersion|kind|metadata(?:\/name|\/annotations)?)$/;
 const KUSTOMIZE_KEY = /config\.(?:kubernetes\.io|k8s\.io)/;
 const INDEX = /^(?:0|[1-9][0-9]{0,8})$/;
 

@@ -48,6 +48,8 @@ export function specIsOverlay(spec: SpecFields): boolean {
 interface Built {
   obj: KubeObject;
   origin: string;
+  /** The name in its file: kustomize's patch targets match it as well as the current one. */
+  fileName: string;
 }
 
 /** The source tree as the build's copy would hold it: each path's type, undefined when absent or left out. */
@@ -138,9 +140,10 @@ function accumulate(
       const text = readFileSync(posix.join(root, path), 'utf8');
       const aliases = yamlAliasProblem(text, path);
       if (aliases !== undefined) throw new Error(aliases);
+      // A file without objects is left to kustomize too, whose answer is not known here.
       const objects = plainObjects(text);
-      if (objects === undefined) return undefined;
-      for (const obj of objects) out.push({ obj, origin: path });
+      if (objects === undefined || objects.length === 0) return undefined;
+      for (const obj of objects) out.push({ obj, origin: path, fileName: obj.metadata.name });
     } else {
       return undefined;
     }
@@ -149,7 +152,7 @@ function accumulate(
   // kustomize's builtin transformers in its order: patches, namespace, labels.
   for (const patch of k.patches) {
     for (const b of out) {
-      if (!selects(patch.target, b.obj)) continue;
+      if (!selects(patch.target, b.obj, b.fileName)) continue;
       const patched = applyOps(b.obj, patch.ops);
       if (patched === undefined) return undefined;
       b.obj = patched;
@@ -260,7 +263,8 @@ function setNamespace(obj: KubeObject, ns: string): boolean {
 /** A selector field kustomize reads as an anchored regular expression: names whose reading is the same in RE2 and here. */
 const SELECTOR_TEXT = /^[A-Za-z0-9.-]+$/;
 
-function selects(t: Target, obj: KubeObject): boolean {
+/** Whether a patch target selects `obj`; a name matches the current one or the one in its file (a renamed Namespace). */
+function selects(t: Target, obj: KubeObject, fileName: string): boolean {
   const slash = obj.apiVersion.indexOf('/');
   const group = slash === -1 ? '' : obj.apiVersion.slice(0, slash);
   const version = slash === -1 ? obj.apiVersion : obj.apiVersion.slice(slash + 1);
@@ -268,7 +272,7 @@ function selects(t: Target, obj: KubeObject): boolean {
     (t.group === undefined || t.group.test(group)) &&
     (t.version === undefined || t.version.test(version)) &&
     (t.kind === undefined || t.kind.test(obj.kind)) &&
-    (t.name === undefined || t.name.test(obj.metadata.name))
+    (t.name === undefined || t.name.test(obj.metadata.name) || t.name.test(fileName))
   );
 }
 

@@ -457,11 +457,11 @@ const DECLARED = [
     field: 'buildCache',
     kind: 'string',
     description:
-      "A directory, outside the workspace, that keeps kustomize's output between runs, keyed by a hash of everything the build reads (every file of the prepared copy, the Flux spec fields merged in, the kustomize binary and its environment): a build with exactly the same input skips kustomize, any change builds again. Never kept: builds with SOPS files decrypted before kustomize, or with remote bases. Keep it across jobs with actions/cache (a pull request's cache entries cannot reach other branches); only trusted jobs may write it. Empty: every build runs kustomize.",
+      "A directory, outside the workspace, that keeps kustomize's output between runs, keyed by a hash of everything the build reads (every file of the prepared copy, the Flux spec fields merged in, the kustomize binary and its environment): a build with exactly the same input skips kustomize, any change builds again. Never kept: builds with SOPS files decrypted before kustomize, or with remote bases. Keep it across jobs with actions/cache (a pull request's cache entries cannot reach other branches); only trusted jobs may write it. Empty: every build that needs kustomize runs it. Some never do: a plain directory of manifests, and an overlay whose kustomization files use only resources, namespace, labels and inline JSON 6902 patches, are built in process with kustomize's answer, faster than a cache lookup.",
     flag: {
       arg: 'DIR',
       help: "keep kustomize's output in DIR (outside --root) between runs, keyed by everything the build reads",
-      defaultText: 'none: every build runs kustomize',
+      defaultText: 'none: every build that needs kustomize runs it',
     },
   },
   {
