@@ -1,8 +1,10 @@
 // Plain trees (YAML files of Kubernetes objects, no kustomization file) for the differential tests of
 // the plain build (src/kustomize/plain.ts): the benchmark's tree, and random trees from a seed with
 // the YAML that kustomize and our parser might read differently.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, realpath, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 
 /** A small seeded generator (mulberry32), so a failing case can be made again from its seed. */
@@ -27,6 +29,31 @@ export async function writeFiles(root: string, files: Record<string, string>): P
     await mkdir(dirname(join(root, path)), { recursive: true });
     await writeFile(join(root, path), text);
   }
+}
+
+/** A new temporary directory (by its real path, as a build resolves it) holding `files`. */
+export async function tempTree(prefix: string, files: Record<string, string>): Promise<string> {
+  const root = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  await writeFiles(root, files);
+  return root;
+}
+
+const CORPUS = fileURLToPath(new URL('../../test/parity/corpus/', import.meta.url));
+
+/** Every directory of the parity corpus's trees, each as the tree's root and a path in it. */
+export async function corpusDirs(): Promise<{ root: string; path: string }[]> {
+  const dirs: { root: string; path: string }[] = [];
+  const walk = async (root: string, rel: string) => {
+    dirs.push({ root, path: rel });
+    for (const e of await readdir(join(root, rel), { withFileTypes: true })) {
+      if (e.isDirectory()) await walk(root, rel === '.' ? e.name : `${rel}/${e.name}`);
+    }
+  };
+  for (const c of await readdir(CORPUS)) {
+    const root = join(CORPUS, c, 'tree');
+    if ((await stat(root).catch(() => undefined))?.isDirectory()) await walk(await realpath(root), '.');
+  }
+  return dirs;
 }
 
 /** The benchmark's tree (bench/run/tree.ts writeTree): N objects, one a file, Namespaces, a CRD and its CRs. */

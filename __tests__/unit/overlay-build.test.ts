@@ -3,26 +3,18 @@
 // of the objects) and origin by origin; wherever kustomize fails, it must give none (the build then
 // runs kustomize, which fails). On the benchmark's overlay, named cases of each rule, every
 // directory of the parity corpus, and random trees from a seed.
-import { mkdtemp, readdir, realpath, stat, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../src/kustomize/build.js';
 import type { SpecFields } from '../../src/kustomize/kustomization.js';
 import { buildOverlay, specIsOverlay } from '../../src/kustomize/overlay.js';
 import { mapLimit } from '../../src/util/concurrency.js';
 import { overlayTree, randomOverlay } from '../helpers/overlay-trees.js';
-import { writeFiles } from '../helpers/plain-trees.js';
+import { corpusDirs, tempTree } from '../helpers/plain-trees.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
-const CORPUS = fileURLToPath(new URL('../../test/parity/corpus/', import.meta.url));
-
-async function tree(files: Record<string, string>): Promise<string> {
-  const root = await realpath(await mkdtemp(join(tmpdir(), 'kr-overlay-')));
-  await writeFiles(root, files);
-  return root;
-}
+const tree = (files: Record<string, string>) => tempTree('kr-overlay-', files);
 
 /**
  * Builds `path` of `root` both ways; checks that the overlay build, when it answers, gives what the
@@ -160,17 +152,7 @@ describe('overlay build, differential against kustomize', () => {
   });
 
   it('every kustomization directory of the parity corpus that qualifies', async () => {
-    const dirs: { root: string; path: string }[] = [];
-    const walk = async (root: string, rel: string) => {
-      dirs.push({ root, path: rel });
-      for (const e of await readdir(join(root, rel), { withFileTypes: true })) {
-        if (e.isDirectory()) await walk(root, rel === '.' ? e.name : `${rel}/${e.name}`);
-      }
-    };
-    for (const c of await readdir(CORPUS)) {
-      const root = join(CORPUS, c, 'tree');
-      if ((await stat(root).catch(() => undefined))?.isDirectory()) await walk(await realpath(root), '.');
-    }
+    const dirs = await corpusDirs();
     const ways = await mapLimit(dirs, 2, (d) => differential(d.root, d.path, `${d.root} ${d.path}`));
     expect(ways.filter((w) => w === 'overlay').length).toBeGreaterThanOrEqual(1);
   }, 120_000);

@@ -4,25 +4,17 @@
 // kustomize, which fails). On the benchmark's tree, every directory of the parity corpus, and random
 // trees from a seed (odd scalars, comments, nested directories, multi-document files, kinds of every
 // scope, documents kustomize refuses or reads specially).
-import { mkdtemp, readdir, realpath, stat, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../src/kustomize/build.js';
 import { readPlain, v2KeyLess } from '../../src/kustomize/plain-yaml.js';
 import { buildPlain, specIsPlain } from '../../src/kustomize/plain.js';
 import { mapLimit } from '../../src/util/concurrency.js';
-import { benchTree, randomTree, writeFiles } from '../helpers/plain-trees.js';
+import { benchTree, corpusDirs, randomTree, tempTree } from '../helpers/plain-trees.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
 
-const CORPUS = fileURLToPath(new URL('../../test/parity/corpus/', import.meta.url));
-
-async function tree(files: Record<string, string>): Promise<string> {
-  const root = await realpath(await mkdtemp(join(tmpdir(), 'kr-plain-')));
-  await writeFiles(root, files);
-  return root;
-}
+const tree = (files: Record<string, string>) => tempTree('kr-plain-', files);
 
 /**
  * Builds `path` of `root` both ways; checks that the plain build, when it answers, gives what the
@@ -52,17 +44,7 @@ describe('plain build, differential against kustomize', () => {
   }, 30_000);
 
   it('every directory of the parity corpus that qualifies', async () => {
-    const dirs: { root: string; path: string }[] = [];
-    const walk = async (root: string, rel: string) => {
-      dirs.push({ root, path: rel });
-      for (const e of await readdir(join(root, rel), { withFileTypes: true })) {
-        if (e.isDirectory()) await walk(root, rel === '.' ? e.name : `${rel}/${e.name}`);
-      }
-    };
-    for (const c of await readdir(CORPUS)) {
-      const root = join(CORPUS, c, 'tree');
-      if ((await stat(root).catch(() => undefined))?.isDirectory()) await walk(await realpath(root), '.');
-    }
+    const dirs = await corpusDirs();
     const ways = await mapLimit(dirs, 2, (d) => differential(d.root, d.path, `${d.root} ${d.path}`));
     // plain-dir, plain-multidoc, plain-nested, plain-values and more take the plain build.
     expect(ways.filter((w) => w === 'plain').length).toBeGreaterThanOrEqual(8);
