@@ -31,7 +31,7 @@ describe('wallSpans', () => {
         'start-up and module load': 200,
         'flags, settings, git': 10,
         'resolve: kubeconfig, Kustomization': 10,
-        'render: tree copy, kustomization': 80,
+        'render: the build (tree copy and kustomize, or in process)': 80,
         'kustomize (child process)': 300,
         'render: YAML parse, normalise': 100,
         'discovery, lock, inventory read (after the build)': 20,
@@ -121,6 +121,15 @@ describe('cpuBreakdown', () => {
         yamlParse,
       ],
       'YAML parse: source files (generated kustomization)',
+    ],
+    [
+      'the build in process, not kustomize',
+      [
+        ['build', 'bundle:src/kustomize/build.ts'],
+        ['buildOverlay', 'bundle:src/kustomize/overlay.ts'],
+        ['applyOps', 'bundle:src/kustomize/overlay-patch.ts'],
+      ],
+      'build in process (plain.ts, overlay.ts)',
     ],
     [
       'the proof',
