@@ -14,6 +14,7 @@
 // can be reached); file:// is refused; no output line starts a workflow command.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -874,6 +875,38 @@ data: {a: b}
         ...(/build-cache \S+ is inside the source root/.test(run.stdout)
           ? []
           : ['the run did not refuse a build cache inside the workspace']),
+      ];
+    },
+  },
+
+  // -- the build without kustomize (overlay.ts) ------------------------------------------------
+  {
+    id: '9b-overlay-resource-outside-workspace',
+    title:
+      'overlays list a file outside the workspace (an absolute path, and one climbing out with ../), a ConfigMap the runner holds: never read, both refused',
+    head: ({ ns }) => {
+      // The runner's file outside the checkout, which the tree names.
+      const outside = join(tmpdir(), `kr-attack-outside-${ns}`);
+      mkdirSync(outside, { recursive: true });
+      writeFileSync(join(outside, 'cm.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: runner-file-${ns}}\n`);
+      const overlay = (entry: string) =>
+        `namespace: ${ns}\nlabels: [{pairs: {team: a}}]\nresources:\n  - own.yaml\n  - ${entry}\n`;
+      return {
+        'clusters/prod/abs.yaml': ks(ns, 'abs', './apps/abs'),
+        'apps/abs/kustomization.yaml': overlay(join(outside, 'cm.yaml')),
+        'apps/abs/own.yaml': cm(ns, 'abs'),
+        'clusters/prod/rel.yaml': ks(ns, 'rel', './apps/rel'),
+        'apps/rel/kustomization.yaml': overlay(`${'../'.repeat(16)}${join(outside, 'cm.yaml').slice(1)}`),
+        'apps/rel/own.yaml': cm(ns, 'rel'),
+      };
+    },
+    judge: (run, { ns }) => {
+      const shown = [run.stdout, run.summary, ...run.github].join('\n');
+      const refused = shown.match(/leaves the source root/g)?.length ?? 0;
+      return [
+        ...(shown.includes(`runner-file-${ns}`) ? ['the ConfigMap outside the workspace was read and planned'] : []),
+        ...(run.written.some((w) => w.text.includes(`runner-file-${ns}`)) ? ['the outside ConfigMap was written'] : []),
+        ...(refused >= 2 ? [] : [`expected both entries refused as leaving the source root, saw ${refused}`]),
       ];
     },
   },
