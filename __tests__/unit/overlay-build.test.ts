@@ -238,6 +238,32 @@ describe('overlay build leaves to kustomize', () => {
       },
     ],
     [
+      'a __proto__ key in a label',
+      {
+        'ov/kustomization.yaml': 'labels:\n- pairs:\n    __proto__: x\nresources:\n- a.yaml\n',
+        'ov/a.yaml': cm('a'),
+      },
+    ],
+    [
+      'a __proto__ key in a patch value',
+      {
+        'ov/kustomization.yaml':
+          'resources:\n- a.yaml\npatches:\n- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /data\n      value: {__proto__: {polluted: "yes"}}\n',
+        'ov/a.yaml': cm('a'),
+      },
+    ],
+    [
+      'a chain of bases deeper than 64',
+      Object.fromEntries([
+        ['ov/kustomization.yaml', 'resources:\n- ../b0\n'],
+        ...Array.from({ length: 70 }, (_, i) => [
+          `b${i}/kustomization.yaml`,
+          `resources:\n- ${i === 69 ? 'a.yaml' : `../b${i + 1}`}\n`,
+        ]),
+        ['b69/a.yaml', cm('a')],
+      ]) as Record<string, string>,
+    ],
+    [
       'a JSON patch text',
       {
         'ov/kustomization.yaml':

@@ -26,6 +26,9 @@ import { plainObjects, v2Ordered } from './plain-yaml.js';
 import { listSource } from './source.js';
 import { isRemoteRef } from './merge.js';
 
+/** Bases within bases this build follows; deeper chains go to kustomize. */
+const MAX_DEPTH = 64;
+
 /** Kustomization fields this build knows; any other field leaves the build to kustomize. */
 const KNOWN_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'labels', 'patches']);
 
@@ -117,7 +120,8 @@ function accumulate(
   stack: string[],
   namespace?: string,
 ): Built[] | undefined {
-  if (stack.includes(dir) || lookup(dir) !== 'dir') return undefined;
+  // A chain of bases deeper than any tree needs is left to kustomize (and this stack stays small).
+  if (stack.length > MAX_DEPTH || stack.includes(dir) || lookup(dir) !== 'dir') return undefined;
   const found = KUSTOMIZATION_FILES.filter((f) => lookup(join(dir, f)) !== undefined);
   if (found.length !== 1 || lookup(join(dir, found[0]!)) !== 'file') return undefined;
   const kfile = join(dir, found[0]!);
@@ -383,6 +387,8 @@ function safeNode(node: Node, isKey: boolean, text: string): boolean {
       (pair) =>
         isScalar(pair.key) &&
         typeof pair.key.value === 'string' &&
+        // Our objects would take it for their prototype; kustomize for a key.
+        pair.key.value !== '__proto__' &&
         safeNode(pair.key, true, text) &&
         pair.value !== null &&
         isNodeLike(pair.value) &&
