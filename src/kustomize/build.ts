@@ -84,14 +84,14 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   const relPath = relative(realRoot, dir) || '.';
   // Refused whether kustomize runs or not: a cache inside the root is a mistake for every build.
   const cache = opts.cache === undefined ? undefined : await cacheDirOf(opts.cache, realRoot);
-  // A plain directory and a spec without transformer fields: kustomize's answer without running it
-  // (plain.ts; beforeBuild decrypts generator and patch files, which such a build has none of).
+  // kustomize's answer without running it, for a plain directory (plain.ts) or a kustomization of
+  // the common fields (overlay.ts), each telling a directory of the other kind at a glance; neither
+  // has generator or patch files for beforeBuild to decrypt.
   if (opts.plain !== false && specIsOverlay(opts) && (await kustomizeFound(opts.kustomizeBin))) {
     if (specIsPlain(opts)) {
       const plain = await buildPlain(realRoot, relPath, opts.artifact === true);
       if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
     }
-    // A kustomization directory of the common fields: kustomize's answer without running it (overlay.ts).
     const overlay = await buildOverlay(realRoot, relPath, opts, opts.artifact === true);
     if (overlay !== undefined) return { ...overlay, generated: false, missingComponents: [] };
   }

@@ -1,8 +1,15 @@
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
 import { listItemsProblem, parseYamlStream } from '../objects/yaml.js';
 import { yamlAliasProblem } from '../util/bounded.js';
 
 /** The file names kustomize recognises as a kustomization, in its order of preference. */
 export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
+
+/** True when `dir` holds an entry named like a kustomization file (of any type; a quick look, no walk). */
+export function hasKustomizationEntry(dir: string): boolean {
+  return KUSTOMIZATION_FILES.some((name) => lstatSync(join(dir, name), { throwIfNoEntry: false }) !== undefined);
+}
 
 /** A directory entry as the generator sees it: a YAML file with its text, or a sub-directory. */
 export type Entry =

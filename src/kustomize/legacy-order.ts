@@ -37,7 +37,7 @@ const TYPE_ORDER = new Map<string, number>([
 ]);
 
 /** resid.ParseGroupVersion: the group before the first `/`, the version after it (or all of it). */
-function groupVersion(apiVersion: string): [string, string] {
+export function groupVersion(apiVersion: string): [string, string] {
   const i = apiVersion.indexOf('/');
   return i === -1 ? ['', apiVersion] : [apiVersion.slice(0, i), apiVersion.slice(i + 1)];
 }

@@ -15,15 +15,16 @@ export type Op = { op: 'add' | 'replace'; path: string; value: unknown } | { op:
  * names the kustomization as the object's origin instead of its file).
  */
 const IDENTITY = /^\/(?:apiVersion|kind|metadata(?:\/name|\/annotations)?)$/;
-const KUSTOMIZE_KEY = /config\.(?:kubernetes\.io|k8s\.io)/;
+/** kustomize's own domains anywhere in a key, path or value (its annotations and labels): left to it. */
+export const KUSTOMIZE_DOMAIN = /config\.(?:kubernetes\.io|k8s\.io)/;
 const INDEX = /^(?:0|[1-9][0-9]{0,8})$/;
 
 /** `obj` with `ops` applied in order (a new object; `obj` is not changed), or undefined. */
 export function applyOps(obj: KubeObject, ops: readonly Op[]): KubeObject | undefined {
   let doc = structuredClone(obj) as unknown;
   for (const op of ops) {
-    if (IDENTITY.test(op.path) || KUSTOMIZE_KEY.test(op.path)) return undefined;
-    if (op.op !== 'remove' && KUSTOMIZE_KEY.test(JSON.stringify(op.value))) return undefined;
+    if (IDENTITY.test(op.path) || KUSTOMIZE_DOMAIN.test(op.path)) return undefined;
+    if (op.op !== 'remove' && KUSTOMIZE_DOMAIN.test(JSON.stringify(op.value))) return undefined;
     const tokens = pointer(op.path);
     if (tokens === undefined) return undefined;
     const next = applyOne(doc, tokens, op);

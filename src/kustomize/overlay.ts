@@ -12,17 +12,18 @@
  * differential test against the real binary (__tests__/unit/overlay-build.test.ts).
  */
 import { readFileSync } from 'node:fs';
-import { posix } from 'node:path';
+import { join as joinPath, posix } from 'node:path';
 import { isMap, isScalar, isSeq, parseDocument, Scalar, type Node } from 'yaml';
 import type { KubeObject } from '../objects/kube.js';
 import { objectKey } from '../objects/kube.js';
 import { yamlAliasProblem } from '../util/bounded.js';
-import { KUSTOMIZATION_FILES } from './generate.js';
-import { applyOps, type Op } from './overlay-patch.js';
-import { legacyOrder, mayHaveDuplicateIds } from './legacy-order.js';
+import { isRecord } from '../util/record.js';
+import { hasKustomizationEntry, KUSTOMIZATION_FILES } from './generate.js';
+import { applyOps, KUSTOMIZE_DOMAIN, type Op } from './overlay-patch.js';
+import { groupVersion, legacyOrder, mayHaveDuplicateIds } from './legacy-order.js';
 import type { SpecFields } from './kustomization.js';
 import { PLAIN_NUMBER, v3MayReadAsNonString } from './plain-scalars.js';
-import { plainObjects, v2Ordered } from './plain-yaml.js';
+import { asPrinted, plainObjects } from './plain-yaml.js';
 import { listSource } from './source.js';
 import { isRemoteRef } from './merge.js';
 
@@ -83,6 +84,8 @@ export async function buildOverlay(
   spec: SpecFields,
   artifact = false,
 ): Promise<{ objects: KubeObject[]; origins: Map<string, string> } | undefined> {
+  // A directory without a kustomization file, told before the walk of the whole tree.
+  if (!hasKustomizationEntry(relPath === '.' ? realRoot : joinPath(realRoot, relPath))) return undefined;
   const { entries, ignore } = await listSource(realRoot, new Set(), artifact);
   const types = new Map<string, 'file' | 'dir' | 'symlink'>();
   for (const e of entries) types.set(e.path.join('/'), e.type);
@@ -100,10 +103,11 @@ export async function buildOverlay(
   if (ordered === undefined) return undefined;
   const originOf = new Map(built.map((b) => [b.obj, b.origin]));
   const objects: KubeObject[] = [];
+  // A patch may have left what kustomize refuses or reads otherwise (a namespace not a string).
   for (const obj of ordered) {
-    const sorted = v2Ordered(obj) as KubeObject | undefined;
-    if (sorted === undefined) return undefined;
-    objects.push(sorted);
+    const printed = asPrinted(obj);
+    if (typeof printed === 'string') return undefined;
+    objects.push(printed);
   }
   return { objects, origins: new Map(objects.map((o, i) => [objectKey(o), originOf.get(ordered[i]!)!])) };
 }
@@ -125,7 +129,7 @@ function accumulate(
   const found = KUSTOMIZATION_FILES.filter((f) => lookup(join(dir, f)) !== undefined);
   if (found.length !== 1 || lookup(join(dir, found[0]!)) !== 'file') return undefined;
   const kfile = join(dir, found[0]!);
-  const k = readKustomization(readFileSync(posix.join(root, kfile), 'utf8'), kfile);
+  const k = knownKustomization(readFileSync(posix.join(root, kfile), 'utf8'), kfile);
   // A kustomization without resources is given originAnnotations by Flux at the top: left to kustomize.
   if (k === undefined || k.resources.length === 0) return undefined;
   const out: Built[] = [];
@@ -169,31 +173,12 @@ function accumulate(
   for (const pairs of k.labels) {
     for (const b of out) b.obj.metadata.labels = { ...b.obj.metadata.labels, ...pairs };
   }
-  for (const b of out) if (!wellFormed(b.obj)) return undefined;
   return mayHaveDuplicateIds(out.map((b) => b.obj)) ? undefined : out;
 }
 
 /** `entry` of the kustomization in `dir`, as a normalized posix path from the root. */
 function join(dir: string, entry: string): string {
   return posix.normalize(posix.join(dir, entry));
-}
-
-/** A patch may leave what kustomize would refuse or read otherwise (no name, a name not a string). */
-function wellFormed(obj: KubeObject): boolean {
-  const m = obj.metadata as unknown;
-  if (typeof m !== 'object' || m === null || Array.isArray(m)) return false;
-  const { name, namespace, labels, annotations } = m as Record<string, unknown>;
-  if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return false;
-  if (typeof name !== 'string' || name === '') return false;
-  if (namespace !== undefined && (typeof namespace !== 'string' || namespace === '')) return false;
-  for (const map of [labels, annotations]) {
-    if (map === undefined) continue;
-    if (typeof map !== 'object' || map === null || Array.isArray(map)) return false;
-    if (Object.values(map).some((v) => typeof v !== 'string')) return false;
-  }
-  // The build takes off the origin annotation it switched on, and an annotations map left empty with it.
-  if (isRecord(annotations) && Object.keys(annotations).length === 0) delete obj.metadata.annotations;
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,8 +229,7 @@ const API_GROUP = /^(?:|apps|batch|autoscaling|policy|extensions|[a-z0-9.-]*k8s\
  * conversion references) or whose scope this table does not know: left to kustomize.
  */
 function setNamespace(obj: KubeObject, ns: string): boolean {
-  const slash = obj.apiVersion.indexOf('/');
-  const group = slash === -1 ? '' : obj.apiVersion.slice(0, slash);
+  const [group] = groupVersion(obj.apiVersion);
   if (obj.apiVersion === 'v1' && obj.kind === 'Namespace') {
     obj.metadata.name = ns;
     return true;
@@ -269,9 +253,7 @@ const SELECTOR_TEXT = /^[A-Za-z0-9.-]+$/;
 
 /** Whether a patch target selects `obj`; a name matches the current one or the one in its file (a renamed Namespace). */
 function selects(t: Target, obj: KubeObject, fileName: string): boolean {
-  const slash = obj.apiVersion.indexOf('/');
-  const group = slash === -1 ? '' : obj.apiVersion.slice(0, slash);
-  const version = slash === -1 ? obj.apiVersion : obj.apiVersion.slice(slash + 1);
+  const [group, version] = groupVersion(obj.apiVersion);
   return (
     (t.group === undefined || t.group.test(group)) &&
     (t.version === undefined || t.version.test(version)) &&
@@ -288,7 +270,7 @@ function selects(t: Target, obj: KubeObject, fileName: string): boolean {
  * field not in KNOWN_FIELDS, a value whose reading might differ between kustomize's YAML readers
  * and ours (see safeNode), a patch that is not an inline JSON 6902 list with a simple target.
  */
-function readKustomization(text: string, file: string): Kustomization | undefined {
+function knownKustomization(text: string, file: string): Kustomization | undefined {
   if (yamlAliasProblem(text, file) !== undefined) return undefined;
   const value = safeYaml(text);
   if (!isRecord(value)) return undefined;
@@ -310,7 +292,7 @@ function readKustomization(text: string, file: string): Kustomization | undefine
       if (l['includeTemplates'] !== undefined && l['includeTemplates'] !== false) return undefined;
       const pairs = l['pairs'];
       if (!isRecord(pairs) || Object.values(pairs).some((v) => typeof v !== 'string')) return undefined;
-      if (Object.keys(pairs).some((key) => /config\.(?:kubernetes\.io|k8s\.io)/.test(key))) return undefined;
+      if (Object.keys(pairs).some((key) => KUSTOMIZE_DOMAIN.test(key))) return undefined;
       k.labels.push(pairs as Record<string, string>);
     }
   }
@@ -352,10 +334,6 @@ function readPatch(p: unknown): { target: Target; ops: Op[] } | undefined {
     } else return undefined;
   }
   return out.length > 0 ? { target: t, ops: out } : undefined;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** YAML 1.1 words yaml.v2 (which reads kustomization files and patches) takes for booleans. */

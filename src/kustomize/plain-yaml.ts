@@ -176,7 +176,7 @@ function sortKeys(keys: string[]): string[] | undefined {
 }
 
 /** `value` with every mapping's keys in yaml.v2's order (new objects), or undefined when not certain. */
-export function v2Ordered(value: unknown): unknown {
+function v2Ordered(value: unknown): unknown {
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     for (const item of value) {
@@ -288,19 +288,31 @@ function readDocuments(text: string): KubeObject[] | string {
   return finish(values);
 }
 
-/** The objects of a file's documents, once each is checked as an object and its keys put in order. */
+/** The objects of a file's documents, each as kustomize prints it. */
 function finish(values: Record<string, unknown>[]): KubeObject[] | string {
   const out: KubeObject[] = [];
   for (const value of values) {
-    const object = objectProblem(value);
-    if (object !== undefined) return object;
-    const sorted = v2Ordered(value) as KubeObject | undefined;
-    if (sorted === undefined) return 'keys whose order is not certain';
-    const annotations = sorted.metadata.annotations;
-    if (annotations !== undefined && Object.keys(annotations).length === 0) delete sorted.metadata.annotations;
-    out.push(sorted);
+    const printed = asPrinted(value);
+    if (typeof printed === 'string') return printed;
+    out.push(printed);
   }
   return out;
+}
+
+/**
+ * `value` as kustomize prints an object and our parser reads it back (a new object), or why that
+ * is not certain (a phrase): checked as an object (objectProblem), every mapping's keys in
+ * yaml.v2's order, and an annotations map left empty once the build took off the origin annotation
+ * it switched on gone with it.
+ */
+export function asPrinted(value: Record<string, unknown>): KubeObject | string {
+  const object = objectProblem(value);
+  if (object !== undefined) return object;
+  const sorted = v2Ordered(value) as KubeObject | undefined;
+  if (sorted === undefined) return 'keys whose order is not certain';
+  const annotations = sorted.metadata.annotations;
+  if (annotations !== undefined && Object.keys(annotations).length === 0) delete sorted.metadata.annotations;
+  return sorted;
 }
 
 /** {@link readPlain} through the yaml package alone (the differential test's reference). */

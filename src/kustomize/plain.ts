@@ -10,11 +10,11 @@
  * the build runs kustomize as before, which gives its own answer and its own errors. The proof is
  * the differential test against the real binary (__tests__/unit/plain-build.test.ts).
  */
-import { lstatSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, normalize } from 'node:path';
 import type { KubeObject } from '../objects/kube.js';
 import { objectKey } from '../objects/kube.js';
-import { KUSTOMIZATION_FILES } from './generate.js';
+import { hasKustomizationEntry, KUSTOMIZATION_FILES } from './generate.js';
 import { legacyOrder, mayHaveDuplicateIds } from './legacy-order.js';
 import { specIsOverlay } from './overlay.js';
 import type { SpecFields } from './kustomization.js';
@@ -90,9 +90,7 @@ export async function buildPlain(
 ): Promise<{ objects: KubeObject[]; origins: Map<string, string> } | undefined> {
   const dir = relPath === '.' ? realRoot : join(realRoot, relPath);
   // The common case of a kustomization directory, told before the walk of the whole tree.
-  for (const name of KUSTOMIZATION_FILES) {
-    if (lstatSync(join(dir, name), { throwIfNoEntry: false })) return undefined;
-  }
+  if (hasKustomizationEntry(dir)) return undefined;
   const files = await plainFiles(realRoot, relPath, artifact);
   if (files === undefined) return undefined;
   // Read synchronously, one file after the other: small files, parsed on this thread anyway; the

@@ -13,7 +13,8 @@ import { decryptDotenv } from './stores/dotenv.js';
 import { decryptIni } from './stores/ini.js';
 import { decryptBinary, decryptJson } from './stores/json.js';
 import { decryptYaml } from './stores/yaml.js';
-import { isRecord, jsToTree, toPlainJs, type MapNode } from './tree.js';
+import { isRecord } from '../util/record.js';
+import { jsToTree, toPlainJs, type MapNode } from './tree.js';
 import { SopsError, type DecryptOptions, type SopsFormat } from './types.js';
 import { decryptLoaded } from './walk.js';
 

@@ -4,7 +4,7 @@
  */
 import { RE2JS } from 're2js';
 import { goParseBool } from './goformat.js';
-import { isRecord } from './tree.js';
+import { isRecord } from '../util/record.js';
 import { SopsError, type MasterKey, type MasterKeyKind } from './types.js';
 
 /** `sops.DefaultUnencryptedSuffix`, used when the metadata names no encryption rule. */

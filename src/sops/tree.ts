@@ -49,10 +49,6 @@ export function leaf(value: Plain): LeafNode {
   return { t: 'leaf', value, decrypted: false };
 }
 
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** A tree node as plain JS (comments dropped; ints as numbers). */
 export function toPlainJs(node: TreeNode): unknown {
   switch (node.t) {
