@@ -102,22 +102,16 @@ function shellWords(args: readonly string[]): string {
 }
 
 /**
- * A command run once per unit of the tree, in dependsOn order: the command itself for one unit,
- * else a bash script that runs each and exits with the first failure's code, or 1 when one exited 1
- * (a diff that found changes) and none failed.
+ * A bash script that runs a command for each unit of the tree, in dependsOn order, and exits with
+ * the first failure's code, or 1 when one exited 1 (a diff that found changes) and none failed.
  */
-function perUnit(
-  tree: Tree,
-  one: (unit: Unit, i: number) => { words: string[]; pipeFrom?: string[] },
-): [string, string[]] {
-  const lines = tree.units.map((u, i) => {
-    const { words, pipeFrom } = one(u, i);
-    return pipeFrom ? `${shellWords(pipeFrom)} | ${shellWords(words)}` : shellWords(words);
+function perUnit(tree: Tree, one: (unit: Unit) => { words: string[]; pipeFrom?: string[] }): [string, string[]] {
+  const steps = tree.units.map((u) => {
+    const { words, pipeFrom } = one(u);
+    const command = pipeFrom ? `${shellWords(pipeFrom)} | ${shellWords(words)}` : shellWords(words);
+    return `${command}; r=$?; if [ $r -gt 1 ]; then exit $r; fi; if [ $r -eq 1 ]; then rc=1; fi`;
   });
-  const script = `set -o pipefail; rc=0; for step in ${lines.map((_, i) => String(i)).join(' ')}; do case $step in ${lines
-    .map((l, i) => `${String(i)}) ${l} ;;`)
-    .join(' ')} esac; r=$?; if [ $r -gt 1 ]; then exit $r; fi; if [ $r -eq 1 ]; then rc=1; fi; done; exit $rc`;
-  return ['bash', ['-c', script]];
+  return ['bash', ['-c', `set -o pipefail; rc=0; ${steps.join('; ')}; exit $rc`]];
 }
 
 export function kubectlTool(proxy: CountingProxy, workDir: string, bin: string, version: string): Tool {
