@@ -4,6 +4,7 @@
  * `runContext`; the graph runner derives one per Kustomization (`forKustomization`).
  */
 import type { Children } from './children.js';
+import type { Claims } from './claims.js';
 import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery } from '../cluster/discovery.js';
 import type { KustomizationSpec } from '../flux/types.js';
@@ -89,6 +90,11 @@ export interface RunContext {
    * object its parent's build produces, and the parent does not write it. Absent: each from its file.
    */
   children?: Children;
+  /**
+   * Which Kustomization of the run builds an object (claims.ts): a prune or a removed Kustomization
+   * asks before deleting, so that a move is not a deletion. Absent: every Kustomization alone.
+   */
+  claims?: Claims;
 }
 
 /** A logger over `hooks`: lines to hooks.log, sections to hooks.group (or unmarked). */

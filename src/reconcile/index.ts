@@ -11,6 +11,7 @@ import { runMode, type Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, systemClock, type Clock, type Hooks, type RunContext } from './context.js';
 import { Children } from './children.js';
+import { Claims } from './claims.js';
 import { fromCheckout } from './built-from.js';
 import { failureOf } from './errors.js';
 import { renderSpec } from './render.js';
@@ -71,6 +72,7 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock: Clock = sy
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const ctx = runContext(settings, client, new Discovery(client), hooks, clock);
     ctx.children = childrenOf(settings, all, ctx.management, sources, ctx.secrets.add);
+    ctx.claims = claimsOf(ctx, all);
     const report = withLevels(await reconcileAll(ctx, specs, levels, sources, started, all), settings, levelOf);
     // A fan-out job leaves removed Kustomizations to the job of the cluster's first one.
     return handlesRemoved ? await withRemoved(ctx, report, all) : report;
@@ -100,6 +102,20 @@ export function childrenOf(
     (parent) => renderSpec(settings, parent, client, quiet, false),
     fromCheckout(sources),
   );
+}
+
+/**
+ * Which Kustomization of `all` builds an object (claims.ts): one not rendered yet by this run is
+ * rendered as its reconcile would render it (as its parent builds it), without decryption.
+ */
+function claimsOf(ctx: RunContext, all: readonly KustomizationSpec[]): Claims {
+  const quiet = { secret: ctx.secrets.add, note: () => undefined };
+  const children = ctx.children;
+  return new Claims(all, async (spec) => {
+    const built = children === undefined ? spec : (await children.asBuilt(spec)).spec;
+    const { objects } = await renderSpec(ctx.settings, built, ctx.management, quiet, false);
+    return children === undefined ? objects : objects.filter((o) => !children.defines(o));
+  });
 }
 
 /** A fan-out job's report: each Kustomization's dependsOn level among all of the files' (for the merge's order). */

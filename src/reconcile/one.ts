@@ -9,15 +9,17 @@ import type { ClusterClient } from '../cluster/client.js';
 import { Discovery } from '../cluster/discovery.js';
 import { subjectOf } from '../objects/kube.js';
 import { locateObject, type Problem } from '../report/problems.js';
-import { reportOf, type Report } from '../report/model.js';
+import { reportOf, type PrunedObject, type Report } from '../report/model.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { ApplyError } from '../ssa/apply.js';
+import { withMoves } from '../ssa/moved.js';
 import { PruneStopped } from '../ssa/delete.js';
 import type { KustomizationContext, RunContext } from './context.js';
 import { failureOf, rootCause, StageError, type Failure, type Location, type Stage } from './errors.js';
 import { inventoryStore, InventoryRun, legacyStore } from '../inventory/session.js';
-import { apply, health, plan, prune } from './phases.js';
+import { apply, health, plan, prune, type Moved } from './phases.js';
+import { subjectOfEntry } from '../objects/id.js';
 import { recordFailure, recordSuccess, type Progress } from './record.js';
 import { render } from './render.js';
 import { resolveTarget } from './resolve.js';
@@ -133,18 +135,21 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
       kustomization: `${spec.namespace}/${spec.name}`,
       path: spec.path,
       server: ctx.client.server,
-      changeset: done.changeset,
+      changeset: withMoves(done.changeset, spec),
       durationMs: ctx.clock.now() - started,
       notes,
       inventory: `${store.namespace}/${store.name}`,
       ...(done.health ? { health: done.health } : {}),
-      ...(done.pruned
+      ...(done.pruned || done.moved
         ? {
-            pruned: done.pruned.map(({ subject, action, reason }) => ({
-              subject,
-              action,
-              ...(reason ? { reason } : {}),
-            })),
+            pruned: [
+              ...(done.pruned ?? []).map(({ subject, action, reason }) => ({
+                subject,
+                action,
+                ...(reason ? { reason } : {}),
+              })),
+              ...(done.moved ?? []).map(movedObject),
+            ],
           }
         : {}),
       ...(failure !== undefined ? { error: failure.message, failure } : {}),
@@ -169,6 +174,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     ready.catch(() => undefined);
     const rendered = await phase(ctx, 'render', 'Render', () => render(ctx, secrets.add));
     done.origins = rendered.origins;
+    ctx.claims?.record(spec, rendered.objects);
     await ready;
     const planned = await phase(ctx, 'plan', 'Plan', () => plan(ctx, rendered, inventory));
     done.changeset = await phase(ctx, 'apply', applying ? 'Apply' : 'Apply (dry run)', () => apply(ctx, planned));
@@ -181,6 +187,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
       prune(ctx, planned, inventory, done.changeset),
     );
     if (pruned.results) done.pruned = pruned.results;
+    if (pruned.moved?.length) done.moved = pruned.moved;
     await phase(ctx, 'record', 'Record', () => recordSuccess(ctx, inventory, planned, pruned, secrets.known));
     return finish(pruned.error === undefined ? undefined : failureOf('prune', pruned.error));
   } catch (err) {
@@ -197,6 +204,14 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     await inventory.release();
   }
 }
+
+/** A moved object as the report lists it with the prune's results. */
+const movedObject = (m: Moved): PrunedObject => ({
+  subject: subjectOfEntry(m.entry),
+  action: 'moved',
+  reason: `moved to Kustomization ${m.to}, which builds it now; not deleted`,
+  movedTo: m.to,
+});
 
 /** The objects a failure points at: failed applies, unhealthy objects, or the object the error names. */
 function problemsOf(err: StageError, done: Progress): (Location & { subject: string; message: string })[] {

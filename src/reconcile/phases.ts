@@ -175,8 +175,10 @@ export interface Pruned {
   /** The entries of this run's objects. */
   next: Entry[];
   results?: PruneResult[];
-  /** Stale objects that stay (refused or failed deletions): they remain in the inventory. */
+  /** Stale objects that stay (refused or failed deletions, or held back): they remain in the inventory. */
   survivors: Entry[];
+  /** Objects that left this build for another Kustomization's: not deleted, and out of this inventory. */
+  moved?: Moved[];
   error?: string;
 }
 
@@ -211,13 +213,20 @@ export async function prune(
     );
     return { next, survivors: [] };
   }
+  // Objects another Kustomization of this run builds now moved there: not deleted, not counted by
+  // the guards, and out of this inventory (the other one's records them).
+  const { moved, held } = await movesOf(ctx, stale);
+  const gone = new Set([...moved.map((m) => m.entry.id), ...held.map((e) => e.id)]);
+  stale = stale.filter((e) => !gone.has(e.id));
+  if (stale.length === 0) return { next, survivors: held, moved };
   const guard = { maxShare: settings.pruneMaxShare, allowLarge: settings.allowLargePrune };
+  const kept = inventory.old.filter((e) => !moved.some((m) => m.entry.id === e.id));
   // A Namespace's contents are read with the run's own credentials, not the impersonated
   // account's: its deletion takes everything in it, whatever that account may see.
   const refusal =
-    pruneRefusal(inventory.old, next, stale, guard) ??
+    pruneRefusal(kept, next, stale, guard) ??
     (await namespacePruneRefusal(ctx.client, ctx.discovery, stale, next, spec, guard, note));
-  if (refusal !== undefined) return { next, survivors: stale, error: `prune refused: ${refusal}` };
+  if (refusal !== undefined) return { next, survivors: [...stale, ...held], moved, error: `prune refused: ${refusal}` };
   log.info(`Pruning ${stale.length} object(s)${applying ? '' : ' (dry run)'}`);
   const results = await deleteStale(planned.actor, ctx.discovery, stale, {
     owner: spec,
@@ -230,7 +239,8 @@ export async function prune(
   return {
     next,
     results,
-    survivors: failed.map((r) => r.entry),
+    moved,
+    survivors: [...failed.map((r) => r.entry), ...held],
     ...(failed.length > 0
       ? {
           error: `prune failed for ${failed.length} object(s); they stay in the inventory:\n${failed
@@ -239,6 +249,46 @@ export async function prune(
         }
       : {}),
   };
+}
+
+/** An object that left one Kustomization's build for another's (`namespace/name`). */
+export interface Moved {
+  entry: Entry;
+  to: string;
+}
+
+/**
+ * Which of `stale` moved to another Kustomization of the run on the same cluster (claims.ts), and
+ * which are held back: when some other build could not be read, the objects none claims may have
+ * moved there, so they are not deleted this run (they stay in the cluster and the inventory).
+ */
+async function movesOf(ctx: KustomizationContext, stale: readonly Entry[]): Promise<{ moved: Moved[]; held: Entry[] }> {
+  if (ctx.claims === undefined) return { moved: [], held: [] };
+  const { claimed, unread } = await ctx.claims.claimants(ctx.spec, stale);
+  const moved = stale.flatMap((entry) => {
+    const to = claimed.get(entry.id);
+    return to === undefined ? [] : [{ entry, to }];
+  });
+  for (const [to, entries] of groupBy(moved, (m) => m.to)) {
+    ctx.note(
+      `${entries.length} object(s) left this build for Kustomization ${to}'s, which builds them now: moved, ` +
+        `not deleted (${entries.map((m) => subjectOfEntry(m.entry)).join(', ')})`,
+    );
+  }
+  const rest = stale.filter((e) => !claimed.has(e.id));
+  if (unread.length === 0 || rest.length === 0) return { moved, held: [] };
+  ctx.note(
+    `${rest.length} object(s) left this build and are not pruned this run: the build of ` +
+      `${unread.map((u) => `Kustomization ${u.kustomization} (${u.error})`).join(', ')} could not be read, ` +
+      `and they may have moved there; they stay in the cluster and the inventory (${rest.map(subjectOfEntry).join(', ')})`,
+  );
+  return { moved, held: rest };
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) out.set(key(item), [...(out.get(key(item)) ?? []), item]);
+  return out;
 }
 
 /** The deletions that failed (their objects stay, and stay in the inventory). */

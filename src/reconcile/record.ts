@@ -13,7 +13,7 @@ import type { HealthResult } from '../kstatus/wait.js';
 import type { KustomizationContext } from './context.js';
 import { rootCause, type StageError } from './errors.js';
 import type { InventoryRun } from '../inventory/session.js';
-import type { Plan, Pruned } from './phases.js';
+import type { Moved, Plan, Pruned } from './phases.js';
 import { forkHint } from './render.js';
 
 /** What a Kustomization's run did so far: the report is made from it, whether the run ends well or not. */
@@ -21,6 +21,8 @@ export interface Progress {
   changeset: ChangeSetEntry[];
   health?: HealthResult[];
   pruned?: PruneResult[];
+  /** Objects that left the build for another Kustomization's (phases.ts movesOf). */
+  moved?: Moved[];
   problems: Problem[];
   /** Each object's source file, keyed by subject. */
   origins: Map<string, string>;

@@ -1,5 +1,11 @@
 /** Deletions that reach beyond one object, in words for the reports (pure). */
 import type { PrunedObject } from './model.js';
+import type { ChangeSetEntry } from '../ssa/changeset.js';
+
+/** What a changeset line says after the action: how it was found, and where the object moved from. */
+export function entryNote(e: Pick<ChangeSetEntry, 'note' | 'movedFrom'>): string {
+  return [e.note, e.movedFrom && `moved from ${e.movedFrom}`].filter(Boolean).join('; ');
+}
 
 /**
  * What deleting `subject` takes with it, for the deletions that reach beyond one object: a Namespace

@@ -39,7 +39,7 @@ const STAGES: Record<Stage, true> = {
   dependency: true,
   removed: true,
 };
-const PRUNE_ACTIONS: Record<PrunedObject['action'], true> = { deleted: true, skipped: true, failed: true };
+const PRUNE_ACTIONS: Record<PrunedObject['action'], true> = { deleted: true, skipped: true, failed: true, moved: true };
 const POLICIES: Record<RemovedKustomization['deletionPolicy'], true> = {
   MirrorPrune: true,
   Delete: true,
@@ -155,7 +155,18 @@ function fieldChange(v: unknown, at: string): FieldChange {
 }
 
 function changeSetEntry(v: unknown, at: string): ChangeSetEntry {
-  const o = object(v, at, ['subject', 'action', 'apiVersion', 'kind', 'namespace', 'name', 'diff', 'yamlDiff', 'note']);
+  const o = object(v, at, [
+    'subject',
+    'action',
+    'apiVersion',
+    'kind',
+    'namespace',
+    'name',
+    'diff',
+    'yamlDiff',
+    'note',
+    'movedFrom',
+  ]);
   return {
     subject: name(o, 'subject', at),
     action: oneOf(ACTIONS)(o, 'action', at),
@@ -166,6 +177,7 @@ function changeSetEntry(v: unknown, at: string): ChangeSetEntry {
     ...(o['diff'] === undefined ? {} : { diff: list(o, 'diff', at, fieldChange) }),
     ...(o['yamlDiff'] === undefined ? {} : { yamlDiff: list(o, 'yamlDiff', at, strings) }),
     ...optional(o, 'note', text, at),
+    ...optional(o, 'movedFrom', name, at),
   };
 }
 
@@ -175,12 +187,13 @@ function health(v: unknown, at: string): HealthResult {
 }
 
 function pruned(v: unknown, at: string): PrunedObject {
-  const o = object(v, at, ['subject', 'action', 'reason', 'removedWith']);
+  const o = object(v, at, ['subject', 'action', 'reason', 'removedWith', 'movedTo']);
   return {
     subject: name(o, 'subject', at),
     action: oneOf(PRUNE_ACTIONS)(o, 'action', at),
     ...optional(o, 'reason', text, at),
     ...optional(o, 'removedWith', name, at),
+    ...optional(o, 'movedTo', name, at),
   };
 }
 

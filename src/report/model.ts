@@ -74,8 +74,11 @@ export interface Report {
 
 export interface PrunedObject {
   subject: string;
-  action: 'deleted' | 'skipped' | 'failed';
+  /** moved: it left this build for another Kustomization's (`movedTo`), which builds it now; not deleted. */
+  action: 'deleted' | 'skipped' | 'failed' | 'moved';
   reason?: string;
+  /** With action moved: the Kustomization (`namespace/name`) whose build has it now. */
+  movedTo?: string;
   /** Set when the object belonged to a Kustomization removed from the repository (`namespace/name`). */
   removedWith?: string;
 }

@@ -3,7 +3,7 @@ import type { ChangeSetEntry } from '../ssa/changeset.js';
 import type { HealthResult } from '../kstatus/wait.js';
 import { hasChanges } from './model.js';
 import { diffBlockLines, maskSecretData } from '../ssa/diff.js';
-import { takesWithIt } from './deletions.js';
+import { entryNote, takesWithIt } from './deletions.js';
 import { sourceText } from './source.js';
 import { byCluster, clusterNames, clusterNameOf, clusterShare, inClusters } from './clusters.js';
 import { fence } from './text.js';
@@ -14,7 +14,10 @@ const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Previ
 
 /** One line per object, like Flux's "server-side apply" log, then the closing lines. */
 export function renderLines(report: Report): string[] {
-  const lines = report.changeset.map((e) => `${e.subject} ${e.action}${e.note ? ` (${e.note})` : ''}`);
+  const lines = report.changeset.map((e) => {
+    const note = entryNote(e);
+    return `${e.subject} ${e.action}${note ? ` (${note})` : ''}`;
+  });
   const dry = report.mode === 'apply' ? '' : ' (dry run)';
   for (const p of report.pruned ?? [])
     lines.push(`${p.subject} ${p.action}${p.action === 'deleted' ? dry : ''}${p.reason ? `: ${p.reason}` : ''}`);
@@ -231,7 +234,7 @@ function objectTables(out: string[], report: Report, w: Words): void {
     changed.forEach((row, i) => {
       const e = row.x;
       out.push(
-        `${owner(row, i)}| ${mdCode(e.subject, 'cell')} | ${actionWord(e.action, w)}${e.note ? ` (${mdText(e.note)})` : ''} |`,
+        `${owner(row, i)}| ${mdCode(e.subject, 'cell')} | ${actionWord(e.action, w)}${entryNote(e) ? ` (${mdText(entryNote(e))})` : ''} |`,
       );
     });
     for (const e of changed.map((c) => c.x).filter((c) => c.diff?.length)) {

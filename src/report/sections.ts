@@ -6,7 +6,7 @@ import type { ChangeSetEntry } from '../ssa/changeset.js';
 import { diffBlockLines, maskSecretData, type FieldChange } from '../ssa/diff.js';
 import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.js';
 import type { PrunedObject } from './model.js';
-import { takesWithIt } from './deletions.js';
+import { entryNote, takesWithIt } from './deletions.js';
 import { clusterCell } from './render.js';
 import { htmlText, mdCode, mdText } from '../util/markdown.js';
 import { clusterNameOf, inClusters } from './clusters.js';
@@ -95,7 +95,13 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
   };
   for (const g of v.groups) {
     const empty =
-      g.created.length + g.configured.length + g.skipped.length + g.pruned.length + g.unhealthy.length === 0;
+      g.created.length +
+        g.configured.length +
+        g.skipped.length +
+        g.pruned.length +
+        g.moved.length +
+        g.unhealthy.length ===
+      0;
     if (empty) continue;
     if (g.title !== undefined) out.push(`#### ${groupCluster(g.cluster)}${mdCode(cutChars(g.title, 200).text)}`, '');
     // Deletions first: they are what a reviewer must not miss.
@@ -104,9 +110,17 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
       for (const p of g.pruned) out.push(`- ${prunedLine(p, w, '', g.pruned)}`);
       out.push('');
     }
+    if (g.moved.length > 0) {
+      section('Moved to another Kustomization, not deleted', g.moved.length);
+      for (const p of g.moved) out.push(`- ${subject(p.subject)} — to ${p.movedTo ? subject(p.movedTo) : '?'}`);
+      out.push('');
+    }
     if (g.created.length > 0) {
       section(w.createHead, g.created.length);
-      for (const e of g.created) out.push(`- ${subject(e.subject)}${e.note ? ` — ${mdText(e.note)}` : ''}`);
+      for (const e of g.created) {
+        const note = entryNote(e);
+        out.push(`- ${subject(e.subject)}${note ? ` — ${mdText(note)}` : ''}`);
+      }
       out.push('');
     }
     if (g.configured.length > 0) {
@@ -114,10 +128,10 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
       const bare = g.configured.filter((e) => !e.diff?.length);
       const diffed = g.configured.filter((e) => e.diff?.length);
       if (diffCap === 'none') {
-        for (const e of g.configured) out.push(`- ${subject(e.subject)} — ${fields(e.diff?.length ?? 0)}`);
+        for (const e of g.configured) out.push(`- ${subject(e.subject)} — ${fields(e.diff?.length ?? 0)}${moved(e)}`);
         out.push('');
       } else {
-        for (const e of bare) out.push(`- ${subject(e.subject)} — no field changes to show`);
+        for (const e of bare) out.push(`- ${subject(e.subject)} — no field changes to show${moved(e)}`);
         if (bare.length > 0) out.push('');
         for (const e of diffed) if (diffBlock(out, e, diffCap)) cut++;
       }
@@ -154,6 +168,9 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
   return cut;
 }
 
+/** ` — moved from \`ns/name\`` after an object that moved here from another Kustomization; '' otherwise. */
+const moved = (e: ChangeSetEntry): string => (e.movedFrom ? ` — moved from ${subject(e.movedFrom)}` : '');
+
 /** `\`production\` · ` before a Kustomization's name in a report with clusters; '' otherwise. */
 function groupCluster(cluster: string | undefined): string {
   return cluster === undefined || cluster === '' ? '' : `${clusterCell(cluster, 'text')} · `;
@@ -167,7 +184,7 @@ function diffBlock(out: Out, e: ChangeSetEntry, cap: number): boolean {
   const changes = visibleChanges(e);
   out.push(
     // Open unless long: a reviewer should not have to click to see a two-line change.
-    `<details${changes.length <= OPEN_DIFF_FIELDS ? ' open' : ''}><summary>${htmlText(e.subject)} — configured (${fields(changes.length)})</summary>`,
+    `<details${changes.length <= OPEN_DIFF_FIELDS ? ' open' : ''}><summary>${htmlText(e.subject)} — configured (${fields(changes.length)})${e.movedFrom ? htmlText(` — moved from ${e.movedFrom}`) : ''}</summary>`,
     '',
     '```diff',
   );

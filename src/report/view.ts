@@ -26,6 +26,8 @@ export interface Group {
   configured: ChangeSetEntry[];
   skipped: ChangeSetEntry[];
   pruned: PrunedObject[];
+  /** Objects that left this build for another Kustomization's: not deleted. */
+  moved: PrunedObject[];
   unhealthy: HealthResult[];
 }
 
@@ -66,7 +68,10 @@ export function view(report: Report): View {
     created: k.changeset.filter((e) => e.action === 'created'),
     configured: k.changeset.filter((e) => e.action === 'configured'),
     skipped: k.changeset.filter((e) => e.action === 'skipped'),
-    pruned: multi ? (k.pruned ?? []) : (k.pruned ?? []).filter((p) => !fromRemoved.has(p)),
+    pruned: (multi ? (k.pruned ?? []) : (k.pruned ?? []).filter((p) => !fromRemoved.has(p))).filter(
+      (p) => p.action !== 'moved',
+    ),
+    moved: (k.pruned ?? []).filter((p) => p.action === 'moved'),
     // An object the error already names (a health check failure lists them) is not listed again.
     unhealthy: (k.health ?? []).filter((h) => h.status !== 'Current' && !namedInError(report.error, h.subject)),
   }));

@@ -20,6 +20,11 @@ export interface ChangeSetEntry {
   yamlDiff?: string[];
   /** How the action was found when not by a dry-run (a preview of an object in a namespace yet to be created). */
   note?: string;
+  /**
+   * The Kustomization (`namespace/name`) whose object this was: its owner labels named it before
+   * this apply (the object moved here from its build, or that Kustomization was renamed to this one).
+   */
+  movedFrom?: string;
 }
 
 export function countActions(changeset: readonly ChangeSetEntry[]): Record<Action, number> {

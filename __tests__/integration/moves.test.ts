@@ -1,0 +1,184 @@
+// Moves between Kustomizations: one commit moves a file from mv-a's path to mv-b's. The objects
+// keep their uid, are reported as moved (from mv-a, to mv-b), are never deleted, do not trip
+// mv-a's prune guards, and each inventory is right afterwards, whatever order the two run in: in
+// one run (dependsOn either way, or none) or as two fan-out jobs (input select), either first.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ClusterClient } from '../../src/cluster/client.js';
+import { InventoryStore } from '../../src/inventory/store.js';
+import type { Report } from '../../src/report/model.js';
+import { renderLines } from '../../src/report/render.js';
+import { renderComment } from '../../src/report/comment.js';
+import type { OptionValues } from '../../src/options/settings.js';
+import { adminClient, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { kustomizationYaml } from '../helpers/manifests.js';
+import { reconcileTree } from '../helpers/reconcile.js';
+
+const deployment = (ns: string, name: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec: {containers: [{name: web, image: nginx:1.27}]}
+`;
+
+/** A Namespace `app` (its name made unique by the test's namespace) and a Deployment in it. */
+const web = (ns: string) =>
+  `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}-web}\n---\n${deployment(`${ns}-web`, 'web')}`;
+
+const cm = (ns: string, name: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+
+type Order = 'none' | 'a-after-b' | 'b-after-a';
+
+function ksFile(ns: string, order: Order): string {
+  const dep = (on: string) => `dependsOn: [{name: ${on}}]`;
+  return [
+    kustomizationYaml({
+      name: 'mv-a',
+      namespace: ns,
+      path: './a',
+      prune: true,
+      spec: order === 'a-after-b' ? dep('mv-b') : '',
+    }),
+    kustomizationYaml({
+      name: 'mv-b',
+      namespace: ns,
+      path: './b',
+      prune: true,
+      spec: order === 'b-after-a' ? dep('mv-a') : '',
+    }),
+  ].join('---\n');
+}
+
+describe('moves between Kustomizations', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  const run = (root: string, ns: string, extra: Partial<OptionValues> = {}) =>
+    reconcileTree(root, { lockLeaseMs: 3_000, run: { source: `test/${ns}`, holder: `test ${ns}` }, ...extra });
+
+  const uids = async (ns: string) => ({
+    namespace: (await client.request<{ metadata: { uid: string } }>('GET', `/api/v1/namespaces/${ns}-web`)).metadata
+      .uid,
+    deployment: (
+      await client.request<{ metadata: { uid: string; labels: Record<string, string> } }>(
+        'GET',
+        `/apis/apps/v1/namespaces/${ns}-web/deployments/web`,
+      )
+    ).metadata,
+  });
+
+  const inventory = async (ns: string, name: string) => {
+    const record = (await new InventoryStore(client, ns, { name, namespace: ns }).read()).record;
+    return [...(record?.entries ?? []), ...(record?.pending ?? [])].map((e) => e.id).sort();
+  };
+
+  /** A tree where mv-a holds web.yaml and a ConfigMap, mv-b a ConfigMap; applied once. */
+  async function setUp(order: Order) {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'ks.yaml': ksFile(ns, order),
+      'a/web.yaml': web(ns),
+      'b/cm.yaml': cm(ns, 'b-config'),
+    });
+    const first = await run(root, ns);
+    expect(first.ok, first.error).toBe(true);
+    const before = await uids(ns);
+    expect(before.deployment.labels['kustomize.toolkit.fluxcd.io/name']).toBe('mv-a');
+    // The commit: web.yaml moves from a/ to b/; a/ keeps nothing.
+    await rename(join(root, 'a/web.yaml'), join(root, 'b/web.yaml'));
+    await writeFile(join(root, 'a/kustomization.yaml'), 'resources: []\n');
+    return { ns, root, before };
+  }
+
+  const webIds = (ns: string) => [`${ns}-web_web_apps_Deployment`, `_${ns}-web__Namespace`].sort();
+
+  async function expectMoved(ns: string, before: Awaited<ReturnType<typeof uids>>, reports: Report[]) {
+    const after = await uids(ns);
+    expect(after.namespace).toBe(before.namespace);
+    expect(after.deployment.uid).toBe(before.deployment.uid);
+    expect(after.deployment.labels['kustomize.toolkit.fluxcd.io/name']).toBe('mv-b');
+    expect(await inventory(ns, 'mv-a')).toEqual([]);
+    expect(await inventory(ns, 'mv-b')).toEqual([...webIds(ns), `${ns}_b-config__ConfigMap`].sort());
+    const all = reports.flatMap((r) => r.kustomizations ?? [r]);
+    const a = all.find((k) => k.kustomization === `${ns}/mv-a`)!;
+    const b = all.find((k) => k.kustomization === `${ns}/mv-b`)!;
+    expect(a.counts.deleted).toBe(0);
+    expect(a.error).toBeUndefined();
+    expect((a.pruned ?? []).map((p) => `${p.subject} ${p.action} ${p.movedTo}`).sort()).toEqual(
+      [`Deployment/${ns}-web/web moved ${ns}/mv-b`, `Namespace/${ns}-web moved ${ns}/mv-b`].sort(),
+    );
+    // Whichever ran first, the object's labels changed in mv-b's apply: it names where it came from.
+    expect(b.changeset.filter((e) => e.movedFrom).map((e) => `${e.subject} ${e.movedFrom}`)).toEqual(
+      expect.arrayContaining([`Deployment/${ns}-web/web ${ns}/mv-a`]),
+    );
+  }
+
+  it.each<Order>(['none', 'a-after-b', 'b-after-a'])(
+    'in one run (dependsOn: %s): moved, not deleted, guards quiet, inventories right',
+    async (order) => {
+      const { ns, root, before } = await setUp(order);
+      const preview = await run(root, ns, { mode: 'preview' });
+      expect(preview.ok, preview.error).toBe(true);
+      expect(preview.counts.deleted).toBe(0);
+      const lines = renderLines(preview.kustomizations!.find((k) => k.kustomization === `${ns}/mv-b`)!);
+      expect(lines).toContain(`Deployment/${ns}-web/web configured (moved from ${ns}/mv-a)`);
+      const comment = renderComment(preview, { marker: '<!-- m -->' }).body;
+      expect(comment).toContain('Moved to another Kustomization, not deleted');
+      expect(comment).toContain(`moved from ${ns}/mv-a`);
+      expect(comment).not.toContain('Would prune');
+
+      const applied = await run(root, ns);
+      expect(applied.ok, applied.error).toBe(true);
+      await expectMoved(ns, before, [applied]);
+    },
+  );
+
+  it.each([
+    ['mv-a', 'mv-b'],
+    ['mv-b', 'mv-a'],
+  ])('as two fan-out jobs, %s first: the same result', async (first, second) => {
+    const { ns, root, before } = await setUp('none');
+    const one = await run(root, ns, { select: [`${ns}/${first}`] });
+    expect(one.ok, one.error).toBe(true);
+    expect((await uids(ns)).deployment.uid).toBe(before.deployment.uid);
+    const two = await run(root, ns, { select: [`${ns}/${second}`] });
+    expect(two.ok, two.error).toBe(true);
+    await expectMoved(ns, before, [one, two]);
+  });
+
+  it('deletes what left every build, and holds back what may have moved to a build that failed', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'ks.yaml': ksFile(ns, 'none'),
+      'a/cms.yaml': [cm(ns, 'gone'), cm(ns, 'kept')].join('---\n'),
+      'b/cm.yaml': cm(ns, 'b-config'),
+    });
+    expect((await run(root, ns)).ok).toBe(true);
+    // `gone` leaves Git; mv-b's build breaks.
+    await writeFile(join(root, 'a/cms.yaml'), cm(ns, 'kept'));
+    await writeFile(join(root, 'b/kustomization.yaml'), 'resources: [missing.yaml]\n');
+    const held = await run(root, ns);
+    expect(held.ok).toBe(false);
+    const a = held.kustomizations!.find((k) => k.kustomization === `${ns}/mv-a`)!;
+    expect(a.ok).toBe(true);
+    expect(a.counts.deleted).toBe(0);
+    expect(a.notes.join('\n')).toContain(`the build of Kustomization ${ns}/mv-b`);
+    expect(await inventory(ns, 'mv-a')).toContain(`${ns}_gone__ConfigMap`);
+    // mv-b builds again: `gone` is in no build, and is pruned.
+    await writeFile(join(root, 'b/kustomization.yaml'), 'resources: [cm.yaml]\n');
+    const pruned = await run(root, ns);
+    expect(pruned.ok, pruned.error).toBe(true);
+    expect(pruned.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([`ConfigMap/${ns}/gone deleted`]);
+  });
+});
