@@ -182,3 +182,82 @@ describe('moves between Kustomizations', () => {
     expect(pruned.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([`ConfigMap/${ns}/gone deleted`]);
   });
 });
+
+describe('renamed Kustomizations', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  const run = (root: string, ns: string, extra: Partial<OptionValues> = {}) =>
+    reconcileTree(root, { lockLeaseMs: 3_000, run: { source: `test/${ns}`, holder: `test ${ns}` }, ...extra });
+  const uid = async (ns: string, name: string) =>
+    (await client.request<{ metadata: { uid: string } }>('GET', `/api/v1/namespaces/${ns}/configmaps/${name}`)).metadata
+      .uid;
+  const inventoryExists = (ns: string, name: string) =>
+    new InventoryStore(client, ns, { name, namespace: ns }).read().then((r) => r.record !== undefined);
+  const ks = (ns: string, name: string, path = './app') =>
+    kustomizationYaml({ name, namespace: ns, path, prune: true });
+
+  it.each(['report', 'delete'] as const)(
+    'removed-kustomizations: %s — handed over, previewed as renamed, nothing deleted, the old inventory removed',
+    async (policy) => {
+      const ns = await freshNamespace(client);
+      const root = await writeTree({
+        'ks.yaml': ks(ns, 'old-name'),
+        'app/cms.yaml': [cm(ns, 'one'), cm(ns, 'two')].join('---\n'),
+      });
+      expect((await run(root, ns)).ok).toBe(true);
+      const before = [await uid(ns, 'one'), await uid(ns, 'two')];
+      await writeFile(join(root, 'ks.yaml'), ks(ns, 'new-name'));
+
+      const preview = await run(root, ns, { mode: 'preview', removedKustomizations: policy });
+      expect(preview.ok, preview.error).toBe(true);
+      expect(preview.counts.deleted).toBe(0);
+      expect(preview.removed).toMatchObject([
+        { kustomization: `${ns}/old-name`, action: 'renamed', handedTo: [`${ns}/new-name`], handedOver: 2 },
+      ]);
+      expect(preview.changeset.map((e) => `${e.subject} ${e.movedFrom}`)).toEqual([
+        `ConfigMap/${ns}/one ${ns}/old-name`,
+        `ConfigMap/${ns}/two ${ns}/old-name`,
+      ]);
+      expect(preview.notes).toContain(
+        `Renamed from Kustomization ${ns}/old-name: its object(s) are this one's now, not deleted`,
+      );
+      const comment = renderComment(preview, { marker: '<!-- m -->' }).body;
+      expect(comment).toContain('↪️ renamed; objects handed over');
+      expect(await inventoryExists(ns, 'old-name')).toBe(true);
+
+      const applied = await run(root, ns, { removedKustomizations: policy });
+      expect(applied.ok, applied.error).toBe(true);
+      expect(applied.removed?.map((r) => r.action)).toEqual(['renamed']);
+      expect(applied.pruned ?? []).toEqual([]);
+      expect([await uid(ns, 'one'), await uid(ns, 'two')]).toEqual(before);
+      expect(await inventoryExists(ns, 'old-name')).toBe(false);
+      expect(await inventoryExists(ns, 'new-name')).toBe(true);
+    },
+  );
+
+  it('hands over what the new one builds and applies the deletionPolicy to the rest', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'ks.yaml': ks(ns, 'old-name'),
+      'app/cms.yaml': [cm(ns, 'one'), cm(ns, 'two')].join('---\n'),
+      'next/cm.yaml': cm(ns, 'one'),
+    });
+    expect((await run(root, ns)).ok).toBe(true);
+    const one = await uid(ns, 'one');
+    await writeFile(join(root, 'ks.yaml'), ks(ns, 'new-name', './next'));
+    const applied = await run(root, ns, { removedKustomizations: 'delete' });
+    expect(applied.ok, applied.error).toBe(true);
+    expect(applied.removed).toMatchObject([
+      { kustomization: `${ns}/old-name`, action: 'deleted', handedTo: [`${ns}/new-name`], handedOver: 1 },
+    ]);
+    expect(applied.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([`ConfigMap/${ns}/two deleted`]);
+    expect(await uid(ns, 'one')).toBe(one);
+    expect(await inventoryExists(ns, 'old-name')).toBe(false);
+  });
+});

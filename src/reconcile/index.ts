@@ -6,7 +6,7 @@
 import type { ClusterClient } from '../cluster/client.js';
 import { Discovery } from '../cluster/discovery.js';
 import type { SourceVerdict } from '../flux/checkout.js';
-import { driftFound, reportOf, type Report } from '../report/model.js';
+import { driftFound, reportOf, type RemovedKustomization, type Report } from '../report/model.js';
 import { runMode, type Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, systemClock, type Clock, type Hooks, type RunContext } from './context.js';
@@ -125,6 +125,29 @@ function withLevels(report: Report, settings: Settings, level: ReadonlyMap<strin
   return report.kustomizations ? { ...report, kustomizations: report.kustomizations.map(one) } : one(report);
 }
 
+/**
+ * Each Kustomization that took over a removed one's objects says so in its own report: `renamed
+ * from` when it took all of them, how many it took otherwise.
+ */
+function withRenames(report: Report, removed: readonly RemovedKustomization[]): Report {
+  const lines = new Map<string, string[]>();
+  for (const r of removed) {
+    for (const to of r.handedTo ?? []) {
+      const line =
+        r.action === 'renamed' || (r.handedTo?.length === 1 && r.handedOver === r.objects)
+          ? `Renamed from Kustomization ${r.kustomization}: its object(s) are this one's now, not deleted`
+          : `Took over object(s) of Kustomization ${r.kustomization}, which was removed from the repository: not deleted`;
+      lines.set(to, [...(lines.get(to) ?? []), line]);
+    }
+  }
+  if (lines.size === 0) return report;
+  const one = (k: Report): Report =>
+    lines.has(k.kustomization) ? { ...k, notes: [...k.notes, ...lines.get(k.kustomization)!] } : k;
+  if (!report.kustomizations) return one(report);
+  const added = [...lines].flatMap(([k, l]) => l.map((n) => `[${k}] ${n}`));
+  return { ...report, kustomizations: report.kustomizations.map(one), notes: [...report.notes, ...added] };
+}
+
 /** The run's report with what became of the Kustomizations removed from the repository. */
 async function withRemoved(ctx: RunContext, report: Report, specs: KustomizationSpec[]): Promise<Report> {
   let r: RemovalReport;
@@ -140,6 +163,7 @@ async function withRemoved(ctx: RunContext, report: Report, specs: Kustomization
     };
   }
   if (r.removed.length === 0 && r.notes.length === 0 && r.error === undefined) return report;
+  report = withRenames(report, r.removed);
   const pruned = [...(report.pruned ?? []), ...r.pruned];
   const error = [report.error, r.error].filter((e) => e !== undefined).join('\n');
   return reportOf({

@@ -73,11 +73,20 @@ export async function handleRemoved(
       source: settings.run.source,
       origin: f.record.status.origin ?? 'its former file',
     });
-  const gone: Found[] = [];
+  let gone: Found[] = [];
   for (const f of removedOf(all, set, present)) {
     if (unproven(f) === undefined) gone.push(f);
     else out.removed.push(orphaned(f, 'its inventory does not record this repository, so nothing is done to it'));
   }
+  if (gone.length === 0) return out;
+
+  // Renamed, or its objects moved: what a present Kustomization builds now is handed over, never
+  // deleted, whatever removed-kustomizations and the deletionPolicy say.
+  const handed = await handoversOf(ctx, gone);
+  for (const f of gone.filter((g) => handedAll(g, handed))) {
+    out.removed.push(await renamed(ctx, f, handed.get(f.kustomization)!, succeeded));
+  }
+  gone = gone.filter((g) => !handedAll(g, handed));
   if (gone.length === 0) return out;
 
   const wanted = settings.removedKustomizations === 'delete' && settings.mode !== 'drift';
@@ -86,7 +95,7 @@ export async function handleRemoved(
       ? 'set removed-kustomizations: delete to apply its deletionPolicy'
       : 'not deleted because this run failed';
     // Nothing is done to them: the report's closing lines say so, once each.
-    for (const f of gone) out.removed.push(orphaned(f, why));
+    for (const f of gone) out.removed.push(withHanded(orphaned(f, why), handed.get(f.kustomization)));
     return out;
   }
 
@@ -102,7 +111,7 @@ export async function handleRemoved(
   // prune-max-share of everything the set's inventories hold.
   const doomed = gone.filter((f) => !held.has(f.kustomization) && removalAction(f.record.status).action !== 'orphan');
   const total = all.filter((f) => f.set === set).reduce((n, f) => n + entriesOf(f.record).length, 0);
-  const deleting = doomed.reduce((n, f) => n + entriesOf(f.record).length, 0);
+  const deleting = doomed.reduce((n, f) => n + kept(f.record, handed.get(f.kustomization)).length, 0);
   const refusal = shareRefusal(total, deleting, {
     maxShare: settings.pruneMaxShare,
     allowLarge: settings.allowLargePrune,
@@ -116,13 +125,13 @@ export async function handleRemoved(
   const failures: string[] = [];
   const refused: string[] = [];
   for (const f of gone) {
-    const r = await removeOne(ctx, f, held.get(f.kustomization)).catch(
+    const r = await removeOne(ctx, f, handed.get(f.kustomization), held.get(f.kustomization)).catch(
       (err: unknown): { removed: RemovedKustomization; pruned: PrunedObject[] } => ({
         removed: { ...orphaned(f, ''), action: 'failed', reason: (err as Error).message },
         pruned: [],
       }),
     );
-    out.removed.push(r.removed);
+    out.removed.push(withHanded(r.removed, handed.get(f.kustomization)));
     out.pruned.push(...r.pruned);
     if (r.removed.action === 'failed') failures.push(`  ${r.removed.kustomization}: ${r.removed.reason}`);
     if (r.removed.action === 'refused') refused.push(`  ${r.removed.kustomization}: ${r.removed.reason}`);
@@ -136,6 +145,73 @@ export async function handleRemoved(
 }
 
 const entriesOf = (r: InventoryRecord): Entry[] => union(r.entries, r.pending);
+
+/** Its entries but those a present Kustomization builds now. */
+const kept = (r: InventoryRecord, handed: ReadonlyMap<string, string> | undefined): Entry[] =>
+  entriesOf(r).filter((e) => !handed?.has(e.id));
+
+/** Every object of `f` is built by a present Kustomization now. */
+const handedAll = (f: Found, handed: ReadonlyMap<string, ReadonlyMap<string, string>>): boolean => {
+  const h = handed.get(f.kustomization);
+  return h !== undefined && entriesOf(f.record).length > 0 && kept(f.record, h).length === 0;
+};
+
+/** The present Kustomizations that build some of the objects, in order. */
+const targetsOf = (handed: ReadonlyMap<string, string>): string[] => [...new Set(handed.values())].sort();
+
+/** For each removed Kustomization, its objects a present one builds now (entry id → `namespace/name`). */
+async function handoversOf(ctx: RunContext, gone: readonly Found[]): Promise<Map<string, Map<string, string>>> {
+  const out = new Map<string, Map<string, string>>();
+  if (ctx.claims === undefined) return out;
+  for (const f of gone) {
+    const [namespace = '', name = ''] = f.kustomization.split('/');
+    // Its inventory is in the run's cluster: the Kustomizations without spec.kubeConfig reconcile into it.
+    const { claimed } = await ctx.claims.claimants({ namespace, name }, entriesOf(f.record));
+    if (claimed.size > 0) out.set(f.kustomization, claimed);
+  }
+  return out;
+}
+
+/** A removed Kustomization's row with what was handed over, and to whom. */
+function withHanded(r: RemovedKustomization, handed: ReadonlyMap<string, string> | undefined): RemovedKustomization {
+  if (handed === undefined || handed.size === 0) return r;
+  const to = targetsOf(handed);
+  return {
+    ...r,
+    handedTo: to,
+    handedOver: handed.size,
+    reason: `${r.reason}; ${handed.size} of its object(s) are built by ${to.join(', ')} now: handed over, not deleted`,
+  };
+}
+
+/**
+ * A removed Kustomization whose every object a present one builds now: a rename (metadata.name
+ * changed, or the file moved), or its objects moved. Nothing is deleted; its inventory (and lock)
+ * goes once the run succeeded, in a run that writes.
+ */
+async function renamed(
+  ctx: RunContext,
+  f: Found,
+  handed: ReadonlyMap<string, string>,
+  succeeded: boolean,
+): Promise<RemovedKustomization> {
+  const to = targetsOf(handed);
+  const base = { ...described(f), handedTo: to, handedOver: handed.size };
+  const what = `renamed to ${to.join(', ')}: its ${handed.size} object(s) are built there now and are handed over, neither pruned nor deleted (whatever removed-kustomizations and its deletionPolicy say)`;
+  if (!ctx.applying) return { ...base, action: 'renamed', reason: `${what}; its inventory would be removed` };
+  if (!succeeded) return { ...base, action: 'orphaned', reason: `${what}; its inventory stays: this run failed` };
+  const { client, settings } = ctx;
+  const lock = await explained(f.store, () => acquireLock(client, f.store, settings, ctx.log.info));
+  try {
+    const store = f.store.using(client.guarded(() => lock.assertHeld()));
+    await lock.assertHeld();
+    await store.remove();
+  } finally {
+    await lock.remove();
+  }
+  ctx.log.info(`Kustomization ${f.kustomization} was ${what}; inventory removed`);
+  return { ...base, action: 'renamed', reason: `${what}; its inventory was removed` };
+}
 
 /** What a removed Kustomization's report row says about it, whatever becomes of it. */
 function described(f: Found, record: InventoryRecord = f.record) {
@@ -202,6 +278,8 @@ async function listInventories(
 async function removeOne(
   ctx: RunContext,
   f: Found,
+  /** Its objects a present Kustomization builds now (entry id → `namespace/name`): never deleted. */
+  handed: ReadonlyMap<string, string> | undefined,
   /** Why its objects stay whatever its policy says (a Flux Kustomization reconciles them). */
   heldBy?: string,
 ): Promise<{ removed: RemovedKustomization; pruned: PrunedObject[] }> {
@@ -231,10 +309,11 @@ async function removeOne(
       };
     }
     // As prune: a Namespace goes only when nothing else lives in it.
+    const doomed = staleEntries(kept(record, handed), []);
     const refusal = await namespacePruneRefusal(
       client,
       discovery,
-      staleEntries(entriesOf(record), []),
+      doomed,
       [],
       { name, namespace },
       { allowLarge: settings.allowLargePrune },
@@ -255,7 +334,7 @@ async function removeOne(
       }));
     let results: PruneResult[];
     try {
-      results = await deleteStale(actor, discovery, staleEntries(entriesOf(record), []), {
+      results = await deleteStale(actor, discovery, doomed, {
         owner: { name, namespace },
         dryRun,
         log,

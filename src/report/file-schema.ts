@@ -52,6 +52,7 @@ const REMOVED_ACTIONS: Record<RemovedKustomization['action'], true> = {
   deleted: true,
   failed: true,
   refused: true,
+  renamed: true,
 };
 const CHANGE_KINDS: Record<FieldChange['kind'], true> = { added: true, removed: true, changed: true };
 
@@ -198,7 +199,17 @@ function pruned(v: unknown, at: string): PrunedObject {
 }
 
 function removed(v: unknown, at: string): RemovedKustomization {
-  const o = object(v, at, ['kustomization', 'inventory', 'objects', 'deletionPolicy', 'action', 'reason']);
+  const o = object(v, at, [
+    'kustomization',
+    'inventory',
+    'objects',
+    'deletionPolicy',
+    'action',
+    'reason',
+    'handedTo',
+    'handedOver',
+  ]);
+  const names = (x: unknown, where: string) => name({ x }, 'x', where);
   return {
     kustomization: name(o, 'kustomization', at),
     inventory: name(o, 'inventory', at),
@@ -206,6 +217,8 @@ function removed(v: unknown, at: string): RemovedKustomization {
     deletionPolicy: oneOf(POLICIES)(o, 'deletionPolicy', at),
     action: oneOf(REMOVED_ACTIONS)(o, 'action', at),
     reason: text(o, 'reason', at),
+    ...(o['handedTo'] === undefined ? {} : { handedTo: list(o, 'handedTo', at, names, 100) }),
+    ...optional(o, 'handedOver', count, at),
   };
 }
 

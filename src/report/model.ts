@@ -94,10 +94,19 @@ export interface RemovedKustomization {
   /**
    * orphaned: reported only, inventory kept; released: objects left in place by the policy, inventory
    * removed; deleted: objects deleted (or, in a preview, would be) and inventory removed; failed: some
-   * objects could not be deleted and stay in the inventory; refused: a prune guard held it back.
+   * objects could not be deleted and stay in the inventory; refused: a prune guard held it back;
+   * renamed: every object it held is built by another Kustomization now (handedTo): none is deleted,
+   * and its inventory is removed.
    */
-  action: 'orphaned' | 'released' | 'deleted' | 'failed' | 'refused';
+  action: 'orphaned' | 'released' | 'deleted' | 'failed' | 'refused' | 'renamed';
   reason: string;
+  /**
+   * The present Kustomizations (`namespace/name`) whose builds have some of its objects now: those
+   * are handed over, never pruned nor deleted by its deletionPolicy, whatever removed-kustomizations says.
+   */
+  handedTo?: string[];
+  /** How many of its objects were handed over. */
+  handedOver?: number;
 }
 
 /** A report's own parts: everything but what reportOf derives from them. */

@@ -125,6 +125,7 @@ function removedRow({ r, pruned }: Removed, words: Words): string {
     deleted: `🗑️ removed from Git; ${words.deleted} its objects`,
     failed: '❌ removed from Git; deleting failed',
     refused: '⛔ removed from Git; deleting refused',
+    renamed: '↪️ renamed; objects handed over',
   }[r.action] as string | undefined;
   const name = mdCode(cutChars(r.kustomization, FIRST_LINE_MAX).text, 'cell');
   return `| ${name} (removed) | ${result ?? mdText(r.action)} | – | – | ${fmt(deletes)} | – |`;
