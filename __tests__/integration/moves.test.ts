@@ -14,6 +14,7 @@ import type { OptionValues } from '../../src/options/settings.js';
 import { adminClient, freshNamespace, writeTree } from '../helpers/cluster.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';
+import { golden } from '../helpers/golden.js';
 
 const deployment = (ns: string, name: string) => `apiVersion: apps/v1
 kind: Deployment
@@ -259,5 +260,144 @@ describe('renamed Kustomizations', () => {
     expect(applied.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([`ConfigMap/${ns}/two deleted`]);
     expect(await uid(ns, 'one')).toBe(one);
     expect(await inventoryExists(ns, 'old-name')).toBe(false);
+  });
+});
+
+describe('renamed objects', () => {
+  let client: ClusterClient;
+  beforeAll(async () => {
+    client = await adminClient();
+  });
+  afterAll(() => {
+    client.close();
+  });
+
+  const pvc = (ns: string, name: string) => `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ${name}, namespace: ${ns}, labels: {app: db}}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`;
+  const service = (ns: string, name: string, type = 'ClusterIP') => `apiVersion: v1
+kind: Service
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  type: ${type}
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+`;
+  const ks = (ns: string, name: string, wait = false) =>
+    kustomizationYaml({ name, namespace: ns, path: `./${name}`, prune: true, spec: wait ? 'wait: true' : '' });
+  const run = (root: string, ns: string, extra: Partial<OptionValues> = {}) =>
+    reconcileTree(root, { lockLeaseMs: 3_000, run: { source: `test/${ns}`, holder: `test ${ns}` }, ...extra });
+  const uidOf = async (path: string) => (await client.request<{ metadata: { uid: string } }>('GET', path)).metadata.uid;
+
+  it('a commit that moves a directory and renames a PVC: the comment says so first (golden)', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'ks.yaml': [ks(ns, 'frontend'), ks(ns, 'backend')].join('---\n'),
+      'frontend/kustomization.yaml': 'resources: [web]\n',
+      'frontend/web/kustomization.yaml': 'resources: [deployment.yaml, service.yaml]\n',
+      'frontend/web/deployment.yaml': deployment(ns, 'web'),
+      'frontend/web/service.yaml': service(ns, 'web'),
+      'backend/kustomization.yaml': 'resources: [pvc.yaml]\n',
+      'backend/pvc.yaml': pvc(ns, 'data'),
+    });
+    const first = await run(root, ns);
+    expect(first.ok, first.error).toBe(true);
+    const web = await uidOf(`/apis/apps/v1/namespaces/${ns}/deployments/web`);
+    const svc = await uidOf(`/api/v1/namespaces/${ns}/services/web`);
+
+    // The commit: frontend/web moves to backend/web; the claim `data` becomes `data-v2`.
+    await rename(join(root, 'frontend/web'), join(root, 'backend/web'));
+    await writeFile(join(root, 'frontend/kustomization.yaml'), 'resources: []\n');
+    await writeFile(join(root, 'backend/kustomization.yaml'), 'resources: [pvc.yaml, web]\n');
+    await writeFile(join(root, 'backend/pvc.yaml'), pvc(ns, 'data-v2'));
+
+    const preview = await run(root, ns, { mode: 'preview' });
+    expect(preview.ok, preview.error).toBe(true);
+    expect(preview.renamed).toEqual([
+      {
+        from: `PersistentVolumeClaim/${ns}/data`,
+        to: `PersistentVolumeClaim/${ns}/data-v2`,
+        cost: expect.stringContaining('its data does not move') as string,
+      },
+    ]);
+    const fixed = (r: Report): Report => ({
+      ...r,
+      durationMs: 1000,
+      ...(r.kustomizations ? { kustomizations: r.kustomizations.map((k) => ({ ...k, durationMs: 1000 })) } : {}),
+    });
+    const body = renderComment(fixed(preview), { marker: '<!-- kustomize-reconcile: ks.yaml -->' }).body;
+    // The first lines after the heading: what is deleted or replaced, then the moves.
+    const head = body.split('\n').slice(3, 8);
+    expect(head).toEqual([
+      '> [!WARNING]',
+      '> **This change would delete 1 live object(s):**',
+      `> - \`PersistentVolumeClaim/${ns}/data\` renamed to \`PersistentVolumeClaim/${ns}/data-v2\`: its data does not move (the new claim gets a new, empty volume; the old volume is released, and kept or deleted by its reclaim policy)`,
+      '>',
+      '> 2 object(s) would move between Kustomizations: kept, not deleted nor recreated',
+    ]);
+    golden('moves/move-and-rename.comment.md', body.replaceAll(ns, 'NS'));
+
+    const applied = await run(root, ns);
+    expect(applied.ok, applied.error).toBe(true);
+    expect(applied.renamed?.map((r) => `${r.from} → ${r.to}`)).toEqual([
+      `PersistentVolumeClaim/${ns}/data → PersistentVolumeClaim/${ns}/data-v2`,
+    ]);
+    expect(await uidOf(`/apis/apps/v1/namespaces/${ns}/deployments/web`)).toBe(web);
+    expect(await uidOf(`/api/v1/namespaces/${ns}/services/web`)).toBe(svc);
+    expect(renderLines(applied)).toContain('This run deleted 1 live object(s):');
+  });
+
+  it.each([
+    ['a Service', (ns: string) => service(ns, 'web'), (ns: string) => service(ns, 'web-v2'), false, 'a new cluster IP'],
+    [
+      'a LoadBalancer Service',
+      (ns: string) => service(ns, 'web', 'LoadBalancer'),
+      (ns: string) => service(ns, 'web-v2', 'LoadBalancer'),
+      false,
+      'a new load-balancer address',
+    ],
+    [
+      'a Deployment, without wait',
+      (ns: string) => deployment(ns, 'web'),
+      (ns: string) => deployment(ns, 'web').replace('{name: web,', '{name: web-v2,'),
+      false,
+      'the old one is pruned right after the apply, without waiting for the new one (spec.wait is off)',
+    ],
+    [
+      'a Namespace',
+      (ns: string) => `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}-old}\n`,
+      (ns: string) => `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}-new}\n`,
+      false,
+      'everything in the old Namespace is deleted with it',
+    ],
+  ])('%s: the preview calls it a rename and says what it costs', async (_, before, after, wait, cost) => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({ 'ks.yaml': ks(ns, 'app', wait), 'app/obj.yaml': before(ns) });
+    const first = await run(root, ns);
+    expect(first.ok, first.error).toBe(true);
+    await writeFile(join(root, 'app/obj.yaml'), after(ns));
+    const preview = await run(root, ns, { mode: 'preview' });
+    expect(preview.ok, preview.error).toBe(true);
+    expect(preview.renamed).toHaveLength(1);
+    expect(preview.renamed![0]!.cost).toContain(cost);
+    expect(renderComment(preview, { marker: '<!-- m -->' }).body).toContain(cost);
+  });
+
+  it('an object of the same kind with other content is a deletion and a creation, not a rename', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({ 'ks.yaml': ks(ns, 'app'), 'app/obj.yaml': pvc(ns, 'data') });
+    expect((await run(root, ns)).ok).toBe(true);
+    await writeFile(
+      join(root, 'app/obj.yaml'),
+      pvc(ns, 'logs').replace('storage: 1Gi', 'storage: 5Gi').replace('app: db', 'app: logs'),
+    );
+    const preview = await run(root, ns, { mode: 'preview' });
+    expect(preview.ok, preview.error).toBe(true);
+    expect(preview.renamed).toBeUndefined();
+    expect(preview.counts.deleted).toBe(1);
   });
 });

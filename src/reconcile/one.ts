@@ -140,6 +140,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
       notes,
       inventory: `${store.namespace}/${store.name}`,
       ...(done.health ? { health: done.health } : {}),
+      ...(done.renamed ? { renamed: done.renamed } : {}),
       ...(done.pruned || done.moved
         ? {
             pruned: [
@@ -188,6 +189,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     );
     if (pruned.results) done.pruned = pruned.results;
     if (pruned.moved?.length) done.moved = pruned.moved;
+    if (pruned.renamed) done.renamed = pruned.renamed;
     await phase(ctx, 'record', 'Record', () => recordSuccess(ctx, inventory, planned, pruned, secrets.known));
     return finish(pruned.error === undefined ? undefined : failureOf('prune', pruned.error));
   } catch (err) {

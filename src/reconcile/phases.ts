@@ -18,7 +18,9 @@ import { adoptPaths, ignoredPaths, stripPaths } from '../ssa/ignore.js';
 import { selectorFor } from '../cluster/live.js';
 import { prevalidate } from '../ssa/prevalidate.js';
 import { staleEntries } from '../inventory/entries.js';
-import { entryOf, subjectOfEntry, type Entry } from '../objects/id.js';
+import { entryOf, refOf, subjectOfEntry, type Entry } from '../objects/id.js';
+import { find } from '../cluster/verbs.js';
+import { findRenames, type RenamedObject, type Side } from '../ssa/renames.js';
 import { pruneRefusal } from '../inventory/plan.js';
 import { celStatusReader } from '../kstatus/cel.js';
 import { definedKinds } from '../kstatus/unserved.js';
@@ -179,6 +181,8 @@ export interface Pruned {
   survivors: Entry[];
   /** Objects that left this build for another Kustomization's: not deleted, and out of this inventory. */
   moved?: Moved[];
+  /** Objects pruned with one of the same kind and nearly the same content created in their place. */
+  renamed?: RenamedObject[];
   error?: string;
 }
 
@@ -227,6 +231,7 @@ export async function prune(
     pruneRefusal(kept, next, stale, guard) ??
     (await namespacePruneRefusal(ctx.client, ctx.discovery, stale, next, spec, guard, note));
   if (refusal !== undefined) return { next, survivors: [...stale, ...held], moved, error: `prune refused: ${refusal}` };
+  const renamed = await renamesOf(ctx, planned, changeset, stale);
   log.info(`Pruning ${stale.length} object(s)${applying ? '' : ' (dry run)'}`);
   const results = await deleteStale(planned.actor, ctx.discovery, stale, {
     owner: spec,
@@ -240,6 +245,7 @@ export async function prune(
     next,
     results,
     moved,
+    ...(renamed.length > 0 ? { renamed } : {}),
     survivors: [...failed.map((r) => r.entry), ...held],
     ...(failed.length > 0
       ? {
@@ -249,6 +255,49 @@ export async function prune(
         }
       : {}),
   };
+}
+
+/**
+ * The renames among this run's creations and the objects about to be pruned (ssa/renames.ts): the
+ * live copies of the stale objects of a kind this run creates are read (with the run's own
+ * credentials, as what they are matters, not what the account may see).
+ */
+async function renamesOf(
+  ctx: KustomizationContext,
+  planned: Plan,
+  changeset: readonly ChangeSetEntry[],
+  stale: readonly Entry[],
+): Promise<RenamedObject[]> {
+  const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
+  const created = changeset.filter((e) => e.action === 'created' && !e.recreated);
+  if (created.length === 0) return [];
+  const kinds = new Set(created.map((e) => `${groupOf(e.apiVersion)}/${e.kind}`));
+  const byKey = new Map(planned.objects.map((o) => [subjectOf(o), o]));
+  const olds: Side[] = [];
+  for (const entry of stale) {
+    const ref = refOf(entry);
+    const group = groupOf(ref.apiVersion);
+    if (!kinds.has(`${group}/${ref.kind}`)) continue;
+    const resource = await ctx.discovery.mapping(ref.apiVersion, ref.kind).catch(() => undefined);
+    if (resource === undefined) continue;
+    const live = await find(ctx.client, { resource, namespace: ref.namespace, name: ref.name }).catch(() => undefined);
+    if (live !== undefined) olds.push({ subject: subjectOfEntry(entry), group, kind: ref.kind, object: live });
+  }
+  if (olds.length === 0) return [];
+  const news = created.flatMap((e): Side[] => {
+    const object = byKey.get(e.subject);
+    return object === undefined
+      ? []
+      : [
+          {
+            subject: e.subject,
+            group: groupOf(e.apiVersion),
+            kind: e.kind,
+            object: object,
+          },
+        ];
+  });
+  return findRenames(olds, news, { wait: ctx.spec.wait });
 }
 
 /** An object that left one Kustomization's build for another's (`namespace/name`). */

@@ -9,6 +9,7 @@ import type { Problem } from '../report/problems.js';
 import { scrubText } from '../report/scrub.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
 import type { PruneResult } from '../ssa/delete.js';
+import type { RenamedObject } from '../ssa/renames.js';
 import type { HealthResult } from '../kstatus/wait.js';
 import type { KustomizationContext } from './context.js';
 import { rootCause, type StageError } from './errors.js';
@@ -23,6 +24,8 @@ export interface Progress {
   pruned?: PruneResult[];
   /** Objects that left the build for another Kustomization's (phases.ts movesOf). */
   moved?: Moved[];
+  /** Objects pruned with one of the same kind and nearly the same content created in their place. */
+  renamed?: RenamedObject[];
   problems: Problem[];
   /** Each object's source file, keyed by subject. */
   origins: Map<string, string>;

@@ -52,6 +52,7 @@ export function combine(settings: Settings, reports: Report[], durationMs: numbe
   const problems = reports.flatMap((r) => r.problems ?? []);
   const health = reports.flatMap((r) => r.health ?? []);
   const pruned = reports.flatMap((r) => r.pruned ?? []);
+  const renamed = reports.flatMap((r) => r.renamed ?? []);
   // The root causes first: a Kustomization skipped because a dependency failed comes after that failure.
   const failed = failedFirst(reports);
   const error = failed.length > 0 ? combinedError(failed) : undefined;
@@ -66,6 +67,7 @@ export function combine(settings: Settings, reports: Report[], durationMs: numbe
     notes: reports.flatMap((r) => r.notes.map((n) => `[${r.kustomization}] ${n}`)),
     ...(health.length > 0 ? { health } : {}),
     ...(pruned.length > 0 ? { pruned } : {}),
+    ...(renamed.length > 0 ? { renamed } : {}),
     ...(problems.length > 0 ? { problems } : {}),
     ...(error !== undefined ? { error } : {}),
     ...(error !== undefined && first ? { failure: { ...first, message: error } } : {}),

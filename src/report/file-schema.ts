@@ -4,6 +4,7 @@
  * its values, every name without control characters; a field this version does not write is
  * refused. The value returned is built from the checked fields only. Pure.
  */
+import type { RenamedObject } from '../ssa/renames.js';
 import type { HealthResult } from '../kstatus/wait.js';
 import type { Status } from '../kstatus/status.js';
 import type { Mode } from '../options/settings.js';
@@ -167,6 +168,7 @@ function changeSetEntry(v: unknown, at: string): ChangeSetEntry {
     'yamlDiff',
     'note',
     'movedFrom',
+    'recreated',
   ]);
   return {
     subject: name(o, 'subject', at),
@@ -179,6 +181,7 @@ function changeSetEntry(v: unknown, at: string): ChangeSetEntry {
     ...(o['yamlDiff'] === undefined ? {} : { yamlDiff: list(o, 'yamlDiff', at, strings) }),
     ...optional(o, 'note', text, at),
     ...optional(o, 'movedFrom', name, at),
+    ...(o['recreated'] === undefined ? {} : { recreated: list(o, 'recreated', at, strings, 100) }),
   };
 }
 
@@ -220,6 +223,11 @@ function removed(v: unknown, at: string): RemovedKustomization {
     ...(o['handedTo'] === undefined ? {} : { handedTo: list(o, 'handedTo', at, names, 100) }),
     ...optional(o, 'handedOver', count, at),
   };
+}
+
+function renamedObject(v: unknown, at: string): RenamedObject {
+  const o = object(v, at, ['from', 'to', 'cost']);
+  return { from: name(o, 'from', at), to: name(o, 'to', at), cost: text(o, 'cost', at) };
 }
 
 function problem(v: unknown, at: string): Problem {
@@ -284,6 +292,7 @@ const REPORT_FIELDS = [
   'durationMs',
   'health',
   'pruned',
+  'renamed',
   'removed',
   'inventory',
   'notes',
@@ -321,6 +330,7 @@ export function checkReport(v: unknown, at = 'report', nested = false): Report {
     durationMs,
     ...(o['health'] === undefined ? {} : { health: list(o, 'health', at, health) }),
     ...(o['pruned'] === undefined ? {} : { pruned: list(o, 'pruned', at, pruned) }),
+    ...(o['renamed'] === undefined ? {} : { renamed: list(o, 'renamed', at, renamedObject) }),
     ...(o['removed'] === undefined ? {} : { removed: list(o, 'removed', at, removed) }),
     ...optional(o, 'inventory', name, at),
     notes: list(o, 'notes', at, strings),

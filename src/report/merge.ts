@@ -92,6 +92,7 @@ export function mergeReports(files: readonly NamedReportFile[], expected?: reado
   const changeset = ordered.flatMap((k) => k.changeset);
   const pruned = [...ordered.flatMap((k) => k.pruned ?? []), ...removed.flatMap((x) => x.pruned)];
   const health = ordered.flatMap((k) => k.health ?? []);
+  const renamed = ordered.flatMap((k) => k.renamed ?? []);
   const problems = ordered.flatMap((k) => k.problems ?? []);
   const failed = failedFirst(ordered);
   const jobErrors = shares.filter((s) => s.errors.length > 0);
@@ -114,6 +115,7 @@ export function mergeReports(files: readonly NamedReportFile[], expected?: reado
     notes,
     ...(health.length > 0 ? { health } : {}),
     ...(pruned.length > 0 ? { pruned } : {}),
+    ...(renamed.length > 0 ? { renamed } : {}),
     ...(removed.length > 0 ? { removed: removed.map((x) => x.r) } : {}),
     ...(problems.length > 0 ? { problems } : {}),
     ...(drift ? { drift } : {}),

@@ -1,4 +1,5 @@
 import type { HealthResult } from '../kstatus/wait.js';
+import type { RenamedObject } from '../ssa/renames.js';
 import type { Problem } from './problems.js';
 import type { Mode } from '../options/settings.js';
 import { countActions, type Action, type ChangeSetEntry } from '../ssa/changeset.js';
@@ -49,6 +50,11 @@ export interface Report {
   health?: HealthResult[];
   /** What prune did (or, in a preview, would do) to objects that left Git. */
   pruned?: PrunedObject[];
+  /**
+   * Objects pruned with one of the same kind and nearly the same content created in their place
+   * (ssa/renames.ts), with what replacing them costs.
+   */
+  renamed?: RenamedObject[];
   /** Kustomizations whose file left the repository while their inventory stayed (see src/reconcile/removed.ts). */
   removed?: RemovedKustomization[];
   /** Where the inventory lives, `namespace/name` of its ConfigMap. */

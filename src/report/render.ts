@@ -4,6 +4,7 @@ import type { HealthResult } from '../kstatus/wait.js';
 import { hasChanges } from './model.js';
 import { diffBlockLines, maskSecretData } from '../ssa/diff.js';
 import { entryNote, takesWithIt } from './deletions.js';
+import { destructiveBlock, destructiveLines } from './destructive.js';
 import { sourceText } from './source.js';
 import { byCluster, clusterNames, clusterNameOf, clusterShare, inClusters } from './clusters.js';
 import { fence } from './text.js';
@@ -32,6 +33,7 @@ export function closingLines(report: Report): string[] {
   const lines = (report.removed ?? []).map(
     (r) => `Kustomization ${r.kustomization} (removed from the repository) ${r.action}: ${r.reason}`,
   );
+  lines.push(...destructiveLines(report));
   const { created, configured, unchanged, skipped, deleted } = report.counts;
   const totals = `${created} created, ${configured} configured, ${deleted} deleted, ${unchanged} unchanged${skipped ? `, ${skipped} skipped` : ''} in ${(report.durationMs / 1000).toFixed(1)}s`;
   const what = subjectOf(report);
@@ -81,9 +83,9 @@ export function renderSummary(report: Report): string {
     n > 0
       ? `${n} Kustomization${n === 1 ? '' : 's'}${mdText(inClusters(report))}`
       : mdCode(report.kustomization || report.path);
-  out.push(`### ${icon} kustomize-reconcile: ${mdText(report.mode)} ${what}`);
-  if (n === 0 && report.kustomization && report.path) out.push('', `Path ${mdCode(report.path)}`);
-  out.push('');
+  out.push(`### ${icon} kustomize-reconcile: ${mdText(report.mode)} ${what}`, '');
+  out.push(...destructiveBlock(report));
+  if (n === 0 && report.kustomization && report.path) out.push(`Path ${mdCode(report.path)}`, '');
   if (!report.ok) {
     // One line as a line; more (kustomize's errors) in a text block, whose lines are shown as they are.
     const error = report.error ?? 'unknown error';

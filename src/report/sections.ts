@@ -7,6 +7,7 @@ import { diffBlockLines, maskSecretData, type FieldChange } from '../ssa/diff.js
 import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.js';
 import type { PrunedObject } from './model.js';
 import { entryNote, takesWithIt } from './deletions.js';
+import { destructiveBlock } from './destructive.js';
 import { clusterCell } from './render.js';
 import { htmlText, mdCode, mdText } from '../util/markdown.js';
 import { clusterNameOf, inClusters } from './clusters.js';
@@ -47,15 +48,16 @@ export function heading(out: Out, v: View, revision: string | undefined): void {
   const what = v.multi
     ? `${n} Kustomization${n === 1 ? '' : 's'}${mdText(inClusters(r))}`
     : mdCode(cutChars(named, 200).text);
-  out.push(`### ${icon} kustomize-reconcile ${v.words.title}: ${what}`);
+  out.push(`### ${icon} kustomize-reconcile ${v.words.title}: ${what}`, '');
+  // What is deleted or replaced comes first: it is what a reviewer must not miss.
+  out.push(...destructiveBlock(r));
   const meta: string[] = [];
   if (!v.multi && r.kustomization && r.path) meta.push(`path ${mdCode(cutChars(r.path, 200).text)}`);
   if (revision) meta.push(`revision ${mdCode(cutChars(revision, 80).text)}`);
   if (meta.length > 0) {
     const line = meta.join(' · ');
-    out.push('', line.charAt(0).toUpperCase() + line.slice(1));
+    out.push(line.charAt(0).toUpperCase() + line.slice(1), '');
   }
-  out.push('');
 }
 
 /** The error in a text block, at most `cap` characters of it; returns how many were left out. */

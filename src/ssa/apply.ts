@@ -291,7 +291,14 @@ async function planAgainst(
     const fields = immutable && live ? namedFields(immutable, (err as Error).message, obj, live) : immutable;
     if (fields && live && policy.force) {
       return {
-        planned: { obj, mapping, entry: { ...entry, action: 'created' }, apply: true, recreate: fields, live },
+        planned: {
+          obj,
+          mapping,
+          entry: { ...entry, action: 'created', recreated: fields },
+          apply: true,
+          recreate: fields,
+          live,
+        },
         seen: versionOf(live),
       };
     }

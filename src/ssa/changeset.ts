@@ -25,6 +25,8 @@ export interface ChangeSetEntry {
    * this apply (the object moved here from its build, or that Kustomization was renamed to this one).
    */
   movedFrom?: string;
+  /** For `created` by force: the object existed and is deleted and created again, for these immutable fields. */
+  recreated?: string[];
 }
 
 export function countActions(changeset: readonly ChangeSetEntry[]): Record<Action, number> {
