@@ -1,5 +1,6 @@
 import * as core from './action/core.js';
 import { githubContext, type GitHubContext } from './github/context.js';
+import { lookUpApproval } from './github/approval.js';
 import { readEventFile } from './github/event.js';
 import { reconcileScrubbed, writeReportFile } from './reconcile/finish.js';
 import { exitCode, type Report } from './report/model.js';
@@ -32,7 +33,12 @@ export async function run(): Promise<void> {
       ...(read.base ? { base: read.base } : {}),
       root: read.root,
     });
-    const settings = { ...read, fork: ctx?.fork === true, ...(untrusted ? { untrustedTree: untrusted } : {}) };
+    const settings = {
+      ...read,
+      fork: ctx?.fork === true,
+      ...(untrusted ? { untrustedTree: untrusted } : {}),
+      ...(await approvalOf(read, ctx, untrusted !== undefined)),
+    };
     // Each secret in every form it can take (newline-stripped, line by line, JSON-escaped, base64).
     const scrubber = new Scrubber();
     const secret = (s: string) => {
@@ -70,6 +76,26 @@ export async function run(): Promise<void> {
     core.setFailed(err instanceof Error ? err.message : String(err));
     process.exitCode = 2;
   }
+}
+
+/**
+ * With destructive-approval-label, in a run that may apply (apply, or drift with drift-correction):
+ * whether the merged pull request of the pushed commit carries the label (github/approval.ts).
+ */
+async function approvalOf(
+  settings: Settings,
+  ctx: GitHubContext | undefined,
+  untrusted: boolean,
+): Promise<Pick<Settings, 'approval'>> {
+  const label = settings.destructiveApprovalLabel;
+  const applies = settings.mode === 'apply' || (settings.mode === 'drift' && settings.driftCorrection);
+  if (label === undefined || label === '' || !applies) return {};
+  // A tree nobody merged yet has no merged pull request to carry the yes, whatever its labels.
+  const approval = untrusted
+    ? { approved: false, why: 'the run is for a pull request that is not merged' }
+    : await lookUpApproval(ctx, settings.github.token ?? '', process.env['GITHUB_SHA'], label);
+  core.info(`destructive-approval-label: ${approval.why}`);
+  return { approval };
 }
 
 /**

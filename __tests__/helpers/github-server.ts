@@ -113,6 +113,8 @@ export interface StoredPull {
   repo: string;
   head: { repo: string | null; ref: string; sha: string; user: string };
   base: { ref: string; sha: string };
+  /** Label names; tests may change them (GitHub reads them at request time too). */
+  labels: string[];
 }
 
 /** A pull request to add: `head.repo` is `owner/name` (a fork when not the base's), or null. */
@@ -128,6 +130,9 @@ export interface NewPull {
   base?: { ref?: string; sha?: string };
   /** ISO time; default now. Also updated_at. */
   created_at?: string;
+  labels?: string[];
+  /** Merged (state closed): its merge commit on the base branch. */
+  merged?: { commitSha: string; at?: string };
 }
 
 export interface FakeGitHubRequest {
@@ -549,7 +554,15 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
       title: p.title,
       user: renderAccount(p.user),
       body: p.body,
-      labels: [],
+      labels: p.labels.map((name, i) => ({
+        id: p.id * 100 + i,
+        node_id: `LA_${Buffer.from(`${p.id}:${name}`).toString('base64url')}`,
+        url: `${api}/labels/${encodeURIComponent(name)}`,
+        name,
+        color: 'ededed',
+        default: false,
+        description: null,
+      })),
       milestone: null,
       active_lock_reason: null,
       created_at: p.created_at,
@@ -842,6 +855,21 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
   };
 
   const routes: Route[] = [
+    {
+      // "List pull requests associated with a commit": those it is the merge commit or the head of.
+      method: 'GET',
+      pattern: /^\/commits\/([0-9a-f]{7,40})\/pulls$/,
+      doc: `${DOCS}/commits/commits#list-pull-requests-associated-with-a-commit`,
+      needs: PULLS_READ,
+      handle: (ctx) => {
+        const sha = ctx.params[0]!;
+        const all = pulls
+          .filter((p) => sameRepo(ctx.repo, p.owner, p.repo))
+          .filter((p) => p.merge_commit_sha?.startsWith(sha) === true || p.head.sha.startsWith(sha));
+        const { page, headers } = paginate(all, ctx);
+        return { status: 200, body: page.map(renderPull), headers };
+      },
+    },
     {
       method: 'GET',
       pattern: /^\/pulls$/,
@@ -1164,7 +1192,7 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
       const number = p.number ?? Math.max(0, ...taken) + 1;
       const id = nextPullId++;
       const at = p.created_at ? normalizeTime(p.created_at) : timestamp();
-      const state = p.state ?? 'open';
+      const state = p.merged ? 'closed' : (p.state ?? 'open');
       const user = p.head.user ?? (p.head.repo === null ? 'ghost' : splitFull(p.head.repo)[0]);
       const stored: StoredPull = {
         id,
@@ -1177,9 +1205,10 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
         user,
         created_at: at,
         updated_at: at,
-        closed_at: state === 'closed' ? at : null,
-        merged_at: null,
-        merge_commit_sha: null,
+        closed_at: state === 'closed' || p.merged ? at : null,
+        merged_at: p.merged ? (p.merged.at ?? at) : null,
+        merge_commit_sha: p.merged?.commitSha ?? null,
+        labels: [...(p.labels ?? [])],
         owner: repo.owner,
         repo: repo.name,
         head: { repo: p.head.repo, ref: p.head.ref, sha: p.head.sha, user },

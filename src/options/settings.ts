@@ -46,6 +46,12 @@ interface EdgeSettings {
    * gives its workflows no secrets, so a SOPS file that cannot be decrypted is explained as such.
    */
   fork?: boolean;
+  /**
+   * With destructive-approval-label: whether the merged pull request of the pushed commit carries
+   * the label, and why (set by the action's edge from the API, src/github/approval.ts). Absent: not
+   * looked up, so not approved.
+   */
+  approval?: { approved: boolean; why: string };
 }
 
 /**

@@ -366,6 +366,17 @@ const DECLARED = [
     },
   },
   {
+    input: 'destructive-approval-label',
+    field: 'destructiveApprovalLabel',
+    kind: 'string',
+    description:
+      "Make destructive changes need a reviewer's yes: an apply refuses, before it writes anything, to delete (prune, a rename's old object, a removed Kustomization's objects) or recreate (force on an immutable field) a PersistentVolumeClaim, PersistentVolume, Service, Namespace, CustomResourceDefinition, Deployment, StatefulSet or DaemonSet, unless the merged pull request of the pushed commit carries this label (looked up through the API with github-token), or the live object carries the annotation kustomize-reconcile.dev/destructive: allowed. A preview says which objects need it. Empty (the default): no such check.",
+    flag: {
+      arg: 'LABEL',
+      help: 'refuse to delete or recreate objects of destructive kinds unless each carries the annotation kustomize-reconcile.dev/destructive: allowed (the CLI looks up no pull request)',
+    },
+  },
+  {
     input: 'comment',
     field: 'comment',
     setting: 'github.comment',

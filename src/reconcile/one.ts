@@ -24,7 +24,8 @@ import { recordFailure, recordSuccess, type Progress } from './record.js';
 import { render } from './render.js';
 import { resolveTarget } from './resolve.js';
 import { skippedReport } from './report.js';
-import { runMode } from '../options/settings.js';
+import { runMode, type Settings } from '../options/settings.js';
+import { isDestructiveKind } from '../ssa/renames.js';
 
 /** Runs `fn` as the log group of a phase; what it throws is tagged with the phase's stage. */
 export async function phase<T>(ctx: RunContext, stage: Stage, title: string, fn: () => Promise<T>): Promise<T> {
@@ -141,6 +142,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
       inventory: `${store.namespace}/${store.name}`,
       ...(done.health ? { health: done.health } : {}),
       ...(done.renamed ? { renamed: done.renamed } : {}),
+      ...approvalOf(settings, done),
       ...(done.pruned || done.moved
         ? {
             pruned: [
@@ -178,6 +180,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     ctx.claims?.record(spec, rendered.objects);
     await ready;
     const planned = await phase(ctx, 'plan', 'Plan', () => plan(ctx, rendered, inventory));
+    if (planned.unapproved) done.unapproved = planned.unapproved;
     done.changeset = await phase(ctx, 'apply', applying ? 'Apply' : 'Apply (dry run)', () => apply(ctx, planned));
     if (applying) {
       const healthy = await phase(ctx, 'health', 'Health', () => health(ctx, planned, done.changeset));
@@ -206,6 +209,22 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     await inventory.release();
   }
 }
+
+/**
+ * In a preview with destructive-approval-label: the label an apply needs, and the objects it needs
+ * it for (deletions the plan found, recreates the dry-runs found, of destructive kinds).
+ */
+function approvalOf(settings: Settings, done: Progress): Pick<Report, 'approval'> {
+  const label = settings.destructiveApprovalLabel;
+  if (label === undefined || label === '' || runMode(settings) === 'apply') return {};
+  const recreated = done.changeset.filter(
+    (e) => e.recreated && isDestructiveKind(groupOfVersion(e.apiVersion), e.kind),
+  );
+  const objects = [...(done.unapproved ?? []), ...recreated.map((e) => e.subject)];
+  return objects.length > 0 ? { approval: { label, objects } } : {};
+}
+
+const groupOfVersion = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 
 /** A moved object as the report lists it with the prune's results. */
 const movedObject = (m: Moved): PrunedObject => ({

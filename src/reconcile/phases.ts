@@ -30,6 +30,7 @@ import { mergeSecretPaths, secretPathsId, type SecretPaths } from '../substitute
 import type { KustomizationContext, RunContext } from './context.js';
 import { entryOfObject, type InventoryRun } from '../inventory/session.js';
 import type { Rendered } from './render.js';
+import { deletionRefusal, destructiveEntry, gateOf, needingApproval, recreateRefusal } from './gate.js';
 
 /** What the apply phase sends, and as whom. */
 export interface Plan {
@@ -39,6 +40,8 @@ export interface Plan {
   secretPaths: SecretPaths;
   /** Before each write in a run that writes: rejects once the lock is not this run's any more. */
   checkpoint?: () => Promise<void>;
+  /** In a preview with destructive-approval-label: the deletions an apply would need a yes for. */
+  unapproved?: string[];
 }
 
 /**
@@ -48,18 +51,44 @@ export interface Plan {
 export async function plan(ctx: KustomizationContext, rendered: Rendered, inventory: InventoryRun): Promise<Plan> {
   const { settings, spec, note } = ctx;
   const apply = ctx.applying;
-  // Names, label keys and kinds the server would refuse fail the run before anything is written.
+  // Names, label keys and kinds the server would refuse fail the run before any object is written.
   await prevalidate(rendered.objects, ctx.discovery);
   const checkpoint = apply ? inventory.checkpoint : undefined;
   await checkpoint?.();
+  // Under the lock the inventory is read here, as the pending entries are recorded.
   if (apply) await inventory.record(rendered.objects.map(entryOfObject), note, rendered.secretPaths);
+  // So do deletions a reviewer has not said yes to (gate.ts); a preview lists them. (The failure's
+  // record drops the pending entries: nothing was applied.)
+  const unapproved = await destructiveDeletions(ctx, rendered, inventory);
+  const gate = gateOf(settings);
+  if (apply && gate !== undefined && unapproved.length > 0) throw deletionRefusal(unapproved, gate);
   return {
     objects: rendered.objects,
     actor: actingAs(ctx.client, spec, settings, note),
     // This run's secret fields and those earlier runs recorded (a value's old text stays secret).
     secretPaths: mergeSecretPaths(rendered.secretPaths, inventory.secretPaths),
     ...(checkpoint ? { checkpoint } : {}),
+    ...(unapproved.length > 0 ? { unapproved: unapproved.map(subjectOfEntry) } : {}),
   };
+}
+
+/**
+ * With destructive-approval-label and no yes for the run: the objects of destructive kinds this
+ * Kustomization's prune would delete (what left its build, less what moved to another
+ * Kustomization's) that are live and carry no approving annotation.
+ */
+async function destructiveDeletions(ctx: KustomizationContext, rendered: Rendered, inventory: InventoryRun) {
+  if (gateOf(ctx.settings) === undefined || !ctx.spec.prune) return [];
+  const children = ctx.children;
+  let stale = staleEntries(inventory.old, rendered.objects.map(entryOfObject))
+    .filter(destructiveEntry)
+    .filter((e) => children === undefined || !children.definesEntry(e));
+  if (stale.length === 0) return [];
+  if (ctx.claims !== undefined) {
+    const { claimed } = await ctx.claims.claimants(ctx.spec, stale);
+    stale = stale.filter((e) => !claimed.has(e.id));
+  }
+  return needingApproval(ctx.client, ctx.discovery, stale, ctx.spec);
 }
 
 /**
@@ -98,6 +127,12 @@ export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeS
     log: ctx.log.info,
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     secretPaths: (o) => planned.secretPaths.get(secretPathsId(o)) ?? [],
+    ...(ctx.applying && gateOf(settings) !== undefined
+      ? {
+          refuseRecreate: (obj: KubeObject, live: Parameters<typeof recreateRefusal>[2]) =>
+            recreateRefusal(gateOf(settings), obj, live),
+        }
+      : {}),
     ...(!ctx.applying ? { created: wouldCreateOn(ctx) } : {}),
   });
 }

@@ -26,6 +26,8 @@ export interface Progress {
   moved?: Moved[];
   /** Objects pruned with one of the same kind and nearly the same content created in their place. */
   renamed?: RenamedObject[];
+  /** In a preview with destructive-approval-label: the deletions an apply would need a yes for. */
+  unapproved?: string[];
   problems: Problem[];
   /** Each object's source file, keyed by subject. */
   origins: Map<string, string>;

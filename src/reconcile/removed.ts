@@ -32,6 +32,7 @@ import { deleteStale, PruneStopped, type PruneResult } from '../ssa/delete.js';
 import type { RunContext } from './context.js';
 import { acquireLock, explained } from '../inventory/session.js';
 import { actAs, describeFailure, failedDeletions } from './phases.js';
+import { gateMessage, gateOf, needingApproval } from './gate.js';
 
 export interface RemovalReport {
   removed: RemovedKustomization[];
@@ -320,6 +321,16 @@ async function removeOne(
       log,
     );
     if (refusal !== undefined) return { removed: { ...base, action: 'refused', reason: refusal }, pruned: [] };
+    // Destructive kinds need a reviewer's yes (gate.ts), checked before the first deletion.
+    const gate = dryRun ? undefined : gateOf(settings);
+    const unapproved = gate ? await needingApproval(client, discovery, doomed, { name, namespace }) : [];
+    if (gate && unapproved.length > 0) {
+      const action = `delete ${unapproved.map(subjectOfEntry).join(', ')}`;
+      return {
+        removed: { ...base, action: 'refused', reason: gateMessage(action, gate, `Kustomization ${f.kustomization}`) },
+        pruned: [],
+      };
+    }
     log(`Kustomization ${f.kustomization} was removed: ${why}, deleting ${base.objects} object(s)`);
     // As the run that applied them recorded; an inventory without a record (written before it was
     // kept, or forged) acts as default-service-account when set, as a present Kustomization would.

@@ -7,7 +7,7 @@
  */
 import type { PrunedObject, Report } from './model.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
-import { isDestructiveKind, recreateCost } from '../ssa/renames.js';
+import { DESTRUCTIVE_ALLOWED, DESTRUCTIVE_ANNOTATION, isDestructiveKind, recreateCost } from '../ssa/renames.js';
 import { takesWithIt } from './deletions.js';
 import { mdCode, mdText } from '../util/markdown.js';
 
@@ -128,12 +128,29 @@ export function destructiveLines(report: Report): string[] {
   const d = destructiveOf(report, report.mode !== 'apply' || report.drift?.corrected === false);
   if (d === undefined) return [];
   // The log listed every object already: only what costs more than the object itself is said again.
+  const named = d.items.map((i) => `  ${i.subject} ${i.to ? `renamed to ${i.to}: ` : ''}${i.text}`);
+  const needs = approvalNeeded(report);
   return [
-    ...(d.headline && d.items.length > 0
-      ? [`${d.headline}:`, ...d.items.map((i) => `  ${i.subject} ${i.to ? `renamed to ${i.to}: ` : ''}${i.text}`)]
-      : []),
+    ...(d.headline && d.items.length > 0 ? [`${d.headline}:`, ...named] : []),
+    ...(needs !== undefined ? [needs] : []),
     ...(d.moves ? [d.moves] : []),
   ];
+}
+
+/** Objects named in the approval line; the rest are counted. */
+const APPROVAL_SHOWN = 5;
+
+/** What applying a preview needs with destructive-approval-label (Report.approval), in words; undefined when nothing. */
+export function approvalNeeded(report: Report): string | undefined {
+  const all = parts(report).flatMap((r) => (r.approval ? [r.approval] : []));
+  if (all.length === 0) return undefined;
+  const objects = all.flatMap((a) => a.objects);
+  const shown = objects.slice(0, APPROVAL_SHOWN).join(', ') + (objects.length > APPROVAL_SHOWN ? ', …' : '');
+  return (
+    `Applying it needs a reviewer's yes (destructive-approval-label): the label "${all[0]!.label}" on this pull ` +
+    `request, or the annotation ${DESTRUCTIVE_ANNOTATION}: ${DESTRUCTIVE_ALLOWED} on each of the ${objects.length} ` +
+    `object(s) it would delete or recreate (${shown})`
+  );
 }
 
 /** The Markdown block (a GitHub alert) under a rendering's heading; empty when nothing is deleted, replaced or moved. */
@@ -147,6 +164,8 @@ export function destructiveBlock(report: Report): string[] {
       out.push(`> - ${mdCode(i.subject)} ${i.to ? `renamed to ${mdCode(i.to)}: ` : ''}${mdText(i.text)}`);
     if (d.more) out.push(`> - ${d.items.length > 0 ? 'and ' : ''}${mdText(d.more)}`);
   }
+  const needs = approvalNeeded(report);
+  if (needs !== undefined) out.push('>', `> ${mdText(needs)}`);
   if (d.moves) out.push(...(d.headline ? ['>'] : []), `> ${mdText(d.moves)}`);
   return [...out, ''];
 }

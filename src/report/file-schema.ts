@@ -225,6 +225,11 @@ function removed(v: unknown, at: string): RemovedKustomization {
   };
 }
 
+function approval(v: unknown, at: string): { label: string; objects: string[] } {
+  const o = object(v, at, ['label', 'objects']);
+  return { label: name(o, 'label', at), objects: list(o, 'objects', at, (x, where) => name({ x }, 'x', where)) };
+}
+
 function renamedObject(v: unknown, at: string): RenamedObject {
   const o = object(v, at, ['from', 'to', 'cost']);
   return { from: name(o, 'from', at), to: name(o, 'to', at), cost: text(o, 'cost', at) };
@@ -293,6 +298,7 @@ const REPORT_FIELDS = [
   'health',
   'pruned',
   'renamed',
+  'approval',
   'removed',
   'inventory',
   'notes',
@@ -331,6 +337,7 @@ export function checkReport(v: unknown, at = 'report', nested = false): Report {
     ...(o['health'] === undefined ? {} : { health: list(o, 'health', at, health) }),
     ...(o['pruned'] === undefined ? {} : { pruned: list(o, 'pruned', at, pruned) }),
     ...(o['renamed'] === undefined ? {} : { renamed: list(o, 'renamed', at, renamedObject) }),
+    ...(o['approval'] === undefined ? {} : { approval: approval(o['approval'], `${at}.approval`) }),
     ...(o['removed'] === undefined ? {} : { removed: list(o, 'removed', at, removed) }),
     ...optional(o, 'inventory', name, at),
     notes: list(o, 'notes', at, strings),

@@ -55,6 +55,11 @@ export interface Report {
    * (ssa/renames.ts), with what replacing them costs.
    */
   renamed?: RenamedObject[];
+  /**
+   * In a preview with destructive-approval-label: the pull request label an apply needs, and the
+   * objects of destructive kinds it would delete or recreate without it (reconcile/gate.ts).
+   */
+  approval?: { label: string; objects: string[] };
   /** Kustomizations whose file left the repository while their inventory stayed (see src/reconcile/removed.ts). */
   removed?: RemovedKustomization[];
   /** Where the inventory lives, `namespace/name` of its ConfigMap. */

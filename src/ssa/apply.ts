@@ -29,6 +29,8 @@ export interface ApplyOptions {
    * provenUnchanged): the dry-run also runs admission webhooks and validation again.
    */
   alwaysDryRun?: boolean;
+  /** Why an object may not be recreated (destructive-approval-label), or undefined: checked before its stage writes. */
+  refuseRecreate?: (obj: KubeObject, live: LiveObject) => string | undefined;
   /** spec.force: recreate objects whose immutable fields changed. */
   force?: boolean;
   /** JSON pointers that are neither compared nor overwritten for an object (spec.ignore). */
@@ -290,6 +292,8 @@ async function planAgainst(
     const immutable = err instanceof ApiError ? immutableFields(err) : undefined;
     const fields = immutable && live ? namedFields(immutable, (err as Error).message, obj, live) : immutable;
     if (fields && live && policy.force) {
+      const refused = opts.refuseRecreate?.(obj, live);
+      if (refused !== undefined) throw new Error(`${entry.subject}: ${refused}`, { cause: err });
       return {
         planned: {
           obj,

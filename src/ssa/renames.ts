@@ -164,3 +164,7 @@ export const DESTRUCTIVE_KINDS: readonly string[] = [
 /** Whether deleting or recreating an object of `group`/`kind` is a destructive change (DESTRUCTIVE_KINDS). */
 export const isDestructiveKind = (group: string, kind: string): boolean =>
   DESTRUCTIVE_KINDS.includes(`${group}/${kind}`);
+
+/** The annotation that approves deleting or recreating one live object (destructive-approval-label). */
+export const DESTRUCTIVE_ANNOTATION = 'kustomize-reconcile.dev/destructive';
+export const DESTRUCTIVE_ALLOWED = 'allowed';
