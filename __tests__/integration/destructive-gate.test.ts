@@ -13,7 +13,7 @@ import { renderComment } from '../../src/report/comment.js';
 import type { Settings } from '../../src/options/settings.js';
 import { runAction } from '../helpers/action.js';
 import { adminClient, exists as existsAt, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
-import { repoEnv, startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
+import { prEvent, repoEnv, startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
 import { freeServiceIPs } from '../helpers/immutable-cases.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
 import { reconcile, testSettings } from '../helpers/reconcile.js';
@@ -26,9 +26,9 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
 `;
 const cm = (ns: string, name: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
-const service = (ns: string, ip: string) => `apiVersion: v1
+const service = (ns: string, ip: string, annotations = '') => `apiVersion: v1
 kind: Service
-metadata: {name: web, namespace: ${ns}}
+metadata: {name: web, namespace: ${ns}${annotations}}
 spec: {clusterIP: ${ip}, selector: {app: web}, ports: [{port: 80}]}
 `;
 
@@ -125,7 +125,11 @@ describe('destructive changes need a reviewer’s yes', () => {
     expect((await run(root, ns)).ok).toBe(true);
     const svc = `/api/v1/namespaces/${ns}/services/web`;
     const before = (await uidOf(svc)).uid;
-    await writeFile(join(root, 'app/svc.yaml'), service(ns, b));
+    // The commit approves itself with the annotation in Git: only the live object's counts.
+    await writeFile(
+      join(root, 'app/svc.yaml'),
+      service(ns, b, ", annotations: {'kustomize-reconcile.dev/destructive': allowed}"),
+    );
     const preview = await run(root, ns, { mode: 'preview' });
     expect(preview.kustomizations?.[0]?.approval?.objects ?? preview.approval?.objects).toEqual([`Service/${ns}/web`]);
     const refused = await run(root, ns);
@@ -135,6 +139,39 @@ describe('destructive changes need a reviewer’s yes', () => {
     const approved = await run(root, ns, { approval: { approved: true, why: 'yes' } });
     expect(approved.ok, approved.error).toBe(true);
     expect((await uidOf(svc)).uid).not.toBe(before);
+  });
+
+  it('an apply on a pull_request event never has the yes, whatever the pull request’s labels', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'ks.yaml': kustomizationYaml({ name: 'app', namespace: ns, prune: true }),
+      'app/objects.yaml': [pvc(ns, 'data'), cm(ns, 'one')].join('---\n'),
+    });
+    const inputs = {
+      kubeconfig: kubeconfigPath(),
+      kustomizations: 'ks.yaml',
+      mode: 'apply',
+      'github-token': 'tok-rw',
+      'destructive-approval-label': LABEL,
+      comment: 'false',
+      'check-run': 'false',
+    };
+    const env = { ...repoEnv(fake), GITHUB_EVENT_NAME: 'push' };
+    expect((await runAction(root, inputs, { env })).code).toBe(0);
+    // The pull request carries the label, but is not merged: its tree is not reviewed yet.
+    fake.addPull({
+      owner: 'org',
+      repo: 'repo',
+      number: 7,
+      head: { repo: 'org/repo', ref: 'drop', sha: 'head000000000000000000000000000000000bb' },
+      labels: [LABEL],
+    });
+    await writeFile(join(root, 'app/objects.yaml'), cm(ns, 'one'));
+    const onPull = await runAction(root, inputs, { env: repoEnv(fake), event: prEvent() });
+    expect(onPull.code).toBe(2);
+    expect(onPull.stdout).toContain('destructive-approval-label: the run is for a pull request that is not merged');
+    expect(onPull.stdout).toContain(`refused to delete PersistentVolumeClaim/${ns}/data`);
+    expect(await exists(`/api/v1/namespaces/${ns}/persistentvolumeclaims/data`)).toBe(true);
   });
 
   describe('the label, looked up through the API from the pushed commit', () => {

@@ -96,6 +96,13 @@ describe('claims', () => {
     expect(rendered).toEqual([]);
   });
 
+  it('a Kustomization built from another source claims nothing and is not unread', async () => {
+    const claims = new Claims([spec('a'), spec('other')], (s) =>
+      Promise.resolve(s.name === 'other' ? undefined : [cm('x')]),
+    );
+    expect(await claims.claimants(spec('a'), [entry('x'), entry('y')])).toEqual({ claimed: new Map(), unread: [] });
+  });
+
   it('renders each build once per run', async () => {
     const { claims, rendered } = make();
     await claims.claimants(spec('a'), [entry('x')]);

@@ -2,7 +2,7 @@
 // kind, and the first lines of the renderings.
 import { describe, expect, it } from 'vitest';
 import { costOf, findRenames, isDestructiveKind, similarity, type Side } from '../../src/ssa/renames.js';
-import { destructiveBlock, destructiveLines, destructiveOf } from '../../src/report/destructive.js';
+import { destructiveBlock, destructiveLines, destructiveOf, movedObjects } from '../../src/report/destructive.js';
 import { reportOf, type ReportParts } from '../../src/report/model.js';
 
 const pvc = (name: string, storage = '1Gi', extra: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -161,5 +161,47 @@ describe('what a change deletes or replaces, first', () => {
     const d = destructiveOf(reportOf({ ...base, pruned }), true)!;
     expect(d.items).toHaveLength(5);
     expect(d.more).toBe('3 Service');
+  });
+});
+
+describe('movedObjects (the moved output)', () => {
+  const base: ReportParts = {
+    mode: 'apply',
+    kustomization: 'x',
+    path: '.',
+    server: 's',
+    changeset: [],
+    durationMs: 1,
+    notes: [],
+  };
+  it('joins the side that left an object and the side that took it, once per object', () => {
+    const left = reportOf({
+      ...base,
+      kustomization: 'ns/a',
+      pruned: [
+        { subject: 'ConfigMap/ns/one', action: 'moved', movedTo: 'ns/b' },
+        { subject: 'ConfigMap/ns/two', action: 'moved', movedTo: 'ns/b' },
+      ],
+    });
+    const took = reportOf({
+      ...base,
+      kustomization: 'ns/b',
+      changeset: [
+        {
+          subject: 'ConfigMap/ns/one',
+          action: 'configured',
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          name: 'one',
+          movedFrom: 'ns/a',
+        },
+      ],
+    });
+    const all = reportOf({ ...base, kustomizations: [left, took] });
+    expect(movedObjects(all)).toEqual([
+      { subject: 'ConfigMap/ns/one', from: 'ns/a', to: 'ns/b' },
+      { subject: 'ConfigMap/ns/two', from: 'ns/a', to: 'ns/b' },
+    ]);
+    expect(movedObjects(base as never)).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@
  * check run, the outputs, the job summary and the failure message.
  */
 import * as core from './core.js';
+import { movedObjects } from '../report/destructive.js';
 import type { GitHubContext } from '../github/context.js';
 import type { Published } from '../github/publish.js';
 import { hasChanges, type Report } from '../report/model.js';
@@ -72,6 +73,7 @@ export function setOutputs(report: Report, revision: string | undefined, publish
     'pruned',
     JSON.stringify(report.mode === 'apply' || report.drift?.corrected ? deleted.map((p) => p.subject) : []),
   );
+  core.setOutput('moved', JSON.stringify(movedObjects(report)));
   core.setOutput('drift-detected', report.drift?.detected ?? false);
   core.setOutput('revision', revision ?? '');
   core.setOutput('comment-url', published.commentUrl ?? '');

@@ -42,8 +42,11 @@ export class Claims {
 
   constructor(
     private readonly all: readonly KustomizationSpec[],
-    /** Renders a Kustomization as its reconcile would (the objects it would apply). */
-    private readonly renderObjects: (spec: KustomizationSpec) => Promise<readonly KubeObject[]>,
+    /**
+     * Renders a Kustomization as its reconcile would (the objects it would apply); undefined for one
+     * that claims nothing here (built from another source than this checkout).
+     */
+    private readonly renderObjects: (spec: KustomizationSpec) => Promise<readonly KubeObject[] | undefined>,
     /** How many on-demand renders run at once. */
     private readonly concurrency = 2,
   ) {}
@@ -88,7 +91,7 @@ export class Claims {
     let build = this.builds.get(key);
     if (build === undefined) {
       build = this.renderObjects(spec).then(
-        (objects): Build => ({ ids: idsOf(objects) }),
+        (objects): Build => ({ ids: idsOf(objects ?? []) }),
         (err: unknown): Build => ({ error: firstLine(err instanceof Error ? err.message : String(err)) }),
       );
       this.builds.set(key, build);

@@ -18,7 +18,7 @@ import { renderSpec } from './render.js';
 import { reconcileAll } from './graph.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
 import { emptyReport } from './report.js';
-import { resolveRun, specProblems } from './resolve.js';
+import { checkSources, resolveRun, specProblems } from './resolve.js';
 
 export type { Hooks } from './context.js';
 export { StageError, type Failure, type Stage } from './errors.js';
@@ -111,7 +111,12 @@ export function childrenOf(
 function claimsOf(ctx: RunContext, all: readonly KustomizationSpec[]): Claims {
   const quiet = { secret: ctx.secrets.add, note: () => undefined };
   const children = ctx.children;
+  // Which are built from this checkout, for all of them (a fan-out job checked its own only); one
+  // built from another source claims nothing here: its files are not this checkout's.
+  let here: Promise<(spec: KustomizationSpec) => boolean> | undefined;
   return new Claims(all, async (spec) => {
+    here ??= checkSources(ctx.settings, all, () => undefined).then(fromCheckout, () => () => true);
+    if (!(await here)(spec)) return undefined;
     const built = children === undefined ? spec : (await children.asBuilt(spec)).spec;
     const { objects } = await renderSpec(ctx.settings, built, ctx.management, quiet, false);
     return children === undefined ? objects : objects.filter((o) => !children.defines(o));

@@ -169,3 +169,30 @@ export function destructiveBlock(report: Report): string[] {
   if (d.moves) out.push(...(d.headline ? ['>'] : []), `> ${mdText(d.moves)}`);
   return [...out, ''];
 }
+
+/** An object that moved between Kustomizations, as the `moved` output lists it. */
+export interface MovedObject {
+  subject: string;
+  /** The Kustomization (`namespace/name`) whose build it left. */
+  from: string;
+  /** The Kustomization whose build has it now. */
+  to: string;
+}
+
+/**
+ * The objects that moved between Kustomizations in `report`: from the side that left them (its
+ * prune: moved) and the side that took them (its apply: movedFrom), each object once.
+ */
+export function movedObjects(report: Report): MovedObject[] {
+  const out = new Map<string, MovedObject>();
+  for (const r of parts(report)) {
+    for (const e of r.changeset) {
+      if (e.movedFrom) out.set(e.subject, { subject: e.subject, from: e.movedFrom, to: r.kustomization });
+    }
+    for (const p of r.pruned ?? []) {
+      if (p.action === 'moved' && p.movedTo && !out.has(p.subject))
+        out.set(p.subject, { subject: p.subject, from: r.kustomization, to: p.movedTo });
+    }
+  }
+  return [...out.values()].sort((a, b) => a.subject.localeCompare(b.subject));
+}
