@@ -38,6 +38,18 @@ spec:
 ${extra}`;
 }
 
+/** A Deployment `name` in `ns` of one nginx replica, selected by the label app: `name`. */
+export const deployment = (ns: string, name: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec: {containers: [{name: web, image: "nginx:1.27"}]}
+`;
+
 /** A ConfigMap `name` in `ns` with the data {a: b}; `metadata` adds fields to its flow mapping (`, labels: {…}`). */
 export const configMap = (ns: string, name: string, metadata = '') =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}${metadata}}\ndata: {a: b}\n`;

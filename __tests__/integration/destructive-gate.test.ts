@@ -15,7 +15,7 @@ import { runAction } from '../helpers/action.js';
 import { adminClient, exists as existsAt, freshNamespace, kubeconfigPath, writeTree } from '../helpers/cluster.js';
 import { prEvent, repoEnv, startFakeGitHub, type FakeGitHub } from '../helpers/github-server.js';
 import { freeServiceIPs } from '../helpers/immutable-cases.js';
-import { kustomizationYaml } from '../helpers/manifests.js';
+import { configMap, kustomizationYaml } from '../helpers/manifests.js';
 import { reconcile, testSettings } from '../helpers/reconcile.js';
 
 const LABEL = 'destructive-ok';
@@ -24,8 +24,17 @@ kind: PersistentVolumeClaim
 metadata: {name: ${name}, namespace: ${ns}}
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
 `;
-const cm = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+const cm = configMap;
+/** The action's inputs for an apply of ks.yaml with the gate on, reporting nothing to GitHub. */
+const inputs = () => ({
+  kubeconfig: kubeconfigPath(),
+  kustomizations: 'ks.yaml',
+  mode: 'apply',
+  'github-token': 'tok-rw',
+  'destructive-approval-label': LABEL,
+  comment: 'false',
+  'check-run': 'false',
+});
 const service = (ns: string, ip: string, annotations = '') => `apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: ${ns}${annotations}}
@@ -147,17 +156,8 @@ describe('destructive changes need a reviewer’s yes', () => {
       'ks.yaml': kustomizationYaml({ name: 'app', namespace: ns, prune: true }),
       'app/objects.yaml': [pvc(ns, 'data'), cm(ns, 'one')].join('---\n'),
     });
-    const inputs = {
-      kubeconfig: kubeconfigPath(),
-      kustomizations: 'ks.yaml',
-      mode: 'apply',
-      'github-token': 'tok-rw',
-      'destructive-approval-label': LABEL,
-      comment: 'false',
-      'check-run': 'false',
-    };
     const env = { ...repoEnv(fake), GITHUB_EVENT_NAME: 'push' };
-    expect((await runAction(root, inputs, { env })).code).toBe(0);
+    expect((await runAction(root, inputs(), { env })).code).toBe(0);
     // The pull request carries the label, but is not merged: its tree is not reviewed yet.
     fake.addPull({
       owner: 'org',
@@ -167,7 +167,7 @@ describe('destructive changes need a reviewer’s yes', () => {
       labels: [LABEL],
     });
     await writeFile(join(root, 'app/objects.yaml'), cm(ns, 'one'));
-    const onPull = await runAction(root, inputs, { env: repoEnv(fake), event: prEvent() });
+    const onPull = await runAction(root, inputs(), { env: repoEnv(fake), event: prEvent() });
     expect(onPull.code).toBe(2);
     expect(onPull.stdout).toContain('destructive-approval-label: the run is for a pull request that is not merged');
     expect(onPull.stdout).toContain(`refused to delete PersistentVolumeClaim/${ns}/data`);
@@ -217,21 +217,12 @@ describe('destructive changes need a reviewer’s yes', () => {
         head: { repo: 'org/repo', ref: 'drop-pvc', sha: 'beef00000000000000000000000000000000' + ns.slice(-4) },
         merged: { commitSha: sha },
       });
-      const inputs = {
-        kubeconfig: kubeconfigPath(),
-        kustomizations: 'ks.yaml',
-        mode: 'apply',
-        'github-token': 'tok-rw',
-        'destructive-approval-label': LABEL,
-        comment: 'false',
-        'check-run': 'false',
-      };
       const env = { ...repoEnv(fake), GITHUB_SHA: sha, GITHUB_EVENT_NAME: 'push' };
       // The first push creates the claim: nothing is deleted, no yes is needed.
-      const first = await runAction(root, inputs, { env });
+      const first = await runAction(root, inputs(), { env });
       expect(first.code, first.stdout + first.stderr).toBe(0);
       await writeFile(join(root, 'app/objects.yaml'), cm(ns, 'one'));
-      const refused = await runAction(root, inputs, { env });
+      const refused = await runAction(root, inputs(), { env });
       expect(refused.code).toBe(2);
       expect(refused.stdout).toContain(
         `destructive-approval-label: pull request #${pull.number} does not carry the label`,
@@ -241,7 +232,7 @@ describe('destructive changes need a reviewer’s yes', () => {
       expect((await uidOf(pvcPath)).deletionTimestamp).toBeUndefined();
 
       pull.labels.push(LABEL);
-      const applied = await runAction(root, inputs, { env });
+      const applied = await runAction(root, inputs(), { env });
       expect(applied.code, applied.stdout + applied.stderr).toBe(0);
       expect(applied.stdout).toContain(`destructive-approval-label: pull request #${pull.number} carries the label`);
     });

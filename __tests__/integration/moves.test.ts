@@ -12,27 +12,15 @@ import { renderLines } from '../../src/report/render.js';
 import { renderComment } from '../../src/report/comment.js';
 import type { OptionValues } from '../../src/options/settings.js';
 import { adminClient, freshNamespace, writeTree } from '../helpers/cluster.js';
-import { kustomizationYaml } from '../helpers/manifests.js';
+import { configMap, deployment, kustomizationYaml } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';
 import { golden } from '../helpers/golden.js';
-
-const deployment = (ns: string, name: string) => `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec: {containers: [{name: web, image: nginx:1.27}]}
-`;
 
 /** A Namespace `app` (its name made unique by the test's namespace) and a Deployment in it. */
 const web = (ns: string) =>
   `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}-web}\n---\n${deployment(`${ns}-web`, 'web')}`;
 
-const cm = (ns: string, name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${ns}}\ndata: {a: b}\n`;
+const cm = configMap;
 
 type Order = 'none' | 'a-after-b' | 'b-after-a';
 
@@ -56,18 +44,19 @@ function ksFile(ns: string, order: Order): string {
   ].join('---\n');
 }
 
+let client: ClusterClient;
+beforeAll(async () => {
+  client = await adminClient();
+});
+afterAll(() => {
+  client.close();
+});
+
+/** A run of `root`'s ks.yaml as test/<ns>'s repository. */
+const run = (root: string, ns: string, extra: Partial<OptionValues> = {}) =>
+  reconcileTree(root, { lockLeaseMs: 3_000, run: { source: `test/${ns}`, holder: `test ${ns}` }, ...extra });
+
 describe('moves between Kustomizations', () => {
-  let client: ClusterClient;
-  beforeAll(async () => {
-    client = await adminClient();
-  });
-  afterAll(() => {
-    client.close();
-  });
-
-  const run = (root: string, ns: string, extra: Partial<OptionValues> = {}) =>
-    reconcileTree(root, { lockLeaseMs: 3_000, run: { source: `test/${ns}`, holder: `test ${ns}` }, ...extra });
-
   const uids = async (ns: string) => ({
     namespace: (await client.request<{ metadata: { uid: string } }>('GET', `/api/v1/namespaces/${ns}-web`)).metadata
       .uid,
@@ -185,16 +174,6 @@ describe('moves between Kustomizations', () => {
 });
 
 describe('renamed Kustomizations', () => {
-  let client: ClusterClient;
-  beforeAll(async () => {
-    client = await adminClient();
-  });
-  afterAll(() => {
-    client.close();
-  });
-
-  const run = (root: string, ns: string, extra: Partial<OptionValues> = {}) =>
-    reconcileTree(root, { lockLeaseMs: 3_000, run: { source: `test/${ns}`, holder: `test ${ns}` }, ...extra });
   const uid = async (ns: string, name: string) =>
     (await client.request<{ metadata: { uid: string } }>('GET', `/api/v1/namespaces/${ns}/configmaps/${name}`)).metadata
       .uid;
@@ -264,14 +243,6 @@ describe('renamed Kustomizations', () => {
 });
 
 describe('renamed objects', () => {
-  let client: ClusterClient;
-  beforeAll(async () => {
-    client = await adminClient();
-  });
-  afterAll(() => {
-    client.close();
-  });
-
   const pvc = (ns: string, name: string) => `apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: ${name}, namespace: ${ns}, labels: {app: db}}
@@ -289,8 +260,6 @@ spec:
 `;
   const ks = (ns: string, name: string, wait = false) =>
     kustomizationYaml({ name, namespace: ns, path: `./${name}`, prune: true, spec: wait ? 'wait: true' : '' });
-  const run = (root: string, ns: string, extra: Partial<OptionValues> = {}) =>
-    reconcileTree(root, { lockLeaseMs: 3_000, run: { source: `test/${ns}`, holder: `test ${ns}` }, ...extra });
   const uidOf = async (path: string) => (await client.request<{ metadata: { uid: string } }>('GET', path)).metadata.uid;
 
   it('a commit that moves a directory and renames a PVC: the comment says so first (golden)', async () => {

@@ -15,19 +15,8 @@ import {
   kubeconfigPath,
   writeTree,
 } from '../helpers/cluster.js';
-import { configMap } from '../helpers/manifests.js';
+import { configMap, deployment } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';
-
-const deployment = (ns: string, name: string) => `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec: {containers: [{name: web, image: "nginx:1.27"}]}
-`;
 
 /** The Kustomization of path `app` is flux-system/app; its inventory lives in the test's namespace. */
 const KS = { name: 'app', namespace: 'flux-system' };
