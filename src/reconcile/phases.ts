@@ -57,8 +57,8 @@ export async function plan(ctx: KustomizationContext, rendered: Rendered, invent
   await checkpoint?.();
   // Under the lock the inventory is read here, as the pending entries are recorded.
   if (apply) await inventory.record(rendered.objects.map(entryOfObject), note, rendered.secretPaths);
-  // So do deletions a reviewer has not said yes to (gate.ts); a preview lists them. (The failure's
-  // record drops the pending entries: nothing was applied.)
+  // Deletions a reviewer has not said yes to fail it too, before any object is written (gate.ts);
+  // a preview lists them. (The failure's record drops the pending entries: nothing was applied.)
   const unapproved = await destructiveDeletions(ctx, rendered, inventory);
   const gate = gateOf(settings);
   if (apply && gate !== undefined && unapproved.length > 0) throw deletionRefusal(unapproved, gate);
