@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { costOf, findRenames, isDestructiveKind, similarity, type Side } from '../../src/ssa/renames.js';
 import { destructiveBlock, destructiveLines, destructiveOf, movedObjects } from '../../src/report/destructive.js';
-import { reportOf, type ReportParts } from '../../src/report/model.js';
+import { reportOf, type PrunedObject, type ReportParts } from '../../src/report/model.js';
+import { DONE, PLANNED, resultCell, type Words } from '../../src/report/words.js';
 
 const pvc = (name: string, storage = '1Gi', extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   apiVersion: 'v1',
@@ -203,5 +204,36 @@ describe('movedObjects (the moved output)', () => {
       { subject: 'ConfigMap/ns/two', from: 'ns/a', to: 'ns/b' },
     ]);
     expect(movedObjects(base as never)).toEqual([]);
+  });
+});
+
+describe('the result cell of a Kustomization whose objects moved out', () => {
+  const k = (pruned: PrunedObject[]) =>
+    reportOf({
+      mode: 'preview',
+      kustomization: 'ns/a',
+      path: '.',
+      server: 's',
+      changeset: [],
+      durationMs: 1,
+      notes: [],
+      pruned,
+    });
+  it.each<[string, PrunedObject[], Words, string]>([
+    ['nothing', [], PLANNED, '✅ no changes'],
+    [
+      'moves, previewed',
+      [{ subject: 'ConfigMap/ns/x', action: 'moved', movedTo: 'ns/b' }],
+      PLANNED,
+      '↪️ 1 would move to another Kustomization',
+    ],
+    [
+      'moves, applied',
+      [{ subject: 'ConfigMap/ns/x', action: 'moved', movedTo: 'ns/b' }],
+      DONE,
+      '↪️ 1 moved to another Kustomization',
+    ],
+  ])('%s', (_, pruned, w, cell) => {
+    expect(resultCell(k(pruned), 0, w)).toBe(cell);
   });
 });

@@ -27,6 +27,8 @@ export interface Words {
   configured: string;
   deleted: string;
   changed: string;
+  /** `would move`, `moved` (to another Kustomization). */
+  moved: string;
 }
 
 export const PLANNED: Words = {
@@ -44,6 +46,7 @@ export const PLANNED: Words = {
   configured: 'would configure',
   deleted: 'would delete',
   changed: 'would change',
+  moved: 'would move',
 };
 
 export const DONE: Words = {
@@ -61,6 +64,7 @@ export const DONE: Words = {
   configured: 'configured',
   deleted: 'deleted',
   changed: 'changed',
+  moved: 'moved',
 };
 
 /** The words for a report: done for an apply or a corrected drift check, planned for the rest. */
@@ -86,13 +90,20 @@ export function wasSkipped(k: Pick<Report, 'ok' | 'failure'>): boolean {
  * A Kustomization's result as a table cell: `❌ <first line of its error>`, `⏭️ skipped: …` for
  * one skipped, `🔄 would change` (or `changed`), `✅ no changes`.
  */
-export function resultCell(k: Pick<Report, 'ok' | 'failure' | 'error' | 'counts'>, deletes: number, w: Words): string {
+export function resultCell(
+  k: Pick<Report, 'ok' | 'failure' | 'error' | 'counts' | 'pruned'>,
+  deletes: number,
+  w: Words,
+): string {
   if (!k.ok) {
     const line = (k.error ?? 'failed').split(/\r?\n/, 1)[0] ?? '';
     const { text, cut } = cutChars(line, FIRST_LINE_MAX);
     return `${wasSkipped(k) ? '⏭️' : '❌'} ${mdText(cut > 0 ? `${text}…` : text)}`;
   }
-  return k.counts.created + k.counts.configured + deletes > 0 ? `🔄 ${w.changed}` : '✅ no changes';
+  if (k.counts.created + k.counts.configured + deletes > 0) return `🔄 ${w.changed}`;
+  // Objects that left for another Kustomization's build change nothing here, but are worth a word.
+  const moved = (k.pruned ?? []).filter((p) => p.action === 'moved').length;
+  return moved > 0 ? `↪️ ${moved.toLocaleString('en-US')} ${w.moved} to another Kustomization` : '✅ no changes';
 }
 
 /**
