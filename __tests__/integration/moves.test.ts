@@ -370,3 +370,50 @@ spec:
     expect(preview.counts.deleted).toBe(1);
   });
 });
+
+describe('a path-input Kustomization whose folder moved', () => {
+  const cmUid = async (ns: string, name: string) =>
+    (await client.request<{ metadata: { uid: string } }>('GET', `/api/v1/namespaces/${ns}/configmaps/${name}`)).metadata
+      .uid;
+
+  it('takes over the inventory of its former name: renamed, nothing pruned, the old inventory gone', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({ 'apps/old/cms.yaml': [cm(ns, 'one'), cm(ns, 'two')].join('---\n') });
+    const first = await run(root, ns, { path: 'apps/old', prune: true });
+    expect(first.ok, first.error).toBe(true);
+    const before = [await cmUid(ns, 'one'), await cmUid(ns, 'two')];
+    const [namespace = '', oldName = ''] = first.kustomization.split('/');
+
+    await rename(join(root, 'apps/old'), join(root, 'apps/new'));
+    const moved = await run(root, ns, { path: 'apps/new', prune: true });
+    expect(moved.ok, moved.error).toBe(true);
+    expect(moved.kustomization).not.toBe(first.kustomization);
+    expect(moved.notes.join('\n')).toContain(`Renamed from Kustomization ${first.kustomization}: its path apps/old`);
+    expect(moved.pruned ?? []).toEqual([]);
+    expect(moved.changeset.map((e) => e.movedFrom)).toEqual([first.kustomization, first.kustomization]);
+    expect([await cmUid(ns, 'one'), await cmUid(ns, 'two')]).toEqual(before);
+    const old = new InventoryStore(client, moved.inventory!.split('/')[0]!, { name: oldName, namespace });
+    expect((await old.read()).record).toBeUndefined();
+
+    // What left the moved folder is pruned as under a stable name.
+    await writeFile(join(root, 'apps/new/cms.yaml'), cm(ns, 'one'));
+    const pruned = await run(root, ns, { path: 'apps/new', prune: true });
+    expect(pruned.pruned?.map((p) => `${p.subject} ${p.action}`)).toEqual([`ConfigMap/${ns}/two deleted`]);
+  });
+
+  it('leaves an inventory whose folder is still there alone', async () => {
+    const ns = await freshNamespace(client);
+    const root = await writeTree({
+      'apps/a/cm.yaml': cm(ns, 'shared'),
+      'apps/b/cm.yaml': cm(ns, 'shared'),
+    });
+    const a = await run(root, ns, { path: 'apps/a' });
+    expect(a.ok, a.error).toBe(true);
+    const b = await run(root, ns, { path: 'apps/b' });
+    expect(b.ok, b.error).toBe(true);
+    expect(b.notes.join('\n')).not.toContain('Renamed from');
+    const [namespace = '', name = ''] = a.kustomization.split('/');
+    const store = new InventoryStore(client, a.inventory!.split('/')[0]!, { name, namespace });
+    expect((await store.read()).record?.entries.map((e) => e.id)).toEqual([`${ns}_shared__ConfigMap`]);
+  });
+});

@@ -13,12 +13,14 @@ import type { KustomizationSpec } from '../flux/types.js';
 import { minus, union } from './entries.js';
 import { entryOf, type Entry } from '../objects/id.js';
 import type { InventoryRecord, InventoryStatus } from './codec.js';
-import { legacyName } from '../objects/names.js';
-import { ownershipProblem, recordedBy, type Claim } from './identity.js';
+import { ownershipProblem, type Claim } from './identity.js';
 import { Lock } from './lock.js';
 import { entriesAfter, mergeConcurrent, type RunOutcome } from './plan.js';
 import { pendingAfter, unrecorded } from './lease.js';
 import { InventoryStore } from './store.js';
+import { findPredecessor, legacyAdoption, legacyStore } from './predecessor.js';
+
+export { legacyStore };
 import { fluxConflict, fluxConflictNote, fluxImport, neverReconciled } from './flux.js';
 import { readFluxKustomization, type FluxLookup } from './flux-object.js';
 import { setIdentity } from './removal.js';
@@ -73,25 +75,17 @@ export async function explained<T>(
 const originOf = (spec: KustomizationSpec): string =>
   spec.origin.kind === 'file' ? spec.origin.file : `path: ${spec.path}`;
 
-/**
- * The inventory this path-input Kustomization had under its former name (the path alone), when its
- * name is derived; it is read only to be adopted if it records this repository.
- */
-export function legacyStore(
-  client: ClusterClient,
-  store: InventoryStore,
-  settings: Pick<Settings, 'name'>,
-  spec: KustomizationSpec,
-): InventoryStore | undefined {
-  if (spec.origin.kind !== 'inputs' || settings.name !== undefined) return undefined;
-  const former = { name: legacyName(spec.path), namespace: spec.namespace };
-  return former.name === spec.name ? undefined : new InventoryStore(client, store.namespace, former);
-}
-
 /** What a session needs of the run's settings. */
 export type SessionSettings = Pick<
   Settings,
-  'inventoryNamespace' | 'run' | 'lockLeaseMs' | 'lockTimeoutMs' | 'name' | 'kustomizations' | 'defaultServiceAccount'
+  | 'inventoryNamespace'
+  | 'run'
+  | 'lockLeaseMs'
+  | 'lockTimeoutMs'
+  | 'name'
+  | 'kustomizations'
+  | 'defaultServiceAccount'
+  | 'root'
 >;
 
 /** A session's Kustomization, where its inventory is, and the run it belongs to. */
@@ -223,31 +217,19 @@ export class InventoryRun {
   }
 
   /**
-   * With no inventory under the derived name yet, the one this path had under its former name is
-   * taken as the starting point, but only when it records this repository (never otherwise).
+   * With no inventory under this Kustomization's name yet: the one this path had under its former
+   * name, or (apply only: it needs the build) the one of this Kustomization before its folder moved
+   * (predecessor.ts); its objects are this one's from here on.
    */
-  private async adoptLegacy(note: (line: string) => void): Promise<InventoryRecord | undefined> {
-    const legacy = this.legacy;
-    if (!legacy) return undefined;
-    const snap = await legacy.read();
-    const status = snap.record?.status;
-    if (!snap.record || !status) return undefined;
-    const where = `${legacy.namespace}/${legacy.name}`;
-    const expected = `${this.spec.namespace}/${legacyName(this.spec.path)}`;
-    if (status.set !== undefined || status.kustomization !== expected) return undefined;
-    if (status.source === undefined || !recordedBy({ ...status, source: status.source }, this.settings.run.source)) {
-      note(
-        `Inventory ${where} has this path's former name but ${status.source ? `records repository ${status.source}` : 'records no repository'}, ` +
-          `not ${this.settings.run.source}: it was not adopted, and its objects are left alone`,
-      );
-      return undefined;
-    }
-    this.adopted = { store: legacy, kustomization: status.kustomization };
-    note(
-      `Adopted inventory ${where} (this path's name before names included the repository): ` +
-        `its ${snap.record.entries.length} object(s) now belong to ${this.claim.kustomization}`,
-    );
-    return snap.record;
+  private async adopt(note: (line: string) => void, planned?: Entry[]): Promise<InventoryRecord | undefined> {
+    const { source } = this.settings.run;
+    const found =
+      (this.legacy && (await legacyAdoption(this.legacy, this.spec, source, this.claim.kustomization, note))) ??
+      (planned && this.spec.origin.kind === 'inputs' && this.settings.name === undefined
+        ? await findPredecessor(this.client, this.store, this.spec, source, this.settings.root, planned, note)
+        : undefined);
+    if (found !== undefined) this.adopted = { store: found.store, kustomization: found.kustomization };
+    return found?.record;
   }
 
   /** A preview reads the inventory to show the prune set; no inventory yet is not an error. */
@@ -255,7 +237,7 @@ export class InventoryRun {
     let record: InventoryRecord | undefined;
     await this.lookForFlux(false, note);
     try {
-      record = (await this.store.read()).record ?? (await this.adoptLegacy(note)) ?? this.importFlux(note, true);
+      record = (await this.store.read()).record ?? (await this.adopt(note)) ?? this.importFlux(note, true);
       this.secretPaths = new Map(Object.entries(record?.secretPaths ?? {}));
     } catch (err) {
       if (isUnreachable(err)) throw err;
@@ -293,7 +275,7 @@ export class InventoryRun {
       const current = snapshot.record;
       this.checkOwner(current);
       const adopted =
-        current === undefined ? ((await this.adoptLegacy(note)) ?? this.importFlux(note, false)) : undefined;
+        current === undefined ? ((await this.adopt(note, planned)) ?? this.importFlux(note, false)) : undefined;
       this.begun = true;
       await this.store.update((latest) => {
         this.checkOwner(latest);
