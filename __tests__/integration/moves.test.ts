@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { InventoryStore } from '../../src/inventory/store.js';
 import type { Report } from '../../src/report/model.js';
-import { renderLines } from '../../src/report/render.js';
+import { renderLines, renderSummary } from '../../src/report/render.js';
 import { renderComment } from '../../src/report/comment.js';
 import type { OptionValues } from '../../src/options/settings.js';
 import { adminClient, freshNamespace, writeTree } from '../helpers/cluster.js';
@@ -127,6 +127,12 @@ describe('moves between Kustomizations', () => {
       expect(comment).toContain('Moved to another Kustomization, not deleted');
       expect(comment).toContain(`moved from ${ns}/mv-a`);
       expect(comment).not.toContain('Would prune');
+      const summary = renderSummary(preview);
+      expect(summary).toContain('| Moved to another Kustomization | To |');
+      expect(summary).not.toContain('Would prune');
+      expect(renderLines(preview.kustomizations!.find((k) => k.kustomization === `${ns}/mv-a`)!)).toContain(
+        `Deployment/${ns}-web/web moved: to Kustomization ${ns}/mv-b, which builds it now; not deleted`,
+      );
 
       const applied = await run(root, ns);
       expect(applied.ok, applied.error).toBe(true);

@@ -230,7 +230,7 @@ const groupOfVersion = (apiVersion: string) => (apiVersion.includes('/') ? apiVe
 const movedObject = (m: Moved): PrunedObject => ({
   subject: subjectOfEntry(m.entry),
   action: 'moved',
-  reason: `moved to Kustomization ${m.to}, which builds it now; not deleted`,
+  reason: `to Kustomization ${m.to}, which builds it now; not deleted`,
   movedTo: m.to,
 });
 

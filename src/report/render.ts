@@ -212,7 +212,18 @@ function ownerHead<T>(report: Report, rows: readonly Owned<T>[]): [string, strin
 
 /** The tables of a report's objects: pruned, changed (with their diffs), removed Kustomizations, health, unchanged. */
 function objectTables(out: string[], report: Report, w: Words): void {
-  const all = owned(report);
+  const owners = owned(report);
+  // Objects that moved to another Kustomization are not pruned: they get a table of their own.
+  const moved = owners.pruned.filter((p) => p.x.action === 'moved');
+  const all = { ...owners, pruned: owners.pruned.filter((p) => p.x.action !== 'moved') };
+  if (moved.length > 0) {
+    const [head, rule] = ownerHead(report, moved);
+    const owner = ownerColumn(report, moved);
+    out.push('', `${head}| Moved to another Kustomization | To |`, `${rule}| --- | --- |`);
+    moved.forEach((row, i) => {
+      out.push(`${owner(row, i)}| ${mdCode(row.x.subject, 'cell')} | ${mdCode(row.x.movedTo ?? '?', 'cell')} |`);
+    });
+  }
   if (all.pruned.length > 0) {
     // First, before what is created or changed: deletions are what a reviewer must not miss.
     const [head, rule] = ownerHead(report, all.pruned);
