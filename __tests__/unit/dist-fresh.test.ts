@@ -38,11 +38,12 @@ describe('dist/', () => {
     expect(stale, 'dist/ is stale: run `npm run bundle` and commit dist/ with the source').toEqual([]);
   });
 
-  it('has a small CLI entry point that turns on the compile cache before it loads the CLI', async () => {
+  it('has a small CLI entry point that checks the Node version, then turns on the compile cache, then loads the CLI', async () => {
     const text = await readFile(join(fresh, 'cli.js'), 'utf8');
     expect(text.length).toBeLessThan(2000);
-    expect(text.indexOf('enableCompileCache()')).toBeGreaterThan(0);
-    expect(text.indexOf('enableCompileCache()')).toBeLessThan(text.indexOf('await import('));
+    expect(text.indexOf('nodeVersionProblem(')).toBeGreaterThan(0);
+    expect(text.indexOf('nodeVersionProblem(')).toBeLessThan(text.indexOf('enableCompileCache()'));
+    expect(text.indexOf('enableCompileCache()')).toBeLessThan(text.indexOf('await import("./chunks/'));
   });
 
   it('takes node:http and node:https with require(), not import', async () => {

@@ -1,0 +1,2 @@
+import { createRequire as __krRequire } from 'node:module'; const require = __krRequire(import.meta.url);
+function nodeVersionProblem(version,min=24){let major=Number(/^v?(\d+)\./.exec(version)?.[1]??NaN);if(!(Number.isInteger(major)&&major>=min))return`kustomize-reconcile needs Node.js ${min} or newer; this is Node.js ${version}. Run it with Node ${min} (the action's runs.using is node${min}; npx uses the node first on PATH)`}export{nodeVersionProblem};
