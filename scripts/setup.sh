@@ -31,6 +31,8 @@ $demo && exit 0
 # The real Flux kustomize-controller, the parity suite's oracle and a benchmark peer (cached under $HOME).
 step "kustomize-controller, flux CLI" bash test/flux/build.sh
 step "OCI registry" bash test/registry/build.sh
+# actionlint, which npm run workflows runs over this repository's workflows and the README's.
+step "actionlint" bash test/act/build.sh
 # moto, a local AWS KMS/STS emulator (PyPI), for the KMS key service's emulator tests.
 step "moto (AWS KMS emulator)" bash test/kms/setup.sh
 
