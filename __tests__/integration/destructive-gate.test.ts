@@ -117,6 +117,24 @@ describe('destructive changes need a reviewer’s yes', () => {
     ]);
   });
 
+  it('asks no yes for a deletion prune holds back (another build could not be read)', async () => {
+    const ns = await freshNamespace(client);
+    const ks = (name: string) => kustomizationYaml({ name, namespace: ns, path: `./${name}`, prune: true });
+    const root = await writeTree({
+      'ks.yaml': [ks('app'), ks('other')].join('---\n'),
+      'app/objects.yaml': [pvc(ns, 'data'), cm(ns, 'one')].join('---\n'),
+      'other/cm.yaml': cm(ns, 'other'),
+    });
+    expect((await run(root, ns)).ok).toBe(true);
+    await writeFile(join(root, 'app/objects.yaml'), cm(ns, 'one'));
+    await writeFile(join(root, 'other/kustomization.yaml'), 'resources: [missing.yaml]\n');
+    const report = await run(root, ns);
+    const app = report.kustomizations!.find((k) => k.kustomization === `${ns}/app`)!;
+    expect(app.ok, app.error).toBe(true);
+    expect(app.notes.join('\n')).toContain(`the build of Kustomization ${ns}/other`);
+    expect(await exists(`/api/v1/namespaces/${ns}/persistentvolumeclaims/data`)).toBe(true);
+  });
+
   it('the merged pull request’s label is the yes', async () => {
     const { ns, root } = await withPvc();
     const applied = await run(root, ns, { approval: { approved: true, why: 'pull request #4 carries it' } });

@@ -85,7 +85,9 @@ async function destructiveDeletions(ctx: KustomizationContext, rendered: Rendere
     .filter((e) => children === undefined || !children.definesEntry(e));
   if (stale.length === 0) return [];
   if (ctx.claims !== undefined) {
-    const { claimed } = await ctx.claims.claimants(ctx.spec, stale);
+    const { claimed, unread } = await ctx.claims.claimants(ctx.spec, stale);
+    // With a build unread, prune holds back what no build claims (movesOf): nothing is deleted.
+    if (unread.length > 0) return [];
     stale = stale.filter((e) => !claimed.has(e.id));
   }
   return needingApproval(ctx.client, ctx.discovery, stale, ctx.spec);
