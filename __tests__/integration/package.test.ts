@@ -87,7 +87,12 @@ describe('the npm package', () => {
       const app = join(dir, 'app-old-node');
       await run('mkdir', ['-p', app]);
       await writeFile(join(app, 'package.json'), '{"name": "user-project", "private": true}\n');
-      const oldEnv = { ...process.env, PATH: `${dirname(OLD_NODE!)}:${process.env['PATH'] ?? ''}` };
+      // npm's warnings at their default level (npm run --silent passes loglevel silent down).
+      const oldEnv = {
+        ...process.env,
+        npm_config_loglevel: 'warn',
+        PATH: `${dirname(OLD_NODE!)}:${process.env['PATH'] ?? ''}`,
+      };
       const installed = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], {
         cwd: app,
         env: oldEnv,
