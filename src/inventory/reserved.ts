@@ -8,6 +8,7 @@
  * write; here the equivalent is a name and a label space that no build may produce, checked after
  * substitution and commonMetadata, that is on the objects exactly as they would be sent.
  */
+import { groupOf } from '../objects/id.js';
 import type { KubeObject } from '../objects/kube.js';
 
 /** Every inventory and lock name starts with this (inventoryName in store.ts builds them with it). */
@@ -21,11 +22,6 @@ const STATE_KINDS: readonly { group: string; kind: string }[] = [
   { group: 'coordination.k8s.io', kind: 'Lease' },
 ];
 
-const groupOf = (apiVersion: unknown) => {
-  const text = typeof apiVersion === 'string' ? apiVersion : '';
-  return text.includes('/') ? text.slice(0, text.indexOf('/')) : '';
-};
-
 /**
  * Why a built object may not be applied (undefined when it may): it is a ConfigMap or Lease named
  * like this tool's inventory or lock, or it carries a label or annotation key of this tool's own.
@@ -33,7 +29,7 @@ const groupOf = (apiVersion: unknown) => {
  */
 export function reservedProblem(obj: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): string | undefined {
   const name = typeof obj.metadata.name === 'string' ? obj.metadata.name : '';
-  const group = groupOf(obj.apiVersion);
+  const group = groupOf(typeof obj.apiVersion === 'string' ? obj.apiVersion : '');
   const stateKind = STATE_KINDS.some((k) => k.kind === obj.kind && k.group === group);
   if (stateKind && name.startsWith(RESERVED_NAME_PREFIX)) {
     return (

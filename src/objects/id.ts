@@ -17,10 +17,16 @@ export interface ObjectRef {
   namespace?: string;
 }
 
+/** The API group of an apiVersion: what comes before its `/`, '' for the core group (`v1`). */
+export function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash === -1 ? '' : apiVersion.slice(0, slash);
+}
+
 /** The entry of an object; `_` cannot occur in names, namespaces, groups or kinds, so ids split cleanly. */
 export function entryOf(ref: ObjectRef): Entry {
   const slash = ref.apiVersion.indexOf('/');
-  const group = slash === -1 ? '' : ref.apiVersion.slice(0, slash);
+  const group = groupOf(ref.apiVersion);
   const version = slash === -1 ? ref.apiVersion : ref.apiVersion.slice(slash + 1);
   return { id: `${ref.namespace ?? ''}_${ref.name}_${group}_${ref.kind}`, v: version };
 }

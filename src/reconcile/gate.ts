@@ -12,7 +12,7 @@ import type { ClusterClient } from '../cluster/client.js';
 import type { Discovery } from '../cluster/discovery.js';
 import { find } from '../cluster/verbs.js';
 import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../objects/flux.js';
-import { refOf, subjectOfEntry, type Entry } from '../objects/id.js';
+import { groupOf, refOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import type { Settings } from '../options/settings.js';
 import { DESTRUCTIVE_ALLOWED, DESTRUCTIVE_ANNOTATION, isDestructiveKind } from '../ssa/renames.js';
 import { UserError } from '../util/user-error.js';
@@ -37,8 +37,6 @@ export function gateOf(settings: Pick<Settings, 'destructiveApprovalLabel' | 'ap
 /** Whether the live object carries the annotation that approves its deletion or recreation. */
 export const approvedByAnnotation = (live: Live): boolean =>
   live.metadata?.annotations?.[DESTRUCTIVE_ANNOTATION] === DESTRUCTIVE_ALLOWED;
-
-const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 
 /** Whether an inventory entry is of a destructive kind. */
 export const destructiveEntry = (e: Entry): boolean => {

@@ -19,7 +19,7 @@ import type { KustomizationContext, RunContext } from './context.js';
 import { failureOf, rootCause, StageError, type Failure, type Location, type Stage } from './errors.js';
 import { inventoryStore, InventoryRun, legacyStore } from '../inventory/session.js';
 import { apply, health, plan, prune, type Moved } from './phases.js';
-import { subjectOfEntry } from '../objects/id.js';
+import { groupOf, subjectOfEntry } from '../objects/id.js';
 import { recordFailure, recordSuccess, type Progress } from './record.js';
 import { render } from './render.js';
 import { resolveTarget } from './resolve.js';
@@ -217,14 +217,10 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
 function approvalOf(settings: Settings, done: Progress): Pick<Report, 'approval'> {
   const label = settings.destructiveApprovalLabel;
   if (label === undefined || label === '' || runMode(settings) === 'apply') return {};
-  const recreated = done.changeset.filter(
-    (e) => e.recreated && isDestructiveKind(groupOfVersion(e.apiVersion), e.kind),
-  );
+  const recreated = done.changeset.filter((e) => e.recreated && isDestructiveKind(groupOf(e.apiVersion), e.kind));
   const objects = [...(done.unapproved ?? []), ...recreated.map((e) => e.subject)];
   return objects.length > 0 ? { approval: { label, objects } } : {};
 }
-
-const groupOfVersion = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 
 /** A moved object as the report lists it with the prune's results. */
 const movedObject = (m: Moved): PrunedObject => ({

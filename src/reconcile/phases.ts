@@ -18,7 +18,7 @@ import { adoptPaths, ignoredPaths, stripPaths } from '../ssa/ignore.js';
 import { selectorFor } from '../cluster/live.js';
 import { prevalidate } from '../ssa/prevalidate.js';
 import { staleEntries } from '../inventory/entries.js';
-import { entryOf, refOf, subjectOfEntry, type Entry } from '../objects/id.js';
+import { entryOf, groupOf, refOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import { find } from '../cluster/verbs.js';
 import { findRenames, type RenamedObject, type Side } from '../ssa/renames.js';
 import { pruneRefusal } from '../inventory/plan.js';
@@ -305,7 +305,6 @@ async function renamesOf(
   changeset: readonly ChangeSetEntry[],
   stale: readonly Entry[],
 ): Promise<RenamedObject[]> {
-  const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
   const created = changeset.filter((e) => e.action === 'created' && !e.recreated);
   if (created.length === 0) return [];
   const kinds = new Set(created.map((e) => `${groupOf(e.apiVersion)}/${e.kind}`));
@@ -323,16 +322,7 @@ async function renamesOf(
   if (olds.length === 0) return [];
   const news = created.flatMap((e): Side[] => {
     const object = byKey.get(e.subject);
-    return object === undefined
-      ? []
-      : [
-          {
-            subject: e.subject,
-            group: groupOf(e.apiVersion),
-            kind: e.kind,
-            object: object,
-          },
-        ];
+    return object === undefined ? [] : [{ subject: e.subject, group: groupOf(e.apiVersion), kind: e.kind, object }];
   });
   return findRenames(olds, news, { wait: ctx.spec.wait });
 }

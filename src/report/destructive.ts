@@ -6,7 +6,7 @@
  * the other deletions; moves between Kustomizations are said too, as the good news they are.
  */
 import type { PrunedObject, Report } from './model.js';
-import type { ChangeSetEntry } from '../ssa/changeset.js';
+import { groupOf } from '../objects/id.js';
 import { DESTRUCTIVE_ALLOWED, DESTRUCTIVE_ANNOTATION, isDestructiveKind, recreateCost } from '../ssa/renames.js';
 import { takesWithIt } from './deletions.js';
 import { mdCode, mdText } from '../util/markdown.js';
@@ -35,9 +35,6 @@ export const ITEMS_SHOWN = 5;
 
 /** Every Kustomization's report: the report's own, or each of several. */
 const parts = (r: Report): Report[] => (r.kustomizations?.length ? r.kustomizations : [r]);
-
-const groupOf = (e: Pick<ChangeSetEntry, 'apiVersion'>) =>
-  e.apiVersion.includes('/') ? e.apiVersion.split('/')[0]! : '';
 
 /** A pruned object's group and kind: a subject has no group, so the kinds DESTRUCTIVE_KINDS names are known by kind. */
 function prunedKind(p: PrunedObject): { group: string; kind: string } {
@@ -80,7 +77,7 @@ export function destructiveOf(report: Report, preview: boolean): Destructive | u
     ...renamed.map((r) => ({ subject: r.from, to: r.to, text: r.cost })),
     ...recreated.map((e) => ({
       subject: e.subject,
-      text: `deleted and created again (immutable ${e.recreated!.join(', ') || 'field'} changed): ${recreateCost(groupOf(e), e.kind)}`,
+      text: `deleted and created again (immutable ${e.recreated!.join(', ') || 'field'} changed): ${recreateCost(groupOf(e.apiVersion), e.kind)}`,
     })),
     ...deleted
       .filter((p) => !renamedFrom.has(p.subject) && isDestructiveKind(prunedKind(p).group, prunedKind(p).kind))

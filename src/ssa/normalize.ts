@@ -1,4 +1,5 @@
 import type { KubeObject } from '../objects/kube.js';
+import { groupOf } from '../objects/id.js';
 import { isMap } from './json.js';
 
 /**
@@ -61,11 +62,6 @@ const BUILTIN_GROUPS = new Set([
   'storage.k8s.io',
   'storagemigration.k8s.io',
 ]);
-
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
-}
 
 /** The paths (from the object) of the pod templates whose containers get `protocol: TCP`, by kind. */
 const POD_SPECS: Record<string, readonly (readonly string[])[]> = {

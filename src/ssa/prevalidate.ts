@@ -1,6 +1,7 @@
 import { clip } from '../util/truncate.js';
 import { isUnservedKind, type Discovery } from '../cluster/discovery.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
+import { groupOf } from '../objects/id.js';
 import { ApplyError } from './apply.js';
 
 interface Failure {
@@ -73,10 +74,6 @@ const PATH_SEGMENT_KINDS = new Set([
   'rbac.authorization.k8s.io/ClusterRole',
   'rbac.authorization.k8s.io/ClusterRoleBinding',
 ]);
-
-function groupOf(apiVersion: string): string {
-  return apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
-}
 
 const RULE_TEXT: Record<NameRule, string> = {
   subdomain:
