@@ -157,6 +157,14 @@ describe('what a change deletes or replaces, first', () => {
     );
   });
 
+  it('a drift check says what it would do, and what it did once it corrected the drift', () => {
+    const pruned: PrunedObject[] = [{ subject: 'Service/apps/web', action: 'deleted' }];
+    const drift = (corrected: boolean) =>
+      destructiveLines(reportOf({ ...base, mode: 'drift', pruned, drift: { detected: true, corrected } }))[0];
+    expect(drift(false)).toBe('This change would delete 1 live object(s):');
+    expect(drift(true)).toBe('This run deleted 1 live object(s):');
+  });
+
   it('names no more than five objects', () => {
     const pruned = Array.from({ length: 8 }, (_, i) => ({ subject: `Service/apps/s${i}`, action: 'deleted' as const }));
     const d = destructiveOf(reportOf({ ...base, pruned }), true)!;

@@ -10,6 +10,7 @@ import { groupOf } from '../objects/id.js';
 import { DESTRUCTIVE_ALLOWED, DESTRUCTIVE_ANNOTATION, isDestructiveKind, recreateCost } from '../ssa/renames.js';
 import { takesWithIt } from './deletions.js';
 import { mdCode, mdText } from '../util/markdown.js';
+import { DONE, isPlanned, PLANNED } from './words.js';
 
 /** One object's line: its subject, and what happens to it. */
 export interface DestructiveItem {
@@ -86,7 +87,7 @@ export function destructiveOf(report: Report, preview: boolean): Destructive | u
   const total = deleted.length + recreated.length;
   const moves =
     moved.length > 0
-      ? `${moved.length} object(s) ${preview ? 'would move' : 'moved'} between Kustomizations: kept, not deleted nor recreated`
+      ? `${moved.length} object(s) ${(preview ? PLANNED : DONE).moved} between Kustomizations: kept, not deleted nor recreated`
       : undefined;
   if (total === 0 && moves === undefined) return undefined;
   const counts = [
@@ -122,7 +123,7 @@ function perKind(subjects: readonly string[], shown: ReadonlySet<string>): strin
 
 /** The plain-text lines (the log's closing lines): the headline and one line per named item, and the moves. */
 export function destructiveLines(report: Report): string[] {
-  const d = destructiveOf(report, report.mode !== 'apply' || report.drift?.corrected === false);
+  const d = destructiveOf(report, isPlanned(report));
   if (d === undefined) return [];
   // The log listed every object already: only what costs more than the object itself is said again.
   const named = d.items.map((i) => `  ${i.subject} ${i.to ? `renamed to ${i.to}: ` : ''}${i.text}`);
@@ -152,7 +153,7 @@ export function approvalNeeded(report: Report): string | undefined {
 
 /** The Markdown block (a GitHub alert) under a rendering's heading; empty when nothing is deleted, replaced or moved. */
 export function destructiveBlock(report: Report): string[] {
-  const d = destructiveOf(report, report.mode !== 'apply' || report.drift?.corrected === false);
+  const d = destructiveOf(report, isPlanned(report));
   if (d === undefined) return [];
   const out = [d.headline ? '> [!WARNING]' : '> [!NOTE]'];
   if (d.headline) {

@@ -69,11 +69,16 @@ export const DONE: Words = {
 
 /** The words for a report: done for an apply or a corrected drift check, planned for the rest. */
 export function wordsFor(report: Pick<Report, 'mode'>): Words {
-  const corrected = (report as { drift?: { corrected?: boolean } }).drift?.corrected === true;
-  if (report.mode === 'apply') return DONE;
+  const planned = isPlanned(report);
   if (report.mode === 'drift')
-    return corrected ? { ...DONE, title: 'drift check (corrected)' } : { ...PLANNED, title: 'drift check' };
-  return PLANNED;
+    return planned ? { ...PLANNED, title: 'drift check' } : { ...DONE, title: 'drift check (corrected)' };
+  return planned ? PLANNED : DONE;
+}
+
+/** Whether a report says what would happen (a preview, a drift check that corrected nothing), not what was done. */
+export function isPlanned(report: Pick<Report, 'mode'>): boolean {
+  const corrected = (report as { drift?: { corrected?: boolean } }).drift?.corrected === true;
+  return report.mode === 'preview' || (report.mode === 'drift' && !corrected);
 }
 
 /** An object's action in the words of the mode (`would create` in a preview); `skipped`, `unchanged` as they are. */
