@@ -80,17 +80,13 @@ export async function plan(ctx: KustomizationContext, rendered: Rendered, invent
 async function destructiveDeletions(ctx: KustomizationContext, rendered: Rendered, inventory: InventoryRun) {
   if (gateOf(ctx.settings) === undefined || !ctx.spec.prune) return [];
   const children = ctx.children;
-  let stale = staleEntries(inventory.old, rendered.objects.map(entryOfObject))
+  const stale = staleEntries(inventory.old, rendered.objects.map(entryOfObject))
     .filter(destructiveEntry)
     .filter((e) => children === undefined || !children.definesEntry(e));
   if (stale.length === 0) return [];
-  if (ctx.claims !== undefined) {
-    const { claimed, unread } = await ctx.claims.claimants(ctx.spec, stale);
-    // With a build unread, prune holds back what no build claims (movesOf): nothing is deleted.
-    if (unread.length > 0) return [];
-    stale = stale.filter((e) => !claimed.has(e.id));
-  }
-  return needingApproval(ctx.client, ctx.discovery, stale, ctx.spec);
+  // Only what prune would delete: not what moved, nor what it holds back.
+  const { doomed } = await splitStale(ctx, stale);
+  return needingApproval(ctx.client, ctx.discovery, doomed, ctx.spec);
 }
 
 /**
@@ -256,12 +252,12 @@ export async function prune(
   }
   // Objects another Kustomization of this run builds now moved there: not deleted, not counted by
   // the guards, and out of this inventory (the other one's records them).
-  const { moved, held } = await movesOf(ctx, stale);
-  const gone = new Set([...moved.map((m) => m.entry.id), ...held.map((e) => e.id)]);
-  stale = stale.filter((e) => !gone.has(e.id));
+  const { moved, held, doomed } = await movesOf(ctx, stale);
+  stale = doomed;
   if (stale.length === 0) return { next, survivors: held, moved };
   const guard = { maxShare: settings.pruneMaxShare, allowLarge: settings.allowLargePrune };
-  const kept = inventory.old.filter((e) => !moved.some((m) => m.entry.id === e.id));
+  const movedIds = new Set(moved.map((m) => m.entry.id));
+  const kept = inventory.old.filter((e) => !movedIds.has(e.id));
   // A Namespace's contents are read with the run's own credentials, not the impersonated
   // account's: its deletion takes everything in it, whatever that account may see.
   const refusal =
@@ -333,32 +329,46 @@ export interface Moved {
   to: string;
 }
 
-/**
- * Which of `stale` moved to another Kustomization of the run on the same cluster (claims.ts), and
- * which are held back: when some other build could not be read, the objects none claims may have
- * moved there, so they are not deleted this run (they stay in the cluster and the inventory).
- */
-async function movesOf(ctx: KustomizationContext, stale: readonly Entry[]): Promise<{ moved: Moved[]; held: Entry[] }> {
-  if (ctx.claims === undefined) return { moved: [], held: [] };
+/** What left a build, as prune treats it (splitStale). */
+interface Split {
+  /** Built by another Kustomization of the run on the same cluster now: not deleted. */
+  moved: Moved[];
+  /** Claimed by none, while another build could not be read: they may have moved there, so they stay. */
+  held: Entry[];
+  /** The rest: what prune deletes. */
+  doomed: Entry[];
+  unread: { kustomization: string; error: string }[];
+}
+
+/** `stale` split by the other Kustomizations' builds (claims.ts); all doomed without them. */
+async function splitStale(ctx: KustomizationContext, stale: readonly Entry[]): Promise<Split> {
+  if (ctx.claims === undefined) return { moved: [], held: [], doomed: [...stale], unread: [] };
   const { claimed, unread } = await ctx.claims.claimants(ctx.spec, stale);
   const moved = stale.flatMap((entry) => {
     const to = claimed.get(entry.id);
     return to === undefined ? [] : [{ entry, to }];
   });
+  const rest = stale.filter((e) => !claimed.has(e.id));
+  return unread.length > 0 ? { moved, held: rest, doomed: [], unread } : { moved, held: [], doomed: rest, unread };
+}
+
+/** splitStale, with a note for the moves and for what is held back. */
+async function movesOf(ctx: KustomizationContext, stale: readonly Entry[]): Promise<Split> {
+  const split = await splitStale(ctx, stale);
+  const { moved, held, unread } = split;
   for (const [to, entries] of groupBy(moved, (m) => m.to)) {
     ctx.note(
       `${entries.length} object(s) left this build for Kustomization ${to}'s, which builds them now: moved, ` +
         `not deleted (${entries.map((m) => subjectOfEntry(m.entry)).join(', ')})`,
     );
   }
-  const rest = stale.filter((e) => !claimed.has(e.id));
-  if (unread.length === 0 || rest.length === 0) return { moved, held: [] };
+  if (held.length === 0) return split;
   ctx.note(
-    `${rest.length} object(s) left this build and are not pruned this run: the build of ` +
+    `${held.length} object(s) left this build and are not pruned this run: the build of ` +
       `${unread.map((u) => `Kustomization ${u.kustomization} (${u.error})`).join(', ')} could not be read, ` +
-      `and they may have moved there; they stay in the cluster and the inventory (${rest.map(subjectOfEntry).join(', ')})`,
+      `and they may have moved there; they stay in the cluster and the inventory (${held.map(subjectOfEntry).join(', ')})`,
   );
-  return { moved, held: rest };
+  return split;
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
