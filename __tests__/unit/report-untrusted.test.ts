@@ -209,6 +209,11 @@ describe('parseReportFile, strictly', () => {
       /: report\.kustomizations\[0\]\.kustomization: not a name/,
     ],
     [
+      'an approval object with a line break',
+      text((f) => (f.report.approval = { label: 'ok', objects: ['Service/a/b\n::error::x'] })),
+      /: report\.approval\.objects\[0\]: not a name/,
+    ],
+    [
       'a cluster with a slash',
       text((f) => (f.report.cluster = 'a/b')),
       /: report\.cluster: a directory name has no "\/"$/,

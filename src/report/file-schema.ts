@@ -86,10 +86,14 @@ function text(o: Obj, key: string, at: string): string {
 
 /** A name: a string without control characters, of bounded length. */
 function name(o: Obj, key: string, at: string): string {
-  const v = text(o, key, at);
+  return asName(text(o, key, at), `${at}.${key}`);
+}
+
+/** `v` when it is a name: no control characters, at most MAX_NAME characters. */
+function asName(v: string, at: string): string {
   // eslint-disable-next-line no-control-regex
   if (v.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(v)) {
-    throw new SchemaError(`${at}.${key}: not a name (control characters, or over ${MAX_NAME} characters)`);
+    throw new SchemaError(`${at}: not a name (control characters, or over ${MAX_NAME} characters)`);
   }
   return v;
 }
@@ -145,6 +149,9 @@ const strings = (v: unknown, at: string): string => {
   if (typeof v !== 'string') throw new SchemaError(`${at}: expected a string`);
   return v;
 };
+
+/** A list item that is a name. */
+const names = (v: unknown, at: string): string => asName(strings(v, at), at);
 
 function fieldChange(v: unknown, at: string): FieldChange {
   const o = object(v, at, ['path', 'kind', 'before', 'after']);
@@ -212,7 +219,6 @@ function removed(v: unknown, at: string): RemovedKustomization {
     'handedTo',
     'handedOver',
   ]);
-  const names = (x: unknown, where: string) => name({ x }, 'x', where);
   return {
     kustomization: name(o, 'kustomization', at),
     inventory: name(o, 'inventory', at),
@@ -227,7 +233,7 @@ function removed(v: unknown, at: string): RemovedKustomization {
 
 function approval(v: unknown, at: string): { label: string; objects: string[] } {
   const o = object(v, at, ['label', 'objects']);
-  return { label: name(o, 'label', at), objects: list(o, 'objects', at, (x, where) => name({ x }, 'x', where)) };
+  return { label: name(o, 'label', at), objects: list(o, 'objects', at, names) };
 }
 
 function renamedObject(v: unknown, at: string): RenamedObject {
