@@ -19,7 +19,7 @@ import type { InventoryRecord } from './codec.js';
 import { recordedBy } from './identity.js';
 import { legacyName } from '../objects/names.js';
 import type { Settings } from '../options/settings.js';
-import { INVENTORY_LABEL, InventoryStore, KS_NAME_LABEL, KS_NAMESPACE_LABEL, type ConfigMap } from './store.js';
+import { INVENTORY_LABEL, InventoryStore, KS_NAMESPACE_LABEL, listedInventories, type ConfigMap } from './store.js';
 
 /**
  * The inventory this path-input Kustomization had under its former name (the path alone), when its
@@ -116,19 +116,16 @@ export async function findPredecessor(
   }
   const ids = new Set(planned.map((e) => e.id));
   const found: (Adoption & { path: string })[] = [];
-  for (const head of heads) {
-    const name = head.metadata.labels?.[KS_NAME_LABEL];
-    if (!name || name === spec.name) continue;
-    const other = new InventoryStore(client, store.namespace, { name, namespace: spec.namespace });
-    if (other.name !== head.metadata.name) continue;
-    const record = (await other.fromHead(head)).record;
-    const status = record?.status;
-    const path = PATH_ORIGIN.exec(status?.origin ?? '')?.[1];
-    if (!record || !status || status.set !== undefined || path === undefined || status.source === undefined) continue;
+  for (const other of await listedInventories(client, heads, () => store.namespace)) {
+    const { record } = other;
+    const { status } = record;
+    const path = PATH_ORIGIN.exec(status.origin ?? '')?.[1];
+    if (other.kustomization === `${spec.namespace}/${spec.name}`) continue;
+    if (status.set !== undefined || path === undefined || status.source === undefined) continue;
     if (!recordedBy({ ...status, source: status.source }, source)) continue;
     if (![...record.entries, ...record.pending].some((e) => ids.has(e.id))) continue;
     if (await exists(root, path)) continue;
-    found.push({ store: other, record, kustomization: `${spec.namespace}/${name}`, path });
+    found.push({ ...other, path });
   }
   const [one] = found;
   if (found.length !== 1 || one === undefined) return undefined;

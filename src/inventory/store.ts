@@ -233,3 +233,34 @@ export class InventoryStore {
     }
   }
 }
+
+/** An inventory a list of heads holds: whose it is (`namespace/name`), its store and its record. */
+export interface ListedInventory {
+  kustomization: string;
+  store: InventoryStore;
+  record: InventoryRecord;
+}
+
+/**
+ * The inventories `heads` (ConfigMaps labelled as inventory heads) hold, each only where this tool
+ * would have written it: in `where(namespace)` (the inventory namespace, or else the Kustomization's
+ * own) and under the name its store gives it. A ConfigMap elsewhere claiming to be an inventory is
+ * ignored, and so is a head without a record.
+ */
+export async function listedInventories(
+  client: ClusterClient,
+  heads: readonly ConfigMap[],
+  where: (kustomizationNamespace: string) => string,
+): Promise<ListedInventory[]> {
+  const found: ListedInventory[] = [];
+  for (const head of heads) {
+    const name = head.metadata.labels?.[KS_NAME_LABEL];
+    const namespace = head.metadata.labels?.[KS_NAMESPACE_LABEL];
+    if (!name || !namespace || head.metadata.namespace !== where(namespace)) continue;
+    const store = new InventoryStore(client, head.metadata.namespace, { name, namespace });
+    if (store.name !== head.metadata.name) continue;
+    const { record } = await store.fromHead(head);
+    if (record) found.push({ kustomization: `${namespace}/${name}`, store, record });
+  }
+  return found;
+}

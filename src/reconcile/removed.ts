@@ -16,13 +16,7 @@ import { readFluxKustomization } from '../inventory/flux-object.js';
 import { shareRefusal } from '../inventory/plan.js';
 import { ownershipProblem } from '../inventory/identity.js';
 import { removalAction, removedOf, setIdentity } from '../inventory/removal.js';
-import {
-  INVENTORY_LABEL,
-  InventoryStore,
-  KS_NAME_LABEL,
-  KS_NAMESPACE_LABEL,
-  type ConfigMap,
-} from '../inventory/store.js';
+import { INVENTORY_LABEL, InventoryStore, listedInventories, type ConfigMap } from '../inventory/store.js';
 import { formatDuration } from '../util/duration.js';
 import type { PrunedObject, RemovedKustomization } from '../report/model.js';
 import { impersonatedUser } from '../flux/support.js';
@@ -254,26 +248,9 @@ async function listInventories(
       heads.push(...(await list<ConfigMap>(client, { resource: CONFIGMAPS, namespace: ns }, { query })));
     }
   }
-  const found: Found[] = [];
-  for (const head of heads) {
-    const name = head.metadata.labels?.[KS_NAME_LABEL];
-    const namespace = head.metadata.labels?.[KS_NAMESPACE_LABEL];
-    if (!name || !namespace) continue;
-    // Only where this run would have written it: the inventory namespace, or else the
-    // Kustomization's own namespace; a ConfigMap elsewhere claiming to be an inventory is ignored.
-    if (head.metadata.namespace !== (inventoryNamespace ?? namespace)) continue;
-    const store = new InventoryStore(client, head.metadata.namespace, { name, namespace });
-    if (store.name !== head.metadata.name) continue;
-    const snap = await store.fromHead(head);
-    if (!snap.record) continue;
-    found.push({
-      kustomization: `${namespace}/${name}`,
-      ...(snap.record.status.set ? { set: snap.record.status.set } : {}),
-      store,
-      record: snap.record,
-    });
-  }
-  return found;
+  // Only where this run would have written it: the inventory namespace, or else the Kustomization's own.
+  const found = await listedInventories(client, heads, (namespace) => inventoryNamespace ?? namespace);
+  return found.map((f) => ({ ...f, ...(f.record.status.set ? { set: f.record.status.set } : {}) }));
 }
 
 async function removeOne(
