@@ -5,6 +5,7 @@
  * for some it is an outage or data loss, and a reviewer should read which before it happens.
  */
 import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../objects/flux.js';
+import { normalizeForDiff } from './diff.js';
 import { isMap } from './json.js';
 
 /** An object that left the build (its live copy) or entered it (as it would be applied). */
@@ -28,11 +29,14 @@ export interface RenamedObject {
 /** At least this share of the new object's fields must be the same in the old one. */
 export const SIMILAR = 0.8;
 
-/** Server-set or per-object fields that say nothing about an object's content. */
-const IGNORED_META = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp']);
+/** Fields that name an object rather than say what it is: its name and namespace, its owner's labels. */
+const NAMING_META = new Set(['name', 'namespace']);
 const IGNORED_LABELS = new Set([OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, 'kubernetes.io/metadata.name']);
 
-/** The object's content as `path=value` leaves: labels, annotations and everything but metadata and status. */
+/**
+ * The object's content as `path=value` leaves: as a diff compares it (normalizeForDiff: no status,
+ * no server-set metadata), without apiVersion, kind, its name and namespace and its owner's labels.
+ */
 export function leavesOf(obj: Record<string, unknown>): Set<string> {
   const out = new Set<string>();
   const walk = (v: unknown, path: string) => {
@@ -43,14 +47,14 @@ export function leavesOf(obj: Record<string, unknown>): Set<string> {
     else if (isMap(v)) for (const [k, x] of Object.entries(v)) walk(x, `${path}/${k}`);
     else out.add(`${path}=${JSON.stringify(v)}`);
   };
-  for (const [k, v] of Object.entries(obj)) {
-    if (k === 'status' || k === 'apiVersion' || k === 'kind') continue;
+  for (const [k, v] of Object.entries(normalizeForDiff(obj))) {
+    if (k === 'apiVersion' || k === 'kind') continue;
     if (k !== 'metadata' || !isMap(v)) {
       walk(v, `/${k}`);
       continue;
     }
     for (const [mk, mv] of Object.entries(v)) {
-      if (IGNORED_META.has(mk) || mk === 'managedFields') continue;
+      if (NAMING_META.has(mk)) continue;
       if ((mk === 'labels' || mk === 'annotations') && isMap(mv)) {
         for (const [lk, lv] of Object.entries(mv)) if (!IGNORED_LABELS.has(lk)) walk(lv, `/metadata/${mk}/${lk}`);
       } else walk(mv, `/metadata/${mk}`);
