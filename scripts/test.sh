@@ -9,7 +9,16 @@ start=$SECONDS
 bash scripts/setup.sh
 rm -f reports/vitest.json
 status=0
-npm run --silent all || status=$?
+nested=${KR_WORKFLOWS_NESTED:-}
+if [ -n "$nested" ]; then
+  # Inside npm run workflows, which runs .github/workflows/ci.yml (this command) under act: the
+  # same steps, with the unit project only, since the outer run is running the rest right now.
+  echo "tests: inside a workflow run of npm run workflows: vitest's unit project only"
+  { npm run --silent format && npm run --silent lint && npm run --silent build && npm run --silent workflows &&
+    npx vitest run --project unit; } || status=$?
+else
+  npm run --silent all || status=$?
+fi
 
 if [ -f reports/vitest.json ]; then
   read -r passed failed total < <(node -e '
@@ -19,7 +28,7 @@ if [ -f reports/vitest.json ]; then
   [ "$failed" -eq 0 ] || status=1
   echo "tests: finished in $((SECONDS - start))s"
   # The hostile-PR suite ran above (the attack project of vitest run): its one line, from its result files.
-  node scripts/attack-summary.mjs || status=1
+  [ -n "$nested" ] || node scripts/attack-summary.mjs || status=1
   echo "$passed passed, $failed failed"
 else
   echo "the test runner wrote no report (a check before the tests failed)"

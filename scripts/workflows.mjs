@@ -2,8 +2,13 @@
 // `npm run workflows`: checks every workflow this repository has or prints. actionlint (built by
 // test/act/build.sh) runs over .github/workflows/ and over each YAML block of README.md and docs/
 // that is a workflow (a mapping with `on` and `jobs`), extracted from the Markdown as it is, so that
-// what a user copies is what is checked. One line per workflow, then `workflows: N passed, N failed`;
-// exits 1 when any failed.
+// what a user copies is what is checked. Then act runs the README's workflows and
+// .github/workflows/ on this machine against test clusters and the GitHub emulator
+// (test/act/run.ts); each run's whole log goes to reports/workflows/. One line per workflow and per
+// run, then `workflows: N passed, N failed`; exits 1 when any failed.
+//
+// KR_WORKFLOWS_NESTED=1 (set by the runs for the workflows they run): only actionlint, since the CI
+// workflow's test command is this one and would run the runs inside themselves.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,11 +59,29 @@ export function workflowBlocks(text) {
   return blocks;
 }
 
-function main() {
+async function main() {
+  const lint = actionlint();
+  let { passed, failed } = lint;
+  if (process.env.KR_WORKFLOWS_NESTED) {
+    console.log('workflows: the act runs are skipped inside a workflow run of npm run workflows (they are running it)');
+  } else {
+    const { runWorkflows } = await import('../test/act/run.ts');
+    const runs = await runWorkflows((line) => console.log(line), {
+      only: process.env.KR_WORKFLOWS_ONLY,
+      logs: join(REPO, 'reports/workflows'),
+    });
+    passed += runs.passed;
+    failed += runs.failed;
+  }
+  console.log(`workflows: ${passed} passed, ${failed} failed`);
+  return failed === 0 ? 0 : 1;
+}
+
+/** actionlint over every workflow: counts of the files that passed and failed. */
+function actionlint() {
   if (!existsSync(ACTIONLINT)) {
     console.log(`workflows: ${relative(REPO, ACTIONLINT)} is missing: run bash test/act/build.sh`);
-    console.log('workflows: 0 passed, 1 failed');
-    return 1;
+    return { passed: 0, failed: 1 };
   }
   const dir = mkdtempSync(join(tmpdir(), 'kr-workflows-'));
   const checks = [];
@@ -101,11 +124,10 @@ function main() {
         console.log(`  ${located}`);
       }
     }
-    console.log(`workflows: ${checks.length - failed} passed, ${failed} failed`);
-    return failed === 0 ? 0 : 1;
+    return { passed: checks.length - failed, failed };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = main();
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = await main();

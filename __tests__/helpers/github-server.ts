@@ -213,11 +213,12 @@ type Json = Record<string, unknown>;
 
 /** An error answered as a GitHub error document. */
 class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: Json,
-  ) {
+  readonly status: number;
+  readonly body: Json;
+  constructor(status: number, body: Json) {
     super(typeof body['message'] === 'string' ? body['message'] : `HTTP ${status}`);
+    this.status = status;
+    this.body = body;
   }
 }
 

@@ -36,6 +36,9 @@ go_module_binary() {
   mkdir -p "$dir"
   mv "$work/$bin" "$dir/"
   echo "$version" >"$dir/VERSION"
+  chmod -R u+w "$work" 2>/dev/null
+  rm -rf "$work"
+  trap - EXIT
   # Keep the two newest builds.
   ls -dt "$cache_root/$bin"-* 2>/dev/null | tail -n +3 | xargs -r rm -rf
   echo "$tag: $bin built in $((SECONDS - t0))s"

@@ -1,0 +1,330 @@
+// The README's four workflows, each run under act exactly as the README prints it (only the action
+// reference and the third-party actions are mapped to local copies), against test clusters and the
+// GitHub emulator: apply on push, preview on a pull request (twice: the comment is sticky), drift on a
+// schedule without and with drift-correction, and the fan-out over two clusters (all, then only what a
+// push touched with a Kustomization file deleted, then a pull request's preview).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FakeGitHub } from '../../__tests__/helpers/github-server.ts';
+import { workflowBlocks } from '../../scripts/workflows.mjs';
+import { Origin, REPO, runAct, type ActRun } from './act.ts';
+import { kubeFrom } from './kube.ts';
+import { fanout, fleet, trees } from './trees.ts';
+
+export interface Checked {
+  what: string;
+  run: ActRun;
+  problems: string[];
+}
+
+export interface Env {
+  root: string;
+  fake: FakeGitHub;
+  /** Registers a token with the workflow's permissions, as GitHub makes GITHUB_TOKEN. */
+  tokenFor(workflow: string): string;
+  clusters: { kubeconfig: string }[];
+  actionDir: string;
+  artifacts: string;
+  nextRunId(): number;
+}
+
+const ZERO = '0000000000000000000000000000000000000000';
+
+/** The README's workflow blocks, by what they do. */
+export function readmeWorkflows(): Record<'deploy' | 'preview' | 'drift' | 'fanout', { yaml: string; at: string }> {
+  const blocks = workflowBlocks(readFileSync(join(REPO, 'README.md'), 'utf8'));
+  const find = (what: string, test: (y: string) => boolean) => {
+    const b = blocks.find((x) => test(x.yaml));
+    if (!b) throw new Error(`README.md prints no ${what} workflow any more: update test/act/readme-runs.ts`);
+    return { yaml: b.yaml, at: `README.md:${b.line}` };
+  };
+  return {
+    deploy: find('deploy', (y) => /mode: apply/.test(y) && !/mode: plan/.test(y)),
+    preview: find('preview', (y) => /mode: preview/.test(y)),
+    drift: find('drift', (y) => /mode: drift/.test(y)),
+    fanout: find('fan-out', (y) => /mode: plan/.test(y)),
+  };
+}
+
+const repoOf = (full: string) => {
+  const [owner = '', name = ''] = full.split('/');
+  return { full_name: full, name, owner: { login: owner }, default_branch: 'main' };
+};
+
+const pushEvent = (full: string, before: string, after: string) => ({
+  ref: 'refs/heads/main',
+  before,
+  after,
+  repository: repoOf(full),
+  head_commit: { id: after },
+  pusher: { name: 'dev' },
+});
+
+const prEvent = (full: string, n: number, head: string, base: string) => ({
+  action: 'synchronize',
+  number: n,
+  pull_request: {
+    number: n,
+    head: { sha: head, ref: `feature-${n}`, repo: { full_name: full } },
+    base: { sha: base, ref: 'main', repo: { full_name: full } },
+    labels: [],
+  },
+  repository: repoOf(full),
+});
+
+/** Problems of a run whose jobs should all have succeeded (`expect` job id → runs). */
+function jobsAre(run: ActRun, expect: Record<string, number>, outcome = 'success'): string[] {
+  const problems: string[] = [];
+  for (const [id, n] of Object.entries(expect)) {
+    const of = run.jobs.filter((j) => j.id === id);
+    if (of.length !== n) problems.push(`job ${id}: ${of.length} runs, expected ${n}`);
+    for (const j of of.filter((x) => x.outcome !== outcome)) {
+      const failed = j.steps.filter((s) => s.result === 'failure').map((s) => s.step);
+      problems.push(
+        `job ${id} ${JSON.stringify(j.matrix)}: ${j.outcome}${failed.length ? ` at ${failed.join(', ')}` : ''}`,
+      );
+    }
+  }
+  return problems;
+}
+
+const check = (problems: string[], ok: boolean, what: string) => {
+  if (!ok) problems.push(what);
+};
+
+export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<void> {
+  const wf = readmeWorkflows();
+  const [one, two] = env.clusters;
+  if (!one || !two) throw new Error('two clusters are needed');
+  const kube1 = kubeFrom(one.kubeconfig);
+  const kube2 = kubeFrom(two.kubeconfig);
+  const kc1 = readFileSync(one.kubeconfig, 'utf8');
+  const kc2 = readFileSync(two.kubeconfig, 'utf8');
+  const base = { githubApi: env.fake.url, artifacts: env.artifacts, actionDir: env.actionDir };
+
+  // --- deploy, preview, drift: kr-test/fleet on the first cluster.
+  const fleetRepo = new Origin(env.root, 'kr-test/fleet');
+  const c1 = fleetRepo.commit(fleet(), 'platform and web');
+  {
+    const run = await runAct({
+      ...base,
+      workflow: wf.deploy.yaml,
+      event: 'push',
+      payload: pushEvent('kr-test/fleet', ZERO, c1),
+      origin: fleetRepo,
+      sha: c1,
+      branch: 'main',
+      runId: env.nextRunId(),
+      secrets: { GITHUB_TOKEN: env.tokenFor(wf.deploy.yaml), KUBECONFIG: kc1 },
+    });
+    const problems = jobsAre(run, { apply: 1 });
+    const web = await kube1.get('/apis/apps/v1/namespaces/web/deployments/web');
+    check(
+      problems,
+      (web?.['spec'] as { replicas?: number } | undefined)?.replicas === 2,
+      'deployment web/web: not applied with 2 replicas',
+    );
+    const checks = env.fake.checkRuns.filter((c) => c.head_sha === c1);
+    check(
+      problems,
+      checks.length === 1 && checks[0]?.conclusion === 'success',
+      `check runs on the pushed commit: ${checks.map((c) => c.conclusion).join(', ') || 'none'}, expected one success`,
+    );
+    done({ what: `${wf.deploy.at} (deploy) on push`, run, problems });
+  }
+
+  for (const [round, change] of [
+    [
+      1,
+      { 'platform/settings.yaml': trees.configMap('platform-settings', 'web', { tier: 'production', owner: 'sre' }) },
+    ],
+    [
+      2,
+      {
+        'apps/web/production/kustomization.yaml': fleet()['apps/web/production/kustomization.yaml']!.replace(
+          'GREETING=hello',
+          'GREETING=bonjour',
+        ),
+      },
+    ],
+  ] as const) {
+    const head = fleetRepo.commit(change, `pull request 7, push ${round}`, 'feature-7', round === 1 ? c1 : undefined);
+    const merge = fleetRepo.pullRefs(7, head, c1);
+    const pull = env.fake.pulls.find((p) => p.repo === 'fleet' && p.number === 7);
+    if (pull) pull.head.sha = head;
+    else
+      env.fake.addPull({
+        owner: 'kr-test',
+        repo: 'fleet',
+        number: 7,
+        head: { repo: 'kr-test/fleet', ref: 'feature-7', sha: head },
+        base: { ref: 'main', sha: c1 },
+      });
+    const run = await runAct({
+      ...base,
+      workflow: wf.preview.yaml,
+      event: 'pull_request',
+      payload: prEvent('kr-test/fleet', 7, head, c1),
+      origin: fleetRepo,
+      sha: merge,
+      runId: env.nextRunId(),
+      secrets: { GITHUB_TOKEN: env.tokenFor(wf.preview.yaml), KUBECONFIG: kc1 },
+    });
+    const problems = jobsAre(run, { preview: 1 });
+    const comments = env.fake.comments.filter((c) => c.repo === 'fleet' && c.issue_number === 7);
+    check(
+      problems,
+      comments.length === 1,
+      `${comments.length} comments on pull request 7, expected one sticky comment`,
+    );
+    const names = round === 1 ? 'platform-settings' : 'web-config';
+    check(problems, comments[0]?.body.includes(names) === true, `the comment does not name ${names}`);
+    const checks = env.fake.checkRuns.filter((c) => c.head_sha === head);
+    check(
+      problems,
+      checks.length === 1 && checks[0]?.status === 'completed',
+      `check runs on the pull request's head: ${checks.length}, expected one, completed`,
+    );
+    const live = await kube1.get('/api/v1/namespaces/web/configmaps/platform-settings');
+    check(
+      problems,
+      (live?.['data'] as Record<string, string> | undefined)?.['owner'] === 'platform',
+      'the preview changed the cluster',
+    );
+    done({ what: `${wf.preview.at} (preview) on pull_request, push ${round}`, run, problems });
+  }
+
+  // Drift: someone edits a live object; the README's drift workflow without, then with, correction.
+  await kube1.patch('/api/v1/namespaces/web/configmaps/platform-settings', { data: { owner: 'someone' } });
+  for (const correct of [false, true]) {
+    const workflow = correct ? wf.drift.yaml : wf.drift.yaml.replace(/^ *drift-correction: true.*\n/m, '');
+    const run = await runAct({
+      ...base,
+      workflow,
+      event: 'schedule',
+      payload: { schedule: '17 * * * *', repository: repoOf('kr-test/fleet') },
+      origin: fleetRepo,
+      sha: c1,
+      branch: 'main',
+      runId: env.nextRunId(),
+      secrets: { GITHUB_TOKEN: env.tokenFor(workflow), KUBECONFIG: kc1 },
+    });
+    const problems = jobsAre(run, { drift: 1 }, correct ? 'success' : 'failure');
+    const job = run.jobs.find((j) => j.id === 'drift');
+    const follow = job?.steps.find((s) => s.stage === 'Main' && s.step.includes('::warning::drift'));
+    check(problems, follow?.result === 'success', `the follow-up step ${follow ? follow.result : 'did not run'}`);
+    const live = await kube1.get('/api/v1/namespaces/web/configmaps/platform-settings');
+    const owner = (live?.['data'] as Record<string, string> | undefined)?.['owner'];
+    check(problems, owner === (correct ? 'platform' : 'someone'), `the drifted ConfigMap's owner is ${owner}`);
+    done({
+      what: `${wf.drift.at} (drift) on schedule, ${correct ? 'as printed (drift-correction)' : 'without drift-correction'}`,
+      run,
+      problems,
+    });
+  }
+
+  // --- The fan-out: kr-test/fanout, clusters/east on the first cluster, clusters/west on the second.
+  const fan = new Origin(env.root, 'kr-test/fanout');
+  const secrets = (w: string) => ({ GITHUB_TOKEN: env.tokenFor(w), KUBECONFIG_east: kc1, KUBECONFIG_west: kc2 });
+  const vars = { VARS_east: 'cluster_name: east', VARS_west: 'cluster_name: west' };
+  const f1 = fan.commit(fanout(), 'east and west');
+  const f2 = fan.commit(
+    {
+      'apps/base/deployment.yaml': trees.deployment('shop').replace('6.7.0', '6.7.1'),
+      'clusters/west/monitoring.yaml': null,
+    },
+    'shop 6.7.1; monitoring leaves west',
+  );
+  const pushes = [
+    { before: ZERO, after: f1, what: 'push 1 (all)', jobs: 6 },
+    { before: f1, after: f2, what: 'push 2 (affected only, a Kustomization file deleted)', jobs: 3 },
+  ];
+  for (const p of pushes) {
+    const run = await runAct({
+      ...base,
+      workflow: wf.fanout.yaml,
+      event: 'push',
+      payload: pushEvent('kr-test/fanout', p.before, p.after),
+      origin: fan,
+      sha: p.after,
+      branch: 'main',
+      runId: env.nextRunId(),
+      secrets: secrets(wf.fanout.yaml),
+      vars,
+    });
+    const problems = jobsAre(run, { plan: 1, reconcile: p.jobs, report: 1 });
+    for (const [k, c] of [
+      [kube1, 'east'],
+      [kube2, 'west'],
+    ] as const) {
+      const cm = await k.get('/api/v1/namespaces/apps/configmaps/shop-config');
+      check(
+        problems,
+        (cm?.['data'] as Record<string, string> | undefined)?.['cluster'] === c,
+        `${c}: apps/shop-config does not say cluster: ${c} (vars)`,
+      );
+      const shop = await k.get('/apis/apps/v1/namespaces/apps/deployments/shop');
+      const image = JSON.stringify(shop?.['spec']);
+      const want = p.after === f1 ? '6.7.0' : '6.7.1';
+      check(problems, image.includes(want), `${c}: deployment apps/shop does not run ${want}`);
+    }
+    const checks = env.fake.checkRuns.filter((c) => c.head_sha === p.after);
+    check(
+      problems,
+      checks.length === 1 && checks[0]?.conclusion === 'success',
+      `check runs on the pushed commit: ${checks.map((c) => c.conclusion).join(', ') || 'none'}, expected the report job's one, success`,
+    );
+    if (p.after === f2) {
+      const report = run.jobs.find((j) => j.id === 'report')?.output.join('\n') ?? '';
+      check(
+        problems,
+        /monitoring/.test(report),
+        "the report job's output does not mention the removed Kustomization monitoring",
+      );
+    }
+    done({ what: `${wf.fanout.at} (fan-out) ${p.what}`, run, problems });
+  }
+  {
+    const head = fan.commit(
+      { 'infra/settings.yaml': trees.configMap('infra-settings', 'apps', { managed: 'fan-out', tier: 'gold' }) },
+      'infra tier',
+      'feature-8',
+      f2,
+    );
+    const merge = fan.pullRefs(8, head, f2);
+    env.fake.addPull({
+      owner: 'kr-test',
+      repo: 'fanout',
+      number: 8,
+      head: { repo: 'kr-test/fanout', ref: 'feature-8', sha: head },
+      base: { ref: 'main', sha: f2 },
+    });
+    const run = await runAct({
+      ...base,
+      workflow: wf.fanout.yaml,
+      event: 'pull_request',
+      payload: prEvent('kr-test/fanout', 8, head, f2),
+      origin: fan,
+      sha: merge,
+      runId: env.nextRunId(),
+      secrets: secrets(wf.fanout.yaml),
+      vars,
+    });
+    const problems = jobsAre(run, { plan: 1, reconcile: 4, report: 1 });
+    const comments = env.fake.comments.filter((c) => c.repo === 'fanout' && c.issue_number === 8);
+    check(
+      problems,
+      comments.length === 1,
+      `${comments.length} comments on pull request 8, expected the report job's one`,
+    );
+    for (const c of ['east', 'west'])
+      check(problems, comments[0]?.body.includes(c) === true, `the merged comment does not name cluster ${c}`);
+    const live = await kube2.get('/api/v1/namespaces/apps/configmaps/infra-settings');
+    check(
+      problems,
+      (live?.['data'] as Record<string, string> | undefined)?.['tier'] === undefined,
+      'the preview changed the cluster',
+    );
+    done({ what: `${wf.fanout.at} (fan-out) pull request preview (affected only)`, run, problems });
+  }
+}

@@ -1,0 +1,173 @@
+// Pure parts of the workflow runs under act: mapping a workflow's `uses:` to local stand-ins, and
+// reading act's JSON log into jobs, steps and outcomes.
+import { parse } from 'yaml';
+
+/** The owner the README's `<owner>/kustomize-reconcile@v1` is replaced with: the action is a local copy. */
+export const ACTION_OWNER = 'kr-test';
+
+/** Third-party actions with a stand-in under test/act/actions (by name, any version). */
+export const STAND_INS = [
+  'actions/checkout',
+  'actions/upload-artifact',
+  'actions/download-artifact',
+  'actions/setup-go',
+  'actions/setup-node',
+  'actions/cache',
+] as const;
+
+export interface Mapping {
+  /** The workflow text to run: only the action reference changed. */
+  yaml: string;
+  /** `--local-repository` values, `owner/name@ref=dir`. */
+  localRepositories: string[];
+}
+
+/**
+ * Maps a workflow to what runs here: `<owner>/kustomize-reconcile@REF` becomes the local copy of the
+ * action (`actionDir`), each third-party action its stand-in (`standIns/NAME`). A `uses:` that is
+ * neither, nor a local path, is an error naming it: the run would need github.com.
+ */
+export function mapWorkflow(yaml: string, actionDir: string, standIns: string): Mapping {
+  const text = yaml.replaceAll('<owner>/kustomize-reconcile@', `${ACTION_OWNER}/kustomize-reconcile@`);
+  const local = new Set<string>();
+  for (const uses of usesOf(text)) {
+    if (uses.startsWith('./') || uses.startsWith('docker://')) continue;
+    const m = /^([^/@\s]+\/[^/@\s]+)(?:\/[^@\s]*)?@(\S+)$/.exec(uses);
+    if (!m) throw new Error(`uses: ${uses}: not an owner/name@ref reference`);
+    const [, repo = '', ref = ''] = m;
+    if (repo === `${ACTION_OWNER}/kustomize-reconcile`) local.add(`${repo}@${ref}=${actionDir}`);
+    else if ((STAND_INS as readonly string[]).includes(repo))
+      local.add(`${repo}@${ref}=${standIns}/${repo.slice('actions/'.length)}`);
+    else throw new Error(`uses: ${uses}: no stand-in under test/act/actions, and github.com is out of reach`);
+  }
+  return { yaml: text, localRepositories: [...local].sort() };
+}
+
+/** Every `uses:` of a workflow's steps. */
+export function usesOf(yaml: string): string[] {
+  const doc = parse(yaml) as { jobs?: Record<string, { steps?: { uses?: unknown }[]; uses?: unknown }> };
+  const out: string[] = [];
+  for (const job of Object.values(doc.jobs ?? {})) {
+    if (typeof job.uses === 'string') out.push(job.uses);
+    for (const s of job.steps ?? []) if (typeof s.uses === 'string') out.push(s.uses);
+  }
+  return out;
+}
+
+/** The job ids of a workflow, in order. */
+export function jobIdsOf(yaml: string): string[] {
+  const doc = parse(yaml) as { jobs?: Record<string, unknown> };
+  return Object.keys(doc.jobs ?? {});
+}
+
+export type Outcome = 'success' | 'failure' | 'skipped' | 'cancelled';
+
+export interface StepRun {
+  /** act's step name (its `name:`, else the `uses:` or the command). */
+  step: string;
+  stage: string;
+  result: string;
+}
+
+export interface JobRun {
+  /** The job id (`jobs.<id>`). */
+  id: string;
+  /** The matrix values of this run of the job ({} without a matrix). */
+  matrix: Record<string, unknown>;
+  outcome: Outcome;
+  steps: StepRun[];
+  /** The raw output lines of the job's steps, in order. */
+  output: string[];
+}
+
+interface LogLine {
+  jobID?: string;
+  job?: string;
+  matrix?: Record<string, unknown>;
+  msg?: string;
+  jobResult?: string;
+  stepResult?: string;
+  step?: string;
+  stage?: string;
+  raw_output?: boolean;
+}
+
+/**
+ * The jobs act ran, from its `--json` log: one entry per job and matrix combination, with the
+ * outcome act logged for it, its steps' results and its output. A job act started but logged no
+ * result for is `cancelled`; the workflow's jobs act never started are `skipped` (`jobIds`).
+ */
+export function readActLog(log: string, jobIds: string[]): JobRun[] {
+  const runs = new Map<string, JobRun>();
+  for (const line of log.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let l: LogLine;
+    try {
+      l = JSON.parse(line) as LogLine;
+    } catch {
+      continue;
+    }
+    if (!l.jobID) continue;
+    const matrix = l.matrix ?? {};
+    const key = `${l.jobID} ${JSON.stringify(matrix)}`;
+    let run = runs.get(key);
+    if (!run) {
+      run = { id: l.jobID, matrix, outcome: 'cancelled', steps: [], output: [] };
+      runs.set(key, run);
+    }
+    if (l.jobResult) run.outcome = l.jobResult === 'success' || l.jobResult === 'failure' ? l.jobResult : 'cancelled';
+    else if (l.stepResult && l.step) run.steps.push({ step: l.step, stage: l.stage ?? '', result: l.stepResult });
+    else if (l.raw_output && typeof l.msg === 'string') run.output.push(l.msg.replace(/\n$/, ''));
+  }
+  const out = [...runs.values()];
+  for (const id of jobIds) {
+    if (!out.some((r) => r.id === id)) out.push({ id, matrix: {}, outcome: 'skipped', steps: [], output: [] });
+  }
+  return out.sort((a, b) => jobIds.indexOf(a.id) - jobIds.indexOf(b.id));
+}
+
+/** `plan ✓, reconcile ×6 ✓, report ✓`: each job id once, with its runs and their outcomes. */
+export function jobSummary(runs: JobRun[]): string {
+  const mark: Record<Outcome, string> = { success: '✓', failure: '✗', skipped: 'skipped', cancelled: 'cancelled' };
+  const parts: string[] = [];
+  const ids = [...new Set(runs.map((r) => r.id))];
+  for (const id of ids) {
+    const of = runs.filter((r) => r.id === id);
+    const counts = new Map<Outcome, number>();
+    for (const r of of) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
+    const text = [...counts].map(([o, n]) => (of.length > 1 ? `${n} ${mark[o]}` : mark[o])).join(' ');
+    parts.push(of.length > 1 ? `${id} ×${of.length} ${text}` : `${id} ${text}`);
+  }
+  return parts.join(', ');
+}
+
+export type Permission = 'pull_requests' | 'checks' | 'contents' | 'issues';
+export type Access = 'read' | 'write';
+
+/**
+ * What a run's GITHUB_TOKEN may do, as GitHub derives it from the workflow's `permissions:` (the
+ * top level, and any job's, together: act passes one token to every job). `read-all` / `write-all`
+ * grant every scope; a scope not named is `none`. Without any `permissions:`, GitHub's restricted
+ * default: contents read.
+ */
+export function permissionsOf(yaml: string): Partial<Record<Permission, Access>> {
+  const doc = parse(yaml) as { permissions?: unknown; jobs?: Record<string, { permissions?: unknown }> };
+  const blocks = [doc.permissions, ...Object.values(doc.jobs ?? {}).map((j) => j.permissions)].filter(
+    (b) => b !== undefined,
+  );
+  if (blocks.length === 0) return { contents: 'read' };
+  const scopes: Permission[] = ['pull_requests', 'checks', 'contents', 'issues'];
+  const out: Partial<Record<Permission, Access>> = {};
+  const grant = (p: Permission, a: unknown) => {
+    if (a === 'write' || (a === 'read' && out[p] !== 'write')) out[p] = a;
+  };
+  for (const b of blocks) {
+    if (b === 'read-all' || b === 'write-all') for (const p of scopes) grant(p, b.slice(0, -4));
+    else if (b && typeof b === 'object')
+      for (const [k, v] of Object.entries(b)) {
+        const p = k.replace('-', '_') as Permission;
+        if (scopes.includes(p)) grant(p, v);
+      }
+  }
+  return out;
+}

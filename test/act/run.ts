@@ -1,0 +1,85 @@
+// The workflow runs of `npm run workflows`: the README's workflows and .github/workflows/ under act
+// (test/act/bin/act, built by test/act/build.sh) on this machine, against two test clusters and the
+// GitHub emulator. One line per workflow run, with its jobs and outcome; a failed run's problems and
+// the end of its log follow it.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { startFakeGitHub, type GitHubAccess, type GitHubPermission } from '../../__tests__/helpers/github-server.ts';
+import { ACT, actionCopy, REPO, startCluster, type Cluster } from './act.ts';
+import { ownRuns } from './own-runs.ts';
+import { readmeRuns, type Checked } from './readme-runs.ts';
+import { jobSummary, permissionsOf } from './results.ts';
+
+/**
+ * Runs them all, or only `only` ('readme' or 'own'); each run's whole act log is written to
+ * `logs/NN.log` when `logs` is set (npm run workflows: reports/workflows/).
+ */
+export async function runWorkflows(
+  print: (line: string) => void,
+  opts: { only?: string; logs?: string } = {},
+): Promise<{ passed: number; failed: number }> {
+  if (!existsSync(ACT)) {
+    print(`workflows: ${relative(REPO, ACT)} is missing: run bash test/act/build.sh`);
+    return { passed: 0, failed: 1 };
+  }
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < 24) {
+    print(
+      `workflows: the runs need Node 24 first on PATH (the action is node24); this is Node ${process.versions.node}`,
+    );
+    return { passed: 0, failed: 1 };
+  }
+  const root = mkdtempSync(join(tmpdir(), 'kr-workflows-'));
+  const clusters: Cluster[] = [];
+  const tokens: Record<string, Partial<Record<GitHubPermission, GitHubAccess>>> = {};
+  const fake = await startFakeGitHub({ tokens });
+  let passed = 0;
+  let failed = 0;
+  if (opts.logs) {
+    rmSync(opts.logs, { recursive: true, force: true });
+    mkdirSync(opts.logs, { recursive: true });
+  }
+  const done = (c: Checked) => {
+    const ok = c.problems.length === 0;
+    const n = String(passed + failed + 1).padStart(2, '0');
+    if (opts.logs) writeFileSync(join(opts.logs, `${n}.log`), `${c.what}\n${c.run.log}`);
+    if (ok) passed++;
+    else failed++;
+    const secs = ` in ${c.run.seconds}s`;
+    print(`workflows: ${c.what}: ${jobSummary(c.run.jobs)}${secs}: ${ok ? 'passed' : 'FAILED'}`);
+    if (ok) return;
+    for (const p of c.problems) print(`  ${p}`);
+    const tail = c.run.log.split('\n').slice(-60);
+    print(`  act exited ${c.run.exitCode}; the last lines of its log:`);
+    for (const l of tail) print(`    ${l}`);
+  };
+  try {
+    clusters.push(await startCluster('one'), await startCluster('two'));
+    let runId = 1000;
+    let tokenN = 0;
+    const env = {
+      root,
+      fake,
+      clusters,
+      actionDir: actionCopy(root),
+      artifacts: join(root, 'artifacts'),
+      nextRunId: () => ++runId,
+      tokenFor: (workflow: string) => {
+        const token = `ghs_act${++tokenN}`;
+        tokens[token] = permissionsOf(workflow);
+        return token;
+      },
+    };
+    if (opts.only !== 'own') await readmeRuns(env, done);
+    if (opts.only !== 'readme') await ownRuns(env, done);
+  } catch (e) {
+    failed++;
+    print(`workflows: the runs stopped: ${(e as Error).stack ?? String(e)}`);
+  } finally {
+    await fake.close();
+    for (const c of clusters) await c.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+  return { passed, failed };
+}
