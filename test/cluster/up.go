@@ -105,7 +105,14 @@ func runUp(args []string) int {
 	}
 	c := &cluster{dir: abs, tier: *tier, self: self, exited: make(chan *component, 8)}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// A hangup stops the cluster, unless it was started to survive one (nohup): Go would stop
+	// ignoring SIGHUP once it is asked for, and a step of a workflow under act (on a pty) that starts
+	// `nohup testcluster up &` hangs up when it ends.
+	stopOn := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+	if !signal.Ignored(syscall.SIGHUP) {
+		stopOn = append(stopOn, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopOn...)
 	defer stop()
 	start := time.Now()
 	kubeconfig, err := c.start(ctx)
