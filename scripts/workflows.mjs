@@ -130,4 +130,10 @@ function actionlint() {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = await main();
+// Not a top-level await: test/act/readme-runs.ts imports this module's workflowBlocks, and a module
+// awaiting its own importer never finishes loading.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  void main().then((code) => {
+    process.exitCode = code;
+  });
+}

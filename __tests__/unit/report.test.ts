@@ -71,6 +71,23 @@ describe('renderLines', () => {
       'Failed on Kustomization flux-system/deploy (./deploy) after 0 created, 0 configured, 0 deleted, 0 unchanged in 1.2s: ConfigMap/x dry-run failed: boom',
     );
   });
+  it.each([
+    [
+      'skipped for its dependency',
+      'dependency',
+      "skipped: dependency 'flux-system/infra' failed in another job: bad",
+      "Skipped Kustomization flux-system/deploy (./deploy): dependency 'flux-system/infra' failed in another job: bad",
+    ],
+    [
+      'another stage, whatever its words',
+      'render',
+      'skipped: not really',
+      'Failed on Kustomization flux-system/deploy (./deploy) after 0 created, 0 configured, 0 deleted, 0 unchanged in 1.2s: skipped: not really',
+    ],
+  ] as const)('a Kustomization %s', (_, stage, error, line) => {
+    const failure = { stage, reason: 'DependencyNotReady', message: error };
+    expect(renderLines(report([], { ok: false, error, failure })).at(-1)).toBe(line);
+  });
 });
 
 describe('deletions in the totals', () => {

@@ -39,12 +39,17 @@ export function closingLines(report: Report): string[] {
   const what = subjectOf(report);
   // With several Kustomizations, those that failed and those skipped for them are counted apart.
   const counted = tally(report);
+  // A Kustomization skipped for its dependency (a fan-out job's, whose dependency failed in another
+  // job) did nothing: it says so, not "Failed on … after 0 created …: skipped: …".
+  const skippedForDependency = report.failure?.stage === 'dependency' && report.error?.startsWith('skipped: ') === true;
   lines.push(
     report.ok
       ? `${VERB[report.mode]} ${what}: ${totals}`
       : counted !== undefined
         ? `Failed: ${counted}${inClusters(report)}, after ${totals}: ${report.error ?? 'unknown error'}`
-        : `Failed on ${what} after ${totals}: ${report.error ?? 'unknown error'}`,
+        : skippedForDependency
+          ? `Skipped ${what}: ${report.error?.slice('skipped: '.length) ?? ''}`
+          : `Failed on ${what} after ${totals}: ${report.error ?? 'unknown error'}`,
   );
   return lines;
 }

@@ -108,6 +108,14 @@ export class Origin {
     return git(this.scratch, ['rev-parse', 'HEAD']);
   }
 
+  /** Merges `branch` into main with a merge commit, as GitHub's merge button does; returns its sha. */
+  merge(branch: string, message: string): string {
+    git(this.scratch, ['checkout', '-q', 'main']);
+    git(this.scratch, ['merge', '-q', '--no-ff', '-m', message, branch]);
+    git(this.scratch, ['push', '-q', 'origin', 'main:refs/heads/main']);
+    return git(this.scratch, ['rev-parse', 'HEAD']);
+  }
+
   /** A pull request's refs as GitHub makes them: refs/pull/N/head and the test merge refs/pull/N/merge. */
   pullRefs(n: number, headSha: string, baseSha: string): string {
     git(this.scratch, ['checkout', '-q', '--detach', baseSha]);
@@ -154,7 +162,7 @@ export interface ActRun {
 export interface ActOptions {
   /** The workflow as printed (the README's `<owner>/...@v1` included). */
   workflow: string;
-  event: 'push' | 'pull_request' | 'schedule' | 'workflow_dispatch';
+  event: 'push' | 'pull_request' | 'schedule' | 'workflow_dispatch' | 'workflow_run';
   payload: Record<string, unknown>;
   origin: Origin;
   /** The commit act runs at, and the branch for a push or a schedule. */

@@ -12,6 +12,7 @@ import { kubeFrom } from './kube.ts';
 import { fanout, fleet, trees } from './trees.ts';
 
 export interface Checked {
+  /** What ran: the workflow (where it is printed) and the event. */
   what: string;
   run: ActRun;
   problems: string[];
@@ -22,6 +23,7 @@ export interface Env {
   fake: FakeGitHub;
   /** Registers a token with the workflow's permissions, as GitHub makes GITHUB_TOKEN. */
   tokenFor(workflow: string): string;
+  /** The two test clusters, by their kubeconfig files. */
   clusters: { kubeconfig: string }[];
   actionDir: string;
   artifacts: string;
@@ -46,7 +48,7 @@ export function readmeWorkflows(): Record<'deploy' | 'preview' | 'drift' | 'fano
   };
 }
 
-const repoOf = (full: string) => {
+export const repoOf = (full: string) => {
   const [owner = '', name = ''] = full.split('/');
   return { full_name: full, name, owner: { login: owner }, default_branch: 'main' };
 };
@@ -60,12 +62,12 @@ const pushEvent = (full: string, before: string, after: string) => ({
   pusher: { name: 'dev' },
 });
 
-const prEvent = (full: string, n: number, head: string, base: string) => ({
+export const prEvent = (full: string, n: number, head: string, base: string, headRepo = full) => ({
   action: 'synchronize',
   number: n,
   pull_request: {
     number: n,
-    head: { sha: head, ref: `feature-${n}`, repo: { full_name: full } },
+    head: { sha: head, ref: `feature-${n}`, repo: { full_name: headRepo } },
     base: { sha: base, ref: 'main', repo: { full_name: full } },
     labels: [],
   },
@@ -73,7 +75,7 @@ const prEvent = (full: string, n: number, head: string, base: string) => ({
 });
 
 /** Problems of a run whose jobs should all have succeeded (`expect` job id → runs). */
-function jobsAre(run: ActRun, expect: Record<string, number>, outcome = 'success'): string[] {
+export function jobsAre(run: ActRun, expect: Record<string, number>, outcome = 'success'): string[] {
   const problems: string[] = [];
   for (const [id, n] of Object.entries(expect)) {
     const of = run.jobs.filter((j) => j.id === id);
@@ -88,7 +90,7 @@ function jobsAre(run: ActRun, expect: Record<string, number>, outcome = 'success
   return problems;
 }
 
-const check = (problems: string[], ok: boolean, what: string) => {
+export const check = (problems: string[], ok: boolean, what: string) => {
   if (!ok) problems.push(what);
 };
 
@@ -223,6 +225,54 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
     });
   }
 
+  // A merged pull request deletes the Service: the README's deploy refuses it until the pull
+  // request carries the label its destructive-approval-label names (read with its token).
+  {
+    fleetRepo.commit(
+      {
+        'apps/web/base/service.yaml': null,
+        'apps/web/base/kustomization.yaml': 'resources:\n  - deployment.yaml\n',
+      },
+      'web: no Service',
+      'feature-5',
+      c1,
+    );
+    const c2 = fleetRepo.merge('feature-5', 'Merge pull request #5 from kr-test/feature-5');
+    const pull = env.fake.addPull({
+      owner: 'kr-test',
+      repo: 'fleet',
+      number: 5,
+      head: { repo: 'kr-test/fleet', ref: 'feature-5', sha: c2 },
+      base: { ref: 'main', sha: c1 },
+      merged: { commitSha: c2 },
+    });
+    for (const labelled of [false, true]) {
+      if (labelled) pull.labels.push('destructive-ok');
+      const run = await runAct({
+        ...base,
+        workflow: wf.deploy.yaml,
+        event: 'push',
+        payload: pushEvent('kr-test/fleet', c1, c2),
+        origin: fleetRepo,
+        sha: c2,
+        branch: 'main',
+        runId: env.nextRunId(),
+        secrets: { GITHUB_TOKEN: env.tokenFor(wf.deploy.yaml), KUBECONFIG: kc1 },
+      });
+      const problems = jobsAre(run, { apply: 1 }, labelled ? 'success' : 'failure');
+      const svc = await kube1.get('/api/v1/namespaces/web/services/web');
+      check(problems, (svc === undefined) === labelled, `Service web/web ${svc ? 'is still there' : 'was deleted'}`);
+      const said = run.jobs[0]?.output.some((l) => l.includes('destructive-ok')) === true;
+      check(problems, labelled || said, 'the refusal does not name the label destructive-ok');
+      const what = labelled ? 'with the label: deleted' : 'without the label: refused';
+      done({
+        what: `${wf.deploy.at} (deploy) on push of a merged pull request deleting a Service, ${what}`,
+        run,
+        problems,
+      });
+    }
+  }
+
   // --- The fan-out: kr-test/fanout, clusters/east on the first cluster, clusters/west on the second.
   const fan = new Origin(env.root, 'kr-test/fanout');
   const secrets = (w: string) => ({ GITHUB_TOKEN: env.tokenFor(w), KUBECONFIG_east: kc1, KUBECONFIG_west: kc2 });
@@ -326,5 +376,65 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
       'the preview changed the cluster',
     );
     done({ what: `${wf.fanout.at} (fan-out) pull request preview (affected only)`, run, problems });
+  }
+  // A push that no build reads: the plan's count is 0, so reconcile and report are skipped.
+  // Then a push that breaks infra's build: its jobs fail, their dependents skip, the report fails.
+  const f3 = fan.commit({ 'README.md': '# fleet\n' }, 'readme');
+  const f4 = fan.commit(
+    { 'infra/settings.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [infra\n' },
+    'broken infra',
+  );
+  for (const p of [
+    { before: f2, after: f3, what: 'push 3 (nothing affected)', jobs: { plan: 1, reconcile: 0, report: 0 } },
+    { before: f3, after: f4, what: 'push 4 (infra broken)', jobs: { plan: 1, reconcile: 4, report: 1 } },
+  ]) {
+    const run = await runAct({
+      ...base,
+      workflow: wf.fanout.yaml,
+      event: 'push',
+      payload: pushEvent('kr-test/fanout', p.before, p.after),
+      origin: fan,
+      sha: p.after,
+      branch: 'main',
+      runId: env.nextRunId(),
+      secrets: secrets(wf.fanout.yaml),
+      vars,
+    });
+    const problems: string[] = [];
+    const outcomes = (id: string) => run.jobs.filter((j) => j.id === id).map((j) => j.outcome);
+    check(problems, outcomes('plan').join() === 'success', `plan: ${outcomes('plan').join()}`);
+    const checks = env.fake.checkRuns.filter((c) => c.head_sha === p.after);
+    if (p.after === f3) {
+      for (const id of ['reconcile', 'report'])
+        check(problems, outcomes(id).join() === 'skipped', `${id}: ${outcomes(id).join()}, expected skipped`);
+      check(problems, checks.length === 0, `${checks.length} check runs on a commit no Kustomization reads`);
+    } else {
+      const infra = run.jobs.filter(
+        (j) => j.id === 'reconcile' && String(j.matrix['kustomization']).endsWith('/infra'),
+      );
+      check(
+        problems,
+        infra.length === 2 && infra.every((j) => j.outcome === 'failure'),
+        `infra jobs: ${infra.map((j) => j.outcome).join(', ')}, expected two failures`,
+      );
+      const apps = run.jobs.filter((j) => j.id === 'reconcile' && String(j.matrix['kustomization']).endsWith('/apps'));
+      const skipped = apps.filter((j) => j.output.some((l) => l.startsWith('Skipped Kustomization')));
+      check(
+        problems,
+        apps.length === 2 && skipped.length === 2,
+        `apps jobs: ${apps.length}, ${skipped.length} saying they skip`,
+      );
+      check(
+        problems,
+        outcomes('report').join() === 'failure',
+        `report: ${outcomes('report').join()}, expected failure`,
+      );
+      check(
+        problems,
+        checks.length === 1 && checks[0]?.conclusion === 'failure',
+        `check runs: ${checks.map((c) => c.conclusion).join(', ') || 'none'}, expected one failure`,
+      );
+    }
+    done({ what: `${wf.fanout.at} (fan-out) ${p.what}`, run, problems });
   }
 }

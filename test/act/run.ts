@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startFakeGitHub, type GitHubAccess, type GitHubPermission } from '../../__tests__/helpers/github-server.ts';
 import { ACT, actionCopy, REPO, startCluster, type Cluster } from './act.ts';
+import { forkRuns } from './fork-runs.ts';
 import { ownRuns } from './own-runs.ts';
 import { readmeRuns, type Checked } from './readme-runs.ts';
 import { jobSummary, permissionsOf } from './results.ts';
@@ -71,7 +72,10 @@ export async function runWorkflows(
         return token;
       },
     };
-    if (opts.only !== 'own') await readmeRuns(env, done);
+    if (opts.only !== 'own') {
+      await readmeRuns(env, done);
+      await forkRuns(env, done);
+    }
     if (opts.only !== 'readme') await ownRuns(env, done);
   } catch (e) {
     failed++;

@@ -127,9 +127,9 @@ const bootstrap = (repo: string, cluster: string): Tree => ({
  * One cluster, `clusters/production/`: the README's deploy, preview and drift workflows. `platform`
  * makes the namespace and its settings; `web` (dependsOn platform) is an overlay of apps/web/base.
  */
-export function fleet(): Tree {
+export function fleet(repo = 'kr-test/fleet'): Tree {
   return {
-    ...bootstrap('kr-test/fleet', 'production'),
+    ...bootstrap(repo, 'production'),
     'clusters/production/platform.yaml': kustomization('platform', './platform'),
     'clusters/production/web.yaml': kustomization('web', './apps/web/production', { dependsOn: ['platform'] }),
     'platform/kustomization.yaml': 'resources:\n  - namespace.yaml\n  - settings.yaml\n',
