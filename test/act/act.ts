@@ -1,7 +1,7 @@
 // The edges of the workflow runs under act: the test clusters, the emulated origin repositories and
 // one `act` run of a workflow on this machine (steps on the host: -P ubuntu-latest=-self-hosted).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -178,6 +178,8 @@ export interface ActOptions {
   /** The copy of the action that `<owner>/kustomize-reconcile@v1` maps to. */
   actionDir: string;
   timeoutMs?: number;
+  /** The node binary first on PATH (default: the one running this). */
+  node?: string;
 }
 
 /** Runs a workflow under act and reads its JSON log. */
@@ -230,7 +232,13 @@ export async function runAct(o: ActOptions): Promise<ActRun> {
       }).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
     ];
     // The runner's Node first on PATH (the action is node24), then kustomize; git is the machine's.
-    const PATH = [dirname(process.execPath), join(REPO, 'test/cluster/bin'), process.env['PATH']].join(':');
+    let nodeDir = dirname(process.execPath);
+    if (o.node) {
+      nodeDir = join(work, 'node-bin');
+      mkdirSync(nodeDir);
+      symlinkSync(o.node, join(nodeDir, 'node'));
+    }
+    const PATH = [nodeDir, join(REPO, 'test/cluster/bin'), process.env['PATH']].join(':');
     const started = Date.now();
     const child = spawn(ACT, args, { cwd: dir, env: { ...process.env, PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
@@ -246,6 +254,16 @@ export async function runAct(o: ActOptions): Promise<ActRun> {
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** A node older than the action's node24 on this machine (the distribution's, say), if there is one. */
+export function olderNode(): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(':')) {
+    const node = join(dir, 'node');
+    const r = spawnSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' });
+    if (r.status === 0 && Number(r.stdout.split('.')[0]) < 24) return node;
+  }
+  return undefined;
 }
 
 /** A copy of the action as a tag of it holds what runs: action.yml, dist/ and package.json. */

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FakeGitHub } from '../../__tests__/helpers/github-server.ts';
 import { workflowBlocks } from '../../scripts/workflows.mjs';
-import { Origin, REPO, runAct, type ActRun } from './act.ts';
+import { olderNode, Origin, REPO, runAct, type ActRun } from './act.ts';
 import { kubeFrom } from './kube.ts';
 import { fanout, fleet, trees } from './trees.ts';
 
@@ -133,6 +133,27 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
       `check runs on the pushed commit: ${checks.map((c) => c.conclusion).join(', ') || 'none'}, expected one success`,
     );
     done({ what: `${wf.deploy.at} (deploy) on push`, run, problems });
+  }
+  // A runner whose Node is older than the action's node24 (a self-hosted one, say): one line says so.
+  const old = olderNode();
+  if (old) {
+    const run = await runAct({
+      ...base,
+      workflow: wf.deploy.yaml,
+      event: 'push',
+      payload: pushEvent('kr-test/fleet', ZERO, c1),
+      origin: fleetRepo,
+      sha: c1,
+      branch: 'main',
+      runId: env.nextRunId(),
+      secrets: { GITHUB_TOKEN: env.tokenFor(wf.deploy.yaml), KUBECONFIG: kc1 },
+      node: old,
+    });
+    const problems = jobsAre(run, { apply: 1 }, 'failure');
+    const said = run.log.includes('needs Node.js 24 or newer; this is Node.js');
+    check(problems, said, 'no line saying which Node the action needs and which it found');
+    check(problems, !run.log.includes('SyntaxError'), 'the action died on a SyntaxError');
+    done({ what: `${wf.deploy.at} (deploy) on push, on a runner whose node is ${old}`, run, problems });
   }
 
   for (const [round, change] of [

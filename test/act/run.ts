@@ -2,7 +2,7 @@
 // (test/act/bin/act, built by test/act/build.sh) on this machine, against two test clusters and the
 // GitHub emulator. One line per workflow run, with its jobs and outcome; a failed run's problems and
 // the end of its log follow it.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startFakeGitHub, type GitHubAccess, type GitHubPermission } from '../../__tests__/helpers/github-server.ts';
@@ -41,7 +41,11 @@ export async function runWorkflows(
     rmSync(opts.logs, { recursive: true, force: true });
     mkdirSync(opts.logs, { recursive: true });
   }
+  // The clusters' private keys: a workflow gets them as a secret (act masks those) or, in the fork
+  // route, from a file on the runner (nothing masks it); no run may print them.
+  const keys: string[] = [];
   const done = (c: Checked) => {
+    for (const k of keys) if (c.run.log.includes(k)) c.problems.push("the log has a cluster's private key in it");
     const ok = c.problems.length === 0;
     const n = String(passed + failed + 1).padStart(2, '0');
     if (opts.logs) writeFileSync(join(opts.logs, `${n}.log`), `${c.what}\n${c.run.log}`);
@@ -57,6 +61,10 @@ export async function runWorkflows(
   };
   try {
     clusters.push(await startCluster('one'), await startCluster('two'));
+    for (const c of clusters) {
+      const key = /client-key-data: (\S+)/.exec(readFileSync(c.kubeconfig, 'utf8'))?.[1];
+      if (key) keys.push(key, Buffer.from(key, 'base64').toString('utf8').split('\n')[1] ?? key);
+    }
     let runId = 1000;
     let tokenN = 0;
     const env = {
