@@ -75,7 +75,14 @@ describe('readActLog', () => {
 
   it.each<[string, JobRun[], string]>([
     ['one job each', readActLog(line({ jobID: 'apply', jobResult: 'success' }), ['apply']), 'apply ✓'],
-    ['a matrix, mixed', runs, 'plan ✓, reconcile ×3 1 ✗ 1 ✓ 1 cancelled, report skipped'],
+    ['a matrix, mixed', runs, 'plan ✓, reconcile ×3 (1 ✗, 1 ✓, 1 cancelled), report skipped'],
+    [
+      'a matrix, all alike',
+      readActLog([1, 2].map((n) => line({ jobID: 'reconcile', matrix: { n }, jobResult: 'success' })).join('\n'), [
+        'reconcile',
+      ]),
+      'reconcile ×2 ✓',
+    ],
   ])('jobSummary: %s', (_, r, text) => {
     expect(jobSummary(r)).toBe(text);
   });

@@ -126,7 +126,7 @@ export function readActLog(log: string, jobIds: string[]): JobRun[] {
   return out.sort((a, b) => jobIds.indexOf(a.id) - jobIds.indexOf(b.id));
 }
 
-/** `plan ✓, reconcile ×6 ✓, report ✓`: each job id once, with its runs and their outcomes. */
+/** `plan ✓, reconcile ×6 ✓, report ✓`: each job id once, with its runs and their outcomes (`×4 (2 ✗, 2 ✓)`). */
 export function jobSummary(runs: JobRun[]): string {
   const mark: Record<Outcome, string> = { success: '✓', failure: '✗', skipped: 'skipped', cancelled: 'cancelled' };
   const parts: string[] = [];
@@ -135,7 +135,8 @@ export function jobSummary(runs: JobRun[]): string {
     const of = runs.filter((r) => r.id === id);
     const counts = new Map<Outcome, number>();
     for (const r of of) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
-    const text = [...counts].map(([o, n]) => (of.length > 1 ? `${n} ${mark[o]}` : mark[o])).join(' ');
+    const text =
+      counts.size === 1 ? mark[of[0]!.outcome] : `(${[...counts].map(([o, n]) => `${n} ${mark[o]}`).join(', ')})`;
     parts.push(of.length > 1 ? `${id} ×${of.length} ${text}` : `${id} ${text}`);
   }
   return parts.join(', ');
