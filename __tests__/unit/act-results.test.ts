@@ -53,7 +53,9 @@ describe('readActLog', () => {
     line({ jobID: 'plan', matrix: {}, msg: '🏁  Job succeeded', jobResult: 'success' }),
     line({ jobID: 'reconcile', matrix: { id: 'a' }, step: 'x@v1', stage: 'Main', stepResult: 'failure', msg: '' }),
     line({ jobID: 'reconcile', matrix: { id: 'a' }, msg: '🏁  Job failed', jobResult: 'failure' }),
-    line({ jobID: 'reconcile', matrix: { id: 'b' }, msg: '🏁  Job succeeded', jobResult: 'success' }),
+    line({ jobID: 'reconcile', matrix: { id: 'b' }, step: 'x@v1', stage: 'Main', stepResult: 'success', msg: '' }),
+    // act logs the matrix's result so far: b's own steps succeeded.
+    line({ jobID: 'reconcile', matrix: { id: 'b' }, msg: '🏁  Job failed', jobResult: 'failure' }),
     line({ jobID: 'reconcile', matrix: { id: 'c' }, msg: 'started, never finished', raw_output: true }),
     '{"not json',
   ].join('\n');
@@ -68,6 +70,7 @@ describe('readActLog', () => {
     ['outcomes', (r) => r.map((j) => j.outcome), ['success', 'failure', 'success', 'cancelled', 'skipped']],
     ['a job’s output lines', (r) => r[0]?.output, ['hello']],
     ['a failed step', (r) => r[1]?.steps, [{ step: 'x@v1', stage: 'Main', result: 'failure' }]],
+    ['one job of a matrix: its steps’ outcome, not the matrix’s', (r) => r[2]?.outcome, 'success'],
     ['the matrix of a run', (r) => r[2]?.matrix, { id: 'b' }],
   ])('%s', (_, pick, want) => {
     expect(pick(runs)).toEqual(want);

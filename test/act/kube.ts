@@ -14,6 +14,8 @@ interface KubeConfigDoc {
 export interface Kube {
   get(path: string): Promise<Record<string, unknown> | undefined>;
   patch(path: string, body: unknown): Promise<void>;
+  /** POSTs `body` to the collection `path`; one that exists already is fine. */
+  create(path: string, body: unknown): Promise<void>;
 }
 
 export function kubeFrom(kubeconfigPath: string): Kube {
@@ -32,7 +34,13 @@ export function kubeFrom(kubeconfigPath: string): Kube {
     new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = https.request(
         new URL(path, cluster.server),
-        { method, agent, headers: body ? { 'content-type': 'application/merge-patch+json' } : {} },
+        {
+          method,
+          agent,
+          headers: body
+            ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' }
+            : {},
+        },
         (res) => {
           let text = '';
           res.setEncoding('utf8');
@@ -51,6 +59,10 @@ export function kubeFrom(kubeconfigPath: string): Kube {
       if (r.status === 404) return undefined;
       if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text.slice(0, 200)}`);
       return JSON.parse(r.text) as Record<string, unknown>;
+    },
+    async create(path, body) {
+      const r = await request('POST', path, body);
+      if (r.status !== 201 && r.status !== 409) throw new Error(`POST ${path}: ${r.status} ${r.text.slice(0, 200)}`);
     },
     async patch(path, body) {
       const r = await request('PATCH', path, body);

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import type { FakeGitHub } from '../../__tests__/helpers/github-server.ts';
 import { workflowBlocks } from '../../scripts/workflows.mjs';
 import { olderNode, Origin, REPO, runAct, type ActRun } from './act.ts';
-import { kubeFrom } from './kube.ts';
-import { fanout, fleet, trees } from './trees.ts';
+import { kubeFrom, type Kube } from './kube.ts';
+import { clusterVars, fanout, fleet, trees } from './trees.ts';
 
 export interface Checked {
   /** What ran: the workflow (where it is printed) and the event. */
@@ -21,6 +21,8 @@ export interface Checked {
 export interface Env {
   root: string;
   fake: FakeGitHub;
+  /** A value no run may print (a secret the runs put in a cluster). */
+  neverLogged(value: string): void;
   /** Registers a token with the workflow's permissions, as GitHub makes GITHUB_TOKEN. */
   tokenFor(workflow: string): string;
   /** The two test clusters, by their kubeconfig files. */
@@ -94,6 +96,13 @@ export const check = (problems: string[], ok: boolean, what: string) => {
   if (!ok) problems.push(what);
 };
 
+/** The cluster variables in flux-system, as a platform team keeps them beside Flux. */
+export async function clusterVarsIn(k: Kube): Promise<void> {
+  await k.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flux-system' } });
+  await k.create('/api/v1/namespaces/flux-system/configmaps', clusterVars.configMap);
+  await k.create('/api/v1/namespaces/flux-system/secrets', clusterVars.secret);
+}
+
 export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<void> {
   const wf = readmeWorkflows();
   const [one, two] = env.clusters;
@@ -105,6 +114,8 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
   const base = { githubApi: env.fake.url, artifacts: env.artifacts, actionDir: env.actionDir };
 
   // --- deploy, preview, drift: kr-test/fleet on the first cluster.
+  for (const k of [kube1, kube2]) await clusterVarsIn(k);
+  env.neverLogged(clusterVars.secret.stringData.api_token);
   const fleetRepo = new Origin(env.root, 'kr-test/fleet');
   const c1 = fleetRepo.commit(fleet(), 'platform and web');
   {
@@ -126,6 +137,11 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
       (web?.['spec'] as { replicas?: number } | undefined)?.replicas === 2,
       'deployment web/web: not applied with 2 replicas',
     );
+    const secret = await kube1.get('/api/v1/namespaces/web/secrets');
+    const token = JSON.stringify(secret).includes(
+      Buffer.from(clusterVars.secret.stringData.api_token).toString('base64'),
+    );
+    check(problems, token, 'no Secret in web has the substituted API_TOKEN (postBuild.substituteFrom)');
     const checks = env.fake.checkRuns.filter((c) => c.head_sha === c1);
     check(
       problems,

@@ -93,8 +93,8 @@ interface LogLine {
 }
 
 /**
- * The jobs act ran, from its `--json` log: one entry per job and matrix combination, with the
- * outcome act logged for it, its steps' results and its output. A job act started but logged no
+ * The jobs act ran, from its `--json` log: one entry per job and matrix combination, with its
+ * outcome (act's for a job, its steps' for one job of a matrix), its steps' results and its output. A job act started but logged no
  * result for is `cancelled`; the workflow's jobs act never started are `skipped` (`jobIds`).
  */
 export function readActLog(log: string, jobIds: string[]): JobRun[] {
@@ -120,6 +120,12 @@ export function readActLog(log: string, jobIds: string[]): JobRun[] {
     else if (l.raw_output && typeof l.msg === 'string') run.output.push(l.msg.replace(/\n$/, ''));
   }
   const out = [...runs.values()];
+  // act logs the result of the whole matrix so far (what needs.<id>.result says) for each of its
+  // jobs: one job's own outcome is its steps'.
+  for (const r of out) {
+    if (Object.keys(r.matrix).length === 0 || r.outcome === 'cancelled') continue;
+    r.outcome = r.steps.some((s) => s.result === 'failure') ? 'failure' : 'success';
+  }
   for (const id of jobIds) {
     if (!out.some((r) => r.id === id)) out.push({ id, matrix: {}, outcome: 'skipped', steps: [], output: [] });
   }

@@ -41,8 +41,9 @@ export async function runWorkflows(
     rmSync(opts.logs, { recursive: true, force: true });
     mkdirSync(opts.logs, { recursive: true });
   }
-  // The clusters' private keys: a workflow gets them as a secret (act masks those) or, in the fork
-  // route, from a file on the runner (nothing masks it); no run may print them.
+  // The clusters' private keys (a workflow gets them as a secret, which act masks, or in the fork
+  // route from a file on the runner, which nothing masks) and the Secret values the runs put in the
+  // clusters (the action reads them): no run may print them.
   const keys: string[] = [];
   const done = (c: Checked) => {
     // `::add-mask::VALUE` is how a step tells the runner what to hide; the runner shows no such line.
@@ -50,7 +51,8 @@ export async function runWorkflows(
       .split('\n')
       .filter((l) => !l.includes('"command":"add-mask"'))
       .join('\n');
-    for (const k of keys) if (shown.includes(k)) c.problems.push("the log has a cluster's private key in it");
+    for (const k of keys)
+      if (shown.includes(k)) c.problems.push('the log has a secret in it (a private key or a Secret value)');
     const ok = c.problems.length === 0;
     const n = String(passed + failed + 1).padStart(2, '0');
     if (opts.logs) writeFileSync(join(opts.logs, `${n}.log`), `${c.what}\n${c.run.log}`);
@@ -79,6 +81,9 @@ export async function runWorkflows(
       actionDir: actionCopy(root),
       artifacts: join(root, 'artifacts'),
       nextRunId: () => ++runId,
+      neverLogged: (value: string) => {
+        keys.push(value);
+      },
       tokenFor: (workflow: string) => {
         const token = `ghs_act${++tokenN}`;
         tokens[token] = permissionsOf(workflow);

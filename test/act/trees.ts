@@ -6,7 +6,7 @@ export type Tree = Record<string, string | null>;
 const kustomization = (
   name: string,
   path: string,
-  extra: { dependsOn?: string[]; postBuild?: Record<string, string>; wait?: boolean } = {},
+  extra: { dependsOn?: string[]; postBuild?: Record<string, string>; substituteFrom?: string[]; wait?: boolean } = {},
 ) =>
   [
     'apiVersion: kustomize.toolkit.fluxcd.io/v1',
@@ -24,8 +24,18 @@ const kustomization = (
     '    kind: GitRepository',
     '    name: flux-system',
     ...(extra.dependsOn ? ['  dependsOn:', ...extra.dependsOn.map((d) => `    - name: ${d}`)] : []),
+    ...(extra.postBuild || extra.substituteFrom ? ['  postBuild:'] : []),
     ...(extra.postBuild
-      ? ['  postBuild:', '    substitute:', ...Object.entries(extra.postBuild).map(([k, v]) => `      ${k}: "${v}"`)]
+      ? ['    substitute:', ...Object.entries(extra.postBuild).map(([k, v]) => `      ${k}: "${v}"`)]
+      : []),
+    ...(extra.substituteFrom
+      ? [
+          '    substituteFrom:',
+          ...extra.substituteFrom.map((r) => {
+            const [kind, n] = r.split('/');
+            return `      - kind: ${kind}\n        name: ${n}`;
+          }),
+        ]
       : []),
     '',
   ].join('\n');
@@ -125,27 +135,44 @@ const bootstrap = (repo: string, cluster: string): Tree => ({
 
 /**
  * One cluster, `clusters/production/`: the README's deploy, preview and drift workflows. `platform`
- * makes the namespace and its settings; `web` (dependsOn platform) is an overlay of apps/web/base.
+ * makes the namespace and its settings; `web` (dependsOn platform) is an overlay of apps/web/base
+ * whose variables come from the cluster (`clusterVars`).
  */
 export function fleet(repo = 'kr-test/fleet'): Tree {
   return {
     ...bootstrap(repo, 'production'),
     'clusters/production/platform.yaml': kustomization('platform', './platform'),
-    'clusters/production/web.yaml': kustomization('web', './apps/web/production', { dependsOn: ['platform'] }),
+    // Flux's cluster variables: a ConfigMap and a Secret the platform team keeps in flux-system.
+    'clusters/production/web.yaml': kustomization('web', './apps/web/production', {
+      dependsOn: ['platform'],
+      substituteFrom: ['ConfigMap/cluster-vars', 'Secret/cluster-secrets'],
+    }),
     'platform/kustomization.yaml': 'resources:\n  - namespace.yaml\n  - settings.yaml\n',
     'platform/namespace.yaml': namespace('web'),
     'platform/settings.yaml': configMap('platform-settings', 'web', { tier: 'production', owner: 'platform' }),
     'apps/web/base/kustomization.yaml': 'resources:\n  - deployment.yaml\n  - service.yaml\n',
     'apps/web/base/deployment.yaml': deployment('web'),
     'apps/web/base/service.yaml': service('web'),
+    'apps/web/production/secret.yaml': [
+      'apiVersion: v1',
+      'kind: Secret',
+      'metadata:',
+      '  name: web-api',
+      'stringData:',
+      '  API_TOKEN: "${api_token}"',
+      '',
+    ].join('\n'),
     'apps/web/production/kustomization.yaml': [
       'namespace: web',
       'resources:',
       '  - ../base',
+      // Not a secretGenerator: its data is base64 before postBuild substitutes, as in Flux.
+      '  - secret.yaml',
       'configMapGenerator:',
       '  - name: web-config',
       '    literals:',
       '      - GREETING=hello',
+      '      - REGION=${region}',
       'patches:',
       '  - target: {kind: Deployment, name: web}',
       '    patch: |',
@@ -159,15 +186,26 @@ export function fleet(repo = 'kr-test/fleet'): Tree {
 
 /**
  * Two clusters, `clusters/east/` and `clusters/west/`, three Kustomizations each: the README's fan-out
- * workflow. `apps` depends on `infra` and takes per-cluster variables (`vars`) in its postBuild;
- * `monitoring` stands alone.
+ * workflow. `apps` depends on `infra` and takes per-cluster variables (`vars`) and the cluster's
+ * Secret (`clusterVars`) in its postBuild; `monitoring` stands alone.
  */
 export function fanout(): Tree {
   const tree: Tree = {
     'infra/kustomization.yaml': 'resources:\n  - namespace.yaml\n  - settings.yaml\n',
     'infra/namespace.yaml': namespace('apps'),
     'infra/settings.yaml': configMap('infra-settings', 'apps', { managed: 'fan-out' }),
-    'apps/base/kustomization.yaml': 'namespace: apps\nresources:\n  - deployment.yaml\n  - config.yaml\n',
+    'apps/base/kustomization.yaml':
+      'namespace: apps\nresources:\n  - deployment.yaml\n  - config.yaml\n  - secret.yaml\n',
+    'apps/base/secret.yaml': [
+      'apiVersion: v1',
+      'kind: Secret',
+      'metadata:',
+      '  name: shop-api',
+      '  namespace: apps',
+      'stringData:',
+      '  token: "${api_token}"',
+      '',
+    ].join('\n'),
     'apps/base/deployment.yaml': deployment('shop'),
     'apps/base/config.yaml': configMap('shop-config', 'apps', { cluster: '${cluster_name}', team: '${team}' }),
     'monitoring/kustomization.yaml': 'resources:\n  - namespace.yaml\n  - alerts.yaml\n',
@@ -180,6 +218,7 @@ export function fanout(): Tree {
     tree[`clusters/${c}/apps.yaml`] = kustomization('apps', `./apps/${c}`, {
       dependsOn: ['infra'],
       postBuild: { team: 'shop' },
+      substituteFrom: ['Secret/cluster-secrets'],
     });
     tree[`clusters/${c}/monitoring.yaml`] = kustomization('monitoring', './monitoring');
     tree[`apps/${c}/kustomization.yaml`] = [
@@ -198,3 +237,14 @@ export function fanout(): Tree {
 }
 
 export const trees = { configMap, deployment, service, namespace };
+
+/** The cluster variables `web` substitutes from, as the platform team creates them in flux-system. */
+export const clusterVars = {
+  configMap: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cluster-vars' }, data: { region: 'eu-west-1' } },
+  secret: {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'cluster-secrets' },
+    stringData: { api_token: 'tok-5e1f0a9b7c3d2e8f' },
+  },
+};
