@@ -123,26 +123,8 @@ describe('checkout stand-in', () => {
     git(join(root, 'origin.git'), 'config', 'uploadpack.allowAnySHA1InWant', 'true');
     return { bare: join(root, 'origin.git'), head: git(work, 'rev-parse', 'HEAD') };
   };
-  const checkout = (o: { bare: string; head: string }, env: Record<string, string>) =>
-    run('checkout.sh', [], {
-      KR_ACT_ORIGIN: o.bare,
-      GITHUB_REPOSITORY: 'kr-test/fleet',
-      GITHUB_REF: 'refs/heads/main',
-      GITHUB_SHA: o.head,
-      IN_REPOSITORY: 'kr-test/fleet',
-      IN_REF: '',
-      IN_FETCH_DEPTH: '1',
-      IN_PATH: '',
-      ...env,
-    });
-
-  it.each([
-    ['one commit by default', '1', 1],
-    ['the whole history with fetch-depth: 0', '0', 3],
-  ])('%s', (_, depth, commits) => {
-    const o = origin();
-    const ws = mkdtempSync(join(tmpdir(), 'kr-ws-'));
-    const r = run(
+  const checkout = (o: { bare: string; head: string }, env: Record<string, string>, ws?: string) =>
+    run(
       'checkout.sh',
       [],
       {
@@ -152,11 +134,20 @@ describe('checkout stand-in', () => {
         GITHUB_SHA: o.head,
         IN_REPOSITORY: 'kr-test/fleet',
         IN_REF: '',
-        IN_FETCH_DEPTH: depth,
+        IN_FETCH_DEPTH: '1',
         IN_PATH: '',
+        ...env,
       },
       ws,
     );
+
+  it.each([
+    ['one commit by default', '1', 1],
+    ['the whole history with fetch-depth: 0', '0', 3],
+  ])('%s', (_, depth, commits) => {
+    const o = origin();
+    const ws = mkdtempSync(join(tmpdir(), 'kr-ws-'));
+    const r = checkout(o, { IN_FETCH_DEPTH: depth }, ws);
     expect(r.status, r.out).toBe(0);
     expect(git(ws, 'rev-parse', 'HEAD')).toBe(o.head);
     expect(git(ws, 'rev-list', '--count', 'HEAD')).toBe(String(commits));

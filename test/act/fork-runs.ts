@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { workflowBlocks } from '../../scripts/workflows.mjs';
 import { Origin, REPO, runAct } from './act.ts';
-import { check, jobsAre, prEvent, repoOf, type Checked, type Env } from './readme-runs.ts';
+import { check, jobsAre, pullRequest, repoOf, type Checked, type Env } from './readme-runs.ts';
 import { fleet, trees } from './trees.ts';
 
 export async function forkRuns(env: Env, done: (c: Checked) => void): Promise<void> {
@@ -28,23 +28,16 @@ export async function forkRuns(env: Env, done: (c: Checked) => void): Promise<vo
     'feature-9',
     b1,
   );
-  const merge = repo.pullRefs(9, head, b1);
-  env.fake.addPull({
-    owner: 'kr-test',
-    repo: 'shop',
-    number: 9,
-    head: { repo: 'forker/shop', ref: 'feature-9', sha: head, user: 'forker' },
-    base: { ref: 'main', sha: b1 },
-  });
+  const pr = pullRequest(env, repo, 9, head, b1, 'forker/shop');
   const runId = env.nextRunId();
   {
     const run = await runAct({
       ...base,
       workflow: preview.yaml,
       event: 'pull_request',
-      payload: prEvent('kr-test/shop', 9, head, b1, 'forker/shop'),
+      payload: pr.payload,
       origin: repo,
-      sha: merge,
+      sha: pr.merge,
       runId,
       // A fork's run: a read-only token whatever the workflow asks, and no secrets.
       secrets: { GITHUB_TOKEN: env.tokenFor('permissions:\n  contents: read\njobs: {}\n') },

@@ -76,6 +76,33 @@ export const prEvent = (full: string, n: number, head: string, base: string, hea
   repository: repoOf(full),
 });
 
+/**
+ * A pull request as GitHub keeps it: its refs in the origin (refs/pull/N/head and the test merge),
+ * the pull in the emulator (its head moved on by a later push), and the event a run of it gets.
+ */
+export function pullRequest(
+  env: Env,
+  origin: Origin,
+  n: number,
+  head: string,
+  base: string,
+  headRepo = origin.fullName,
+) {
+  const merge = origin.pullRefs(n, head, base);
+  const [owner = '', repo = ''] = origin.fullName.split('/');
+  const pull = env.fake.pulls.find((p) => p.owner === owner && p.repo === repo && p.number === n);
+  if (pull) pull.head.sha = head;
+  else
+    env.fake.addPull({
+      owner,
+      repo,
+      number: n,
+      head: { repo: headRepo, ref: `feature-${n}`, sha: head, user: headRepo.split('/')[0] ?? '' },
+      base: { ref: 'main', sha: base },
+    });
+  return { merge, payload: prEvent(origin.fullName, n, head, base, headRepo) };
+}
+
 /** Problems of a run whose jobs should all have succeeded (`expect` job id → runs). */
 export function jobsAre(run: ActRun, expect: Record<string, number>, outcome = 'success'): string[] {
   const problems: string[] = [];
@@ -188,24 +215,14 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
     ],
   ] as const) {
     const head = fleetRepo.commit(change, `pull request 7, push ${round}`, 'feature-7', round === 1 ? c1 : undefined);
-    const merge = fleetRepo.pullRefs(7, head, c1);
-    const pull = env.fake.pulls.find((p) => p.repo === 'fleet' && p.number === 7);
-    if (pull) pull.head.sha = head;
-    else
-      env.fake.addPull({
-        owner: 'kr-test',
-        repo: 'fleet',
-        number: 7,
-        head: { repo: 'kr-test/fleet', ref: 'feature-7', sha: head },
-        base: { ref: 'main', sha: c1 },
-      });
+    const pr = pullRequest(env, fleetRepo, 7, head, c1);
     const run = await runAct({
       ...base,
       workflow: wf.preview.yaml,
       event: 'pull_request',
-      payload: prEvent('kr-test/fleet', 7, head, c1),
+      payload: pr.payload,
       origin: fleetRepo,
-      sha: merge,
+      sha: pr.merge,
       runId: env.nextRunId(),
       secrets: { GITHUB_TOKEN: env.tokenFor(wf.preview.yaml), KUBECONFIG: kc1 },
     });
@@ -312,8 +329,10 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
 
   // --- The fan-out: kr-test/fanout, clusters/east on the first cluster, clusters/west on the second.
   const fan = new Origin(env.root, 'kr-test/fanout');
-  const secrets = (w: string) => ({ GITHUB_TOKEN: env.tokenFor(w), KUBECONFIG_east: kc1, KUBECONFIG_west: kc2 });
-  const vars = { VARS_east: 'cluster_name: east', VARS_west: 'cluster_name: west' };
+  // Named as GitHub stores them (upper case); the workflow's secrets[format('KUBECONFIG_{0}', 'east')]
+  // finds them because an expression's property names are not case-sensitive.
+  const secrets = (w: string) => ({ GITHUB_TOKEN: env.tokenFor(w), KUBECONFIG_EAST: kc1, KUBECONFIG_WEST: kc2 });
+  const vars = { VARS_EAST: 'cluster_name: east', VARS_WEST: 'cluster_name: west' };
   const f1 = fan.commit(fanout(), 'east and west');
   const f2 = fan.commit(
     {
@@ -378,21 +397,14 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
       'feature-8',
       f2,
     );
-    const merge = fan.pullRefs(8, head, f2);
-    env.fake.addPull({
-      owner: 'kr-test',
-      repo: 'fanout',
-      number: 8,
-      head: { repo: 'kr-test/fanout', ref: 'feature-8', sha: head },
-      base: { ref: 'main', sha: f2 },
-    });
+    const pr = pullRequest(env, fan, 8, head, f2);
     const run = await runAct({
       ...base,
       workflow: wf.fanout.yaml,
       event: 'pull_request',
-      payload: prEvent('kr-test/fanout', 8, head, f2),
+      payload: pr.payload,
       origin: fan,
-      sha: merge,
+      sha: pr.merge,
       runId: env.nextRunId(),
       secrets: secrets(wf.fanout.yaml),
       vars,
