@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReads } from '../../src/kustomize/reads.js';
 import { planRun } from '../../src/plan/run.js';
+import { planText } from '../../src/plan/render.js';
 import { settingsOf } from '../../src/options/settings.js';
 import { writeTree } from '../helpers/cluster.js';
 import { commitAll, initRepository } from '../helpers/git-repos.js';
@@ -224,7 +225,10 @@ describe('affected', () => {
         lines.push(l),
       );
       expect(unknown.affected).toHaveLength(4);
-      expect(lines.join('\n')).toMatch(/could not be read, so every Kustomization counts as affected/);
+      expect(unknown.allBecause).toMatch(/could not be read, so every Kustomization counts as affected/);
+      // Said once, by the plan's text, not also by the log.
+      expect(lines.join('\n')).not.toMatch(/counts as affected/);
+      expect(planText(unknown).match(/counts as affected/g)).toHaveLength(1);
     } finally {
       await rm(repo.root, { recursive: true, force: true });
     }

@@ -80,8 +80,8 @@ export async function planRun(
       throw new Error(`base ${change.base} is no commit (a push that created the branch)`);
     files = await changedFiles(settings.root, change);
   } catch (err) {
+    // Not logged: the plan's text (planText) says it, right under its count, once.
     const why = `the change could not be read, so every Kustomization counts as affected: ${firstLine(err)}`;
-    log(why);
     return { ...makePlan(byCluster), allBecause: why };
   }
   const inputs = new Map<KustomizationSpec, Inputs>();
