@@ -9,7 +9,8 @@ import type { FakeGitHub } from '../../__tests__/helpers/github-server.ts';
 import { workflowBlocks } from '../../scripts/workflows.mjs';
 import { olderNode, Origin, REPO, runAct, type ActRun } from './act.ts';
 import { kubeFrom, type Kube } from './kube.ts';
-import { clusterVars, fanout, fleet, trees } from './trees.ts';
+import { fanoutRuns } from './fanout-runs.ts';
+import { clusterVars, fleet, trees } from './trees.ts';
 
 export interface Checked {
   /** What ran: the workflow (where it is printed) and the event. */
@@ -32,7 +33,7 @@ export interface Env {
   nextRunId(): number;
 }
 
-const ZERO = '0000000000000000000000000000000000000000';
+export const ZERO = '0000000000000000000000000000000000000000';
 
 /** The README's workflow blocks, by what they do. */
 export function readmeWorkflows(): Record<'deploy' | 'preview' | 'drift' | 'fanout', { yaml: string; at: string }> {
@@ -55,7 +56,7 @@ export const repoOf = (full: string) => {
   return { full_name: full, name, owner: { login: owner }, default_branch: 'main' };
 };
 
-const pushEvent = (full: string, before: string, after: string) => ({
+export const pushEvent = (full: string, before: string, after: string) => ({
   ref: 'refs/heads/main',
   before,
   after,
@@ -137,7 +138,6 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
   const kube1 = kubeFrom(one.kubeconfig);
   const kube2 = kubeFrom(two.kubeconfig);
   const kc1 = readFileSync(one.kubeconfig, 'utf8');
-  const kc2 = readFileSync(two.kubeconfig, 'utf8');
   const base = { githubApi: env.fake.url, artifacts: env.artifacts, actionDir: env.actionDir };
 
   // --- deploy, preview, drift: kr-test/fleet on the first cluster.
@@ -327,163 +327,5 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
     }
   }
 
-  // --- The fan-out: kr-test/fanout, clusters/east on the first cluster, clusters/west on the second.
-  const fan = new Origin(env.root, 'kr-test/fanout');
-  // Named as GitHub stores them (upper case); the workflow's secrets[format('KUBECONFIG_{0}', 'east')]
-  // finds them because an expression's property names are not case-sensitive.
-  const secrets = (w: string) => ({ GITHUB_TOKEN: env.tokenFor(w), KUBECONFIG_EAST: kc1, KUBECONFIG_WEST: kc2 });
-  const vars = { VARS_EAST: 'cluster_name: east', VARS_WEST: 'cluster_name: west' };
-  const f1 = fan.commit(fanout(), 'east and west');
-  const f2 = fan.commit(
-    {
-      'apps/base/deployment.yaml': trees.deployment('shop').replace('6.7.0', '6.7.1'),
-      'clusters/west/monitoring.yaml': null,
-    },
-    'shop 6.7.1; monitoring leaves west',
-  );
-  const pushes = [
-    { before: ZERO, after: f1, what: 'push 1 (all)', jobs: 6 },
-    { before: f1, after: f2, what: 'push 2 (affected only, a Kustomization file deleted)', jobs: 3 },
-  ];
-  for (const p of pushes) {
-    const run = await runAct({
-      ...base,
-      workflow: wf.fanout.yaml,
-      event: 'push',
-      payload: pushEvent('kr-test/fanout', p.before, p.after),
-      origin: fan,
-      sha: p.after,
-      branch: 'main',
-      runId: env.nextRunId(),
-      secrets: secrets(wf.fanout.yaml),
-      vars,
-    });
-    const problems = jobsAre(run, { plan: 1, reconcile: p.jobs, report: 1 });
-    for (const [k, c] of [
-      [kube1, 'east'],
-      [kube2, 'west'],
-    ] as const) {
-      const cm = await k.get('/api/v1/namespaces/apps/configmaps/shop-config');
-      check(
-        problems,
-        (cm?.['data'] as Record<string, string> | undefined)?.['cluster'] === c,
-        `${c}: apps/shop-config does not say cluster: ${c} (vars)`,
-      );
-      const shop = await k.get('/apis/apps/v1/namespaces/apps/deployments/shop');
-      const image = JSON.stringify(shop?.['spec']);
-      const want = p.after === f1 ? '6.7.0' : '6.7.1';
-      check(problems, image.includes(want), `${c}: deployment apps/shop does not run ${want}`);
-    }
-    const checks = env.fake.checkRuns.filter((c) => c.head_sha === p.after);
-    check(
-      problems,
-      checks.length === 1 && checks[0]?.conclusion === 'success',
-      `check runs on the pushed commit: ${checks.map((c) => c.conclusion).join(', ') || 'none'}, expected the report job's one, success`,
-    );
-    if (p.after === f2) {
-      const report = run.jobs.find((j) => j.id === 'report')?.output.join('\n') ?? '';
-      check(
-        problems,
-        /monitoring/.test(report),
-        "the report job's output does not mention the removed Kustomization monitoring",
-      );
-    }
-    done({ what: `${wf.fanout.at} (fan-out) ${p.what}`, run, problems });
-  }
-  {
-    const head = fan.commit(
-      { 'infra/settings.yaml': trees.configMap('infra-settings', 'apps', { managed: 'fan-out', tier: 'gold' }) },
-      'infra tier',
-      'feature-8',
-      f2,
-    );
-    const pr = pullRequest(env, fan, 8, head, f2);
-    const run = await runAct({
-      ...base,
-      workflow: wf.fanout.yaml,
-      event: 'pull_request',
-      payload: pr.payload,
-      origin: fan,
-      sha: pr.merge,
-      runId: env.nextRunId(),
-      secrets: secrets(wf.fanout.yaml),
-      vars,
-    });
-    const problems = jobsAre(run, { plan: 1, reconcile: 4, report: 1 });
-    const comments = env.fake.comments.filter((c) => c.repo === 'fanout' && c.issue_number === 8);
-    check(
-      problems,
-      comments.length === 1,
-      `${comments.length} comments on pull request 8, expected the report job's one`,
-    );
-    for (const c of ['east', 'west'])
-      check(problems, comments[0]?.body.includes(c) === true, `the merged comment does not name cluster ${c}`);
-    const live = await kube2.get('/api/v1/namespaces/apps/configmaps/infra-settings');
-    check(
-      problems,
-      (live?.['data'] as Record<string, string> | undefined)?.['tier'] === undefined,
-      'the preview changed the cluster',
-    );
-    done({ what: `${wf.fanout.at} (fan-out) pull request preview (affected only)`, run, problems });
-  }
-  // A push that no build reads: the plan's count is 0, so reconcile and report are skipped.
-  // Then a push that breaks infra's build: its jobs fail, their dependents skip, the report fails.
-  const f3 = fan.commit({ 'README.md': '# fleet\n' }, 'readme');
-  const f4 = fan.commit(
-    { 'infra/settings.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [infra\n' },
-    'broken infra',
-  );
-  for (const p of [
-    { before: f2, after: f3, what: 'push 3 (nothing affected)', jobs: { plan: 1, reconcile: 0, report: 0 } },
-    { before: f3, after: f4, what: 'push 4 (infra broken)', jobs: { plan: 1, reconcile: 4, report: 1 } },
-  ]) {
-    const run = await runAct({
-      ...base,
-      workflow: wf.fanout.yaml,
-      event: 'push',
-      payload: pushEvent('kr-test/fanout', p.before, p.after),
-      origin: fan,
-      sha: p.after,
-      branch: 'main',
-      runId: env.nextRunId(),
-      secrets: secrets(wf.fanout.yaml),
-      vars,
-    });
-    const problems: string[] = [];
-    const outcomes = (id: string) => run.jobs.filter((j) => j.id === id).map((j) => j.outcome);
-    check(problems, outcomes('plan').join() === 'success', `plan: ${outcomes('plan').join()}`);
-    const checks = env.fake.checkRuns.filter((c) => c.head_sha === p.after);
-    if (p.after === f3) {
-      for (const id of ['reconcile', 'report'])
-        check(problems, outcomes(id).join() === 'skipped', `${id}: ${outcomes(id).join()}, expected skipped`);
-      check(problems, checks.length === 0, `${checks.length} check runs on a commit no Kustomization reads`);
-    } else {
-      const infra = run.jobs.filter(
-        (j) => j.id === 'reconcile' && String(j.matrix['kustomization']).endsWith('/infra'),
-      );
-      check(
-        problems,
-        infra.length === 2 && infra.every((j) => j.outcome === 'failure'),
-        `infra jobs: ${infra.map((j) => j.outcome).join(', ')}, expected two failures`,
-      );
-      const apps = run.jobs.filter((j) => j.id === 'reconcile' && String(j.matrix['kustomization']).endsWith('/apps'));
-      const skipped = apps.filter((j) => j.output.some((l) => l.startsWith('Skipped Kustomization')));
-      check(
-        problems,
-        apps.length === 2 && skipped.length === 2,
-        `apps jobs: ${apps.length}, ${skipped.length} saying they skip`,
-      );
-      check(
-        problems,
-        outcomes('report').join() === 'failure',
-        `report: ${outcomes('report').join()}, expected failure`,
-      );
-      check(
-        problems,
-        checks.length === 1 && checks[0]?.conclusion === 'failure',
-        `check runs: ${checks.map((c) => c.conclusion).join(', ') || 'none'}, expected one failure`,
-      );
-    }
-    done({ what: `${wf.fanout.at} (fan-out) ${p.what}`, run, problems });
-  }
+  await fanoutRuns(env, wf.fanout, done);
 }

@@ -1,5 +1,10 @@
 // The repositories the workflows run on under act: laid out as Flux repositories are (Kustomization
 // files under clusters/<name>/, a base and overlays), not as the project's fixtures are.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 export type Tree = Record<string, string | null>;
 
@@ -184,55 +189,92 @@ export function fleet(repo = 'kr-test/fleet'): Tree {
   };
 }
 
-/**
- * Two clusters, `clusters/east/` and `clusters/west/`, three Kustomizations each: the README's fan-out
- * workflow. `apps` depends on `infra` and takes per-cluster variables (`vars`) and the cluster's
- * Secret (`clusterVars`) in its postBuild; `monitoring` stands alone.
- */
-export function fanout(): Tree {
-  const tree: Tree = {
-    'infra/kustomization.yaml': 'resources:\n  - namespace.yaml\n  - settings.yaml\n',
-    'infra/namespace.yaml': namespace('apps'),
-    'infra/settings.yaml': configMap('infra-settings', 'apps', { managed: 'fan-out' }),
-    'apps/base/kustomization.yaml':
-      'namespace: apps\nresources:\n  - deployment.yaml\n  - config.yaml\n  - secret.yaml\n',
-    'apps/base/secret.yaml': [
-      'apiVersion: v1',
-      'kind: Secret',
-      'metadata:',
-      '  name: shop-api',
-      '  namespace: apps',
-      'stringData:',
-      '  token: "${api_token}"',
-      '',
-    ].join('\n'),
-    'apps/base/deployment.yaml': deployment('shop'),
-    'apps/base/config.yaml': configMap('shop-config', 'apps', { cluster: '${cluster_name}', team: '${team}' }),
-    'monitoring/kustomization.yaml': 'resources:\n  - namespace.yaml\n  - alerts.yaml\n',
-    'monitoring/namespace.yaml': namespace('monitoring'),
-    'monitoring/alerts.yaml': configMap('alerts', 'monitoring', { route: 'oncall' }),
+/** Every file of a directory under the repository, by its path below it. */
+function filesOf(dir: string): Tree {
+  const out: Tree = {};
+  const walk = (d: string) => {
+    for (const e of readdirSync(join(REPO, dir, d), { withFileTypes: true })) {
+      const rel = d ? `${d}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(rel);
+      else out[rel] = readFileSync(join(REPO, dir, rel), 'utf8');
+    }
   };
-  for (const c of ['east', 'west']) {
-    Object.assign(tree, bootstrap('kr-test/fanout', c));
-    tree[`clusters/${c}/infra.yaml`] = kustomization('infra', './infra');
+  walk('');
+  return out;
+}
+
+/**
+ * The layout of https://github.com/fluxcd/flux2-kustomize-helm-example, for the README's fan-out over
+ * two clusters, `clusters/staging/` and `clusters/production/`: each has `infrastructure.yaml` with
+ * two Kustomizations (infra-controllers, with wait, and infra-configs, which dependsOn it and patches
+ * what it builds), and `apps.yaml` (dependsOn infra-configs: the podinfo overlay of the cluster),
+ * as upstream has them. The trees are the parity corpus's copy (test/parity/corpus/kh-example: the
+ * HelmReleases replaced by Deployments, a CRD of its own standing in for cert-manager's, whose
+ * ClusterIssuer infra-configs applies in another job). Added: a `monitoring.yaml` standing alone,
+ * and in `apps`, per-cluster variables (`vars`) and the cluster's Secret (`clusterVars`).
+ */
+export function fanout(repo = 'kr-test/fanout'): Tree {
+  const tree: Tree = {};
+  for (const [f, text] of Object.entries(filesOf('test/parity/corpus/kh-example/tree'))) tree[f] = text;
+  tree['apps/base/podinfo/kustomization.yaml'] = tree['apps/base/podinfo/kustomization.yaml']!.replace(
+    '  - release.yaml',
+    '  - release.yaml\n  - settings.yaml',
+  );
+  tree['apps/base/podinfo/settings.yaml'] = [
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata:',
+    '  name: podinfo-settings',
+    'data:',
+    '  cluster: "${cluster_name}"',
+    '  team: "${team}"',
+    '---',
+    'apiVersion: v1',
+    'kind: Secret',
+    'metadata:',
+    '  name: podinfo-api',
+    'stringData:',
+    '  token: "${api_token}"',
+    '',
+  ].join('\n');
+  tree['monitoring/kustomization.yaml'] = 'resources:\n  - namespace.yaml\n  - alerts.yaml\n';
+  tree['monitoring/namespace.yaml'] = namespace('monitoring');
+  tree['monitoring/alerts.yaml'] = configMap('alerts', 'monitoring', { route: 'oncall' });
+  const infrastructure = (server: string) =>
+    [
+      kustomization('infra-controllers', './infrastructure/controllers'),
+      kustomization('infra-configs', './infrastructure/configs', { dependsOn: ['infra-controllers'], wait: false }) +
+        [
+          '  patches:',
+          '    - patch: |',
+          '        - op: replace',
+          '          path: /spec/acme/server',
+          `          value: ${server}`,
+          '      target:',
+          '        kind: ClusterIssuer',
+          '        name: kh-example-letsencrypt',
+          '',
+        ].join('\n'),
+    ].join('---\n');
+  for (const c of ['staging', 'production']) {
+    Object.assign(tree, bootstrap(repo, c));
+    tree[`clusters/${c}/infrastructure.yaml`] = infrastructure(
+      c === 'staging'
+        ? 'https://acme-staging-v02.api.letsencrypt.org/directory'
+        : 'https://acme-v02.api.letsencrypt.org/directory',
+    );
     tree[`clusters/${c}/apps.yaml`] = kustomization('apps', `./apps/${c}`, {
-      dependsOn: ['infra'],
-      postBuild: { team: 'shop' },
+      dependsOn: ['infra-configs'],
+      postBuild: { team: 'podinfo' },
       substituteFrom: ['Secret/cluster-secrets'],
     });
     tree[`clusters/${c}/monitoring.yaml`] = kustomization('monitoring', './monitoring');
-    tree[`apps/${c}/kustomization.yaml`] = [
-      'resources:',
-      '  - ../base',
-      'patches:',
-      '  - target: {kind: Deployment, name: shop}',
-      '    patch: |',
-      '      - op: replace',
-      '        path: /spec/replicas',
-      `        value: ${c === 'east' ? 2 : 1}`,
-      '',
-    ].join('\n');
   }
+  tree['apps/production/kustomization.yaml'] = tree['apps/staging/kustomization.yaml']!;
+  tree['apps/production/podinfo-values.yaml'] = tree['apps/staging/podinfo-values.yaml']!.replace(
+    'value: staging',
+    'value: production',
+  );
   return tree;
 }
 
