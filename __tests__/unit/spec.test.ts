@@ -618,6 +618,13 @@ describe('parseKustomizations: invalid fields', () => {
     ]);
   });
 
+  it('names a document whose name has a line break as one quoted name, on one line', () => {
+    const text = yamlOf(kustomization({}, { name: 'x\n::stop-commands::k7f3', namespace: 'team-a' }));
+    expect(problemsOf(() => parseKustomizations(text, FILE))).toEqual([
+      `${FILE}, document 1, Kustomization team-a/"x\\n::stop-commands::k7f3": metadata.name: must not contain a line break (U+000A, at character 2)`,
+    ]);
+  });
+
   it('refuses a missing spec and unknown top-level fields', () => {
     const text = stringify({
       apiVersion: 'kustomize.toolkit.fluxcd.io/v1',

@@ -194,6 +194,14 @@ export function controlCharacterProblem(text: string, multiline = false): string
 }
 
 /**
+ * A text from a tree as a message shows it: as it is, or quoted with its control characters escaped
+ * (`"x\n::y"`) when it has any, so that a refused name reads as one name on one line.
+ */
+export function shownText(text: string): string {
+  return CONTROL.test(text) ? JSON.stringify(text) : text;
+}
+
+/**
  * Reads a string. An empty optional string means "not set", as Go's omitempty does, unless the CRD
  * gives a minimum length; an empty required string is an error.
  */

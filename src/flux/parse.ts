@@ -19,6 +19,7 @@ import {
   readList,
   readMapping,
   readString,
+  shownText,
   withoutUndefined,
   type Mapping,
   type SpecLocation,
@@ -211,7 +212,7 @@ function displayName(metadata: unknown): string {
   const namespace = isMapping(metadata) ? metadata.namespace : undefined;
   const shownName = typeof name === 'string' && name !== '' ? name : '<no name>';
   const shownNamespace = typeof namespace === 'string' && namespace !== '' ? namespace : DEFAULT_NAMESPACE;
-  return `Kustomization ${shownNamespace}/${shownName}`;
+  return `Kustomization ${shownText(shownNamespace)}/${shownText(shownName)}`;
 }
 
 /** The identity a parent's build gives a Kustomization object, in place of the one its file states. */
