@@ -1,7 +1,14 @@
 // The pure parts of npm run workflows' runs under act: which actions map to what, how act's JSON
 // log becomes jobs and outcomes, and the token a workflow's permissions give.
 import { describe, expect, it } from 'vitest';
-import { jobSummary, mapWorkflow, permissionsOf, readActLog, type JobRun } from '../../test/act/results.ts';
+import {
+  injectedCommands,
+  jobSummary,
+  mapWorkflow,
+  permissionsOf,
+  readActLog,
+  type JobRun,
+} from '../../test/act/results.ts';
 
 const wf = (steps: string, extra = '') =>
   `name: w\non: push\n${extra}jobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n${steps}`;
@@ -112,5 +119,23 @@ describe('permissionsOf', () => {
   it('a job’s write wins over the top level’s read', () => {
     const text = `name: w\non: push\npermissions:\n  checks: read\njobs:\n  a:\n    runs-on: x\n    permissions:\n      checks: write\n    steps: [{run: "true"}]\n`;
     expect(permissionsOf(text)).toEqual({ checks: 'write' });
+  });
+});
+
+describe('injectedCommands', () => {
+  const cmd = (command: string, arg: string, extra: Record<string, unknown> = {}) =>
+    line({ jobID: 'preview', command, arg, raw: `::${command}::${arg}`, ...extra });
+  it.each<[string, string, number]>([
+    ['a path the tree added', cmd('add-path', '/tmp/kr-pwned'), 1],
+    ['an environment variable', cmd('set-env', 'x', { name: 'KR_PWNED', arg: 'kr-pwned' }), 1],
+    ['stop-commands with the tree’s token', cmd('stop-commands', 'kr-pwned-token'), 1],
+    ['a warning that is the tree’s line', cmd('warning', 'kr-pwned annotation'), 1],
+    ['the action’s own error quoting the text', cmd('error', 'build failed: x\n::add-path::/tmp/kr-pwned'), 0],
+    ['a mask of the action’s own', cmd('add-mask', 'secret'), 0],
+    ['an output the tree names', cmd('set-output', '1', { name: 'kr-pwned' }), 1],
+    ['the action’s own output holding the text', cmd('set-output', '{"error":"kr-pwned"}', { name: 'report' }), 0],
+    ['plain output', line({ jobID: 'preview', msg: 'kr-pwned', raw_output: true }), 0],
+  ])('%s', (_, log, n) => {
+    expect(injectedCommands(log, 'kr-pwned')).toHaveLength(n);
   });
 });

@@ -178,3 +178,45 @@ export function permissionsOf(yaml: string): Partial<Record<Permission, Access>>
   }
   return out;
 }
+
+/** Workflow commands that change the job: a tree's text must never issue one. */
+const STATEFUL = [
+  'add-path',
+  'set-env',
+  'stop-commands',
+  'add-mask',
+  'set-output',
+  'save-state',
+  'echo',
+  'add-matcher',
+];
+const ANNOTATIONS = ['error', 'warning', 'notice', 'debug', 'group'];
+
+/**
+ * The workflow commands act ran whose text came from a tree, found by `marker` (which only the
+ * tree's hostile text holds): any job-changing command that carries it (an output or a state only by
+ * its name), and any annotation or group that starts with it (the action's own annotations may quote
+ * it after their own words).
+ */
+export function injectedCommands(log: string, marker: string): string[] {
+  const out: string[] = [];
+  for (const line of log.split('\n')) {
+    if (!line.startsWith('{') || !line.includes(marker)) continue;
+    let l: { command?: string; arg?: string; raw?: string; name?: string };
+    try {
+      l = JSON.parse(line) as typeof l;
+    } catch {
+      continue;
+    }
+    const c = l.command;
+    if (c === undefined) continue;
+    // An output or a state the action sets may hold the tree's text as its value (the report, as
+    // JSON); one the tree names is the tree's.
+    const text =
+      c === 'set-output' || c === 'save-state' ? (l.name ?? '') : `${l.name ?? ''} ${l.arg ?? ''} ${l.raw ?? ''}`;
+    if (STATEFUL.includes(c) && text.includes(marker)) out.push(`${c}: ${(l.arg ?? '').slice(0, 120)}`);
+    else if (ANNOTATIONS.includes(c) && (l.arg ?? '').trimStart().startsWith(marker))
+      out.push(`${c}: ${(l.arg ?? '').slice(0, 120)}`);
+  }
+  return out;
+}

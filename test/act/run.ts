@@ -8,8 +8,9 @@ import { join, relative } from 'node:path';
 import { startFakeGitHub, type GitHubAccess, type GitHubPermission } from '../../__tests__/helpers/github-server.ts';
 import { ACT, actionCopy, REPO, startCluster, type Cluster } from './act.ts';
 import { forkRuns } from './fork-runs.ts';
+import { hostileRuns } from './hostile-runs.ts';
 import { ownRuns } from './own-runs.ts';
-import { readmeRuns, type Checked } from './readme-runs.ts';
+import { readmeRuns, readmeWorkflows, type Checked } from './readme-runs.ts';
 import { jobSummary, permissionsOf } from './results.ts';
 
 /**
@@ -93,6 +94,7 @@ export async function runWorkflows(
     if (opts.only !== 'own') {
       await readmeRuns(env, done);
       await forkRuns(env, done);
+      await hostileRuns(env, readmeWorkflows().preview, done);
     }
     if (opts.only !== 'readme') await ownRuns(env, done);
   } catch (e) {
