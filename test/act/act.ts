@@ -118,6 +118,8 @@ export class Origin {
 
   /** A pull request's refs as GitHub makes them: refs/pull/N/head and the test merge refs/pull/N/merge. */
   pullRefs(n: number, headSha: string, baseSha: string): string {
+    // The commits may have been pushed from elsewhere (pushFrom).
+    git(this.scratch, ['fetch', '-q', 'origin', '+refs/heads/*:refs/remotes/origin/*']);
     git(this.scratch, ['checkout', '-q', '--detach', baseSha]);
     git(this.scratch, ['merge', '-q', '--no-ff', '-m', `Merge ${headSha} into ${baseSha}`, headSha]);
     const merge = git(this.scratch, ['rev-parse', 'HEAD']);
@@ -129,7 +131,8 @@ export class Origin {
       `${headSha}:refs/pull/${n}/head`,
       `${merge}:refs/pull/${n}/merge`,
     ]);
-    git(this.scratch, ['checkout', '-q', 'main']);
+    if (spawnSync('git', ['rev-parse', '--verify', '-q', 'main'], { cwd: this.scratch }).status === 0)
+      git(this.scratch, ['checkout', '-q', 'main']);
     return merge;
   }
 
