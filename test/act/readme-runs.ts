@@ -145,18 +145,22 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
   env.neverLogged(clusterVars.secret.stringData.api_token);
   const fleetRepo = new Origin(env.root, 'kr-test/fleet');
   const c1 = fleetRepo.commit(fleet(), 'platform and web');
-  {
-    const run = await runAct({
+  /** The README's deploy workflow on a push from `before` to `after`, with `node` first on PATH. */
+  const deploy = (before: string, after: string, node?: string) =>
+    runAct({
       ...base,
       workflow: wf.deploy.yaml,
       event: 'push',
-      payload: pushEvent('kr-test/fleet', ZERO, c1),
+      payload: pushEvent('kr-test/fleet', before, after),
       origin: fleetRepo,
-      sha: c1,
+      sha: after,
       branch: 'main',
       runId: env.nextRunId(),
       secrets: { GITHUB_TOKEN: env.tokenFor(wf.deploy.yaml), KUBECONFIG: kc1 },
+      ...(node ? { node } : {}),
     });
+  {
+    const run = await deploy(ZERO, c1);
     const problems = jobsAre(run, { apply: 1 });
     const web = await kube1.get('/apis/apps/v1/namespaces/web/deployments/web');
     check(
@@ -180,18 +184,7 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
   // A runner whose Node is older than the action's node24 (a self-hosted one, say): one line says so.
   const old = olderNode();
   if (old) {
-    const run = await runAct({
-      ...base,
-      workflow: wf.deploy.yaml,
-      event: 'push',
-      payload: pushEvent('kr-test/fleet', ZERO, c1),
-      origin: fleetRepo,
-      sha: c1,
-      branch: 'main',
-      runId: env.nextRunId(),
-      secrets: { GITHUB_TOKEN: env.tokenFor(wf.deploy.yaml), KUBECONFIG: kc1 },
-      node: old,
-    });
+    const run = await deploy(ZERO, c1, old);
     const problems = jobsAre(run, { apply: 1 }, 'failure');
     const said = run.log.includes('needs Node.js 24 or newer; this is Node.js');
     check(problems, said, 'no line saying which Node the action needs and which it found');
@@ -302,17 +295,7 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
     });
     for (const labelled of [false, true]) {
       if (labelled) pull.labels.push('destructive-ok');
-      const run = await runAct({
-        ...base,
-        workflow: wf.deploy.yaml,
-        event: 'push',
-        payload: pushEvent('kr-test/fleet', c1, c2),
-        origin: fleetRepo,
-        sha: c2,
-        branch: 'main',
-        runId: env.nextRunId(),
-        secrets: { GITHUB_TOKEN: env.tokenFor(wf.deploy.yaml), KUBECONFIG: kc1 },
-      });
+      const run = await deploy(c1, c2);
       const problems = jobsAre(run, { apply: 1 }, labelled ? 'success' : 'failure');
       const svc = await kube1.get('/api/v1/namespaces/web/services/web');
       check(problems, (svc === undefined) === labelled, `Service web/web ${svc ? 'is still there' : 'was deleted'}`);
