@@ -34,6 +34,8 @@ export interface Env {
 }
 
 export const ZERO = '0000000000000000000000000000000000000000';
+/** A Secret value a pull request adds: shown as changed, never as itself. */
+const PR_SECRET = 'pr-4b1d7c0e-literal';
 
 /** The README's workflow blocks, by what they do. */
 export function readmeWorkflows(): Record<'deploy' | 'preview' | 'drift' | 'fanout', { yaml: string; at: string }> {
@@ -143,6 +145,7 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
   // --- deploy, preview, drift: kr-test/fleet on the first cluster.
   for (const k of [kube1, kube2]) await clusterVarsIn(k);
   env.neverLogged(clusterVars.secret.stringData.api_token);
+  env.neverLogged(PR_SECRET);
   const fleetRepo = new Origin(env.root, 'kr-test/fleet');
   const c1 = fleetRepo.commit(fleet(), 'platform and web');
   /** The README's deploy workflow on a push from `before` to `after`, with `node` first on PATH. */
@@ -204,6 +207,9 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
           'GREETING=hello',
           'GREETING=bonjour',
         ),
+        // A Secret the preview shows changed: its data (the cluster's substituted token beside it
+        // too) never as values.
+        'apps/web/production/secret.yaml': `${fleet()['apps/web/production/secret.yaml']!}  EXTRA: "${PR_SECRET}"\n`,
       },
     ],
   ] as const) {
@@ -226,7 +232,7 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
       comments.length === 1,
       `${comments.length} comments on pull request 7, expected one sticky comment`,
     );
-    const names = round === 1 ? 'platform-settings' : 'web-config';
+    const names = round === 1 ? 'platform-settings' : 'web-api';
     check(problems, comments[0]?.body.includes(names) === true, `the comment does not name ${names}`);
     const checks = env.fake.checkRuns.filter((c) => c.head_sha === head);
     check(

@@ -54,6 +54,13 @@ export async function runWorkflows(
       .join('\n');
     for (const k of keys)
       if (shown.includes(k)) c.problems.push('the log has a secret in it (a private key or a Secret value)');
+    // Nor may what the runs posted: a Secret's data is shown as changed or unchanged, never as values.
+    const posted = JSON.stringify([
+      fake.comments.map((m) => m.body),
+      fake.checkRuns.map((r) => [r.output, r.annotations]),
+    ]);
+    for (const k of keys)
+      if (posted.includes(k)) c.problems.push('a comment or check run posted so far has a secret in it');
     const ok = c.problems.length === 0;
     const n = String(passed + failed + 1).padStart(2, '0');
     if (opts.logs) writeFileSync(join(opts.logs, `${n}.log`), `${c.what}\n${c.run.log}`);
