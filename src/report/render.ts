@@ -9,7 +9,7 @@ import { sourceText } from './source.js';
 import { byCluster, clusterNames, clusterNameOf, clusterShare, inClusters } from './clusters.js';
 import { fence } from './text.js';
 import { htmlText, mdCode, mdText } from '../util/markdown.js';
-import { actionWord, namedInError, resultCell, tally, wordsFor, type Words } from './words.js';
+import { actionWord, namedInError, resultCell, tally, wasSkipped, wordsFor, type Words } from './words.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 
@@ -39,16 +39,15 @@ export function closingLines(report: Report): string[] {
   const what = subjectOf(report);
   // With several Kustomizations, those that failed and those skipped for them are counted apart.
   const counted = tally(report);
-  // A Kustomization skipped for its dependency (a fan-out job's, whose dependency failed in another
-  // job) did nothing: it says so, not "Failed on … after 0 created …: skipped: …".
-  const skippedForDependency = report.failure?.stage === 'dependency' && report.error?.startsWith('skipped: ') === true;
+  // A Kustomization skipped (a fan-out job's, whose dependency failed in another job) did nothing:
+  // it says so, not "Failed on … after 0 created …: skipped: …".
   lines.push(
     report.ok
       ? `${VERB[report.mode]} ${what}: ${totals}`
       : counted !== undefined
         ? `Failed: ${counted}${inClusters(report)}, after ${totals}: ${report.error ?? 'unknown error'}`
-        : skippedForDependency
-          ? `Skipped ${what}: ${report.error?.slice('skipped: '.length) ?? ''}`
+        : wasSkipped(report)
+          ? `Skipped ${what}: ${(report.error ?? 'skipped').replace(/^skipped: /, '')}`
           : `Failed on ${what} after ${totals}: ${report.error ?? 'unknown error'}`,
   );
   return lines;
