@@ -13,14 +13,7 @@ import { prEvent, repoEnv, startFakeGitHub, type FakeGitHub } from '../helpers/g
 import { attackCase } from '../helpers/hostile.js';
 import { freeServiceIPs } from '../helpers/immutable-cases.js';
 import { configMap, kustomizationYaml } from '../helpers/manifests.js';
-
-const LABEL = 'destructive-ok';
-const service = (ns: string, ip: string, annotations = '') =>
-  `apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ${ns}${annotations}}\n` +
-  `spec: {clusterIP: ${ip}, selector: {app: web}, ports: [{port: 80}]}\n`;
-const pvc = (ns: string) =>
-  `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ${ns}}\n` +
-  'spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n';
+import { gateInputs, LABEL, pvc, service } from '../helpers/destructive-gate.js';
 
 describe('destructive changes that approve themselves (bundled action)', () => {
   let client: ClusterClient;
@@ -38,16 +31,7 @@ describe('destructive changes that approve themselves (bundled action)', () => {
     await fake.close();
   });
 
-  const inputs = (force = false) => ({
-    kubeconfig,
-    kustomizations: 'ks.yaml',
-    mode: 'apply',
-    'github-token': 'tok-rw',
-    'destructive-approval-label': LABEL,
-    comment: 'false',
-    'check-run': 'false',
-    ...(force ? { force: 'true' } : {}),
-  });
+  const inputs = () => gateInputs(kubeconfig);
   const uid = async (path: string) =>
     client.request<{ metadata: { uid: string; deletionTimestamp?: string } }>('GET', path).then(
       (o) => (o.metadata.deletionTimestamp ? 'terminating' : o.metadata.uid),

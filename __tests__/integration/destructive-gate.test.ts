@@ -17,29 +17,10 @@ import { prEvent, repoEnv, startFakeGitHub, type FakeGitHub } from '../helpers/g
 import { freeServiceIPs } from '../helpers/immutable-cases.js';
 import { configMap, kustomizationYaml } from '../helpers/manifests.js';
 import { reconcile, testSettings } from '../helpers/reconcile.js';
+import { gateInputs, LABEL, pvc, service } from '../helpers/destructive-gate.js';
 
-const LABEL = 'destructive-ok';
-const pvc = (ns: string, name: string) => `apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: ${name}, namespace: ${ns}}
-spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
-`;
 const cm = configMap;
-/** The action's inputs for an apply of ks.yaml with the gate on, reporting nothing to GitHub. */
-const inputs = () => ({
-  kubeconfig: kubeconfigPath(),
-  kustomizations: 'ks.yaml',
-  mode: 'apply',
-  'github-token': 'tok-rw',
-  'destructive-approval-label': LABEL,
-  comment: 'false',
-  'check-run': 'false',
-});
-const service = (ns: string, ip: string, annotations = '') => `apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: ${ns}${annotations}}
-spec: {clusterIP: ${ip}, selector: {app: web}, ports: [{port: 80}]}
-`;
+const inputs = () => gateInputs(kubeconfigPath());
 
 describe('destructive changes need a reviewer’s yes', () => {
   let client: ClusterClient;
