@@ -18,9 +18,7 @@ import { Lock } from './lock.js';
 import { entriesAfter, mergeConcurrent, type RunOutcome } from './plan.js';
 import { pendingAfter, unrecorded } from './lease.js';
 import { InventoryStore } from './store.js';
-import { findPredecessor, legacyAdoption, legacyStore } from './predecessor.js';
-
-export { legacyStore };
+import { findPredecessor, legacyAdoption } from './predecessor.js';
 import { fluxConflict, fluxConflictNote, fluxImport, neverReconciled } from './flux.js';
 import { readFluxKustomization, type FluxLookup } from './flux-object.js';
 import { setIdentity } from './removal.js';
