@@ -85,14 +85,16 @@ export class Origin {
     git(this.scratch, ['remote', 'add', 'origin', this.bare]);
   }
 
+  /** Whether the scratch clone has `ref`. */
+  private has(ref: string): boolean {
+    return spawnSync('git', ['rev-parse', '--verify', '-q', ref], { cwd: this.scratch }).status === 0;
+  }
+
   /** Commits the tree's changes (null deletes a file) on `branch` (made from `from`), pushes, returns the sha. */
   commit(changes: Tree, message: string, branch = 'main', from?: string): string {
-    const ok = (ref: string) =>
-      spawnSync('git', ['rev-parse', '--verify', '-q', ref], { cwd: this.scratch }).status === 0;
-    const has = ok(branch);
-    if (!ok('HEAD')) git(this.scratch, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
+    if (!this.has('HEAD')) git(this.scratch, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
     else if (from) git(this.scratch, ['checkout', '-q', '-B', branch, from]);
-    else if (has) git(this.scratch, ['checkout', '-q', branch]);
+    else if (this.has(branch)) git(this.scratch, ['checkout', '-q', branch]);
     else git(this.scratch, ['checkout', '-q', '-B', branch]);
     for (const [file, text] of Object.entries(changes)) {
       const p = join(this.scratch, file);
@@ -131,8 +133,7 @@ export class Origin {
       `${headSha}:refs/pull/${n}/head`,
       `${merge}:refs/pull/${n}/merge`,
     ]);
-    if (spawnSync('git', ['rev-parse', '--verify', '-q', 'main'], { cwd: this.scratch }).status === 0)
-      git(this.scratch, ['checkout', '-q', 'main']);
+    if (this.has('main')) git(this.scratch, ['checkout', '-q', 'main']);
     return merge;
   }
 
@@ -184,6 +185,9 @@ export interface ActOptions {
   /** The node binary first on PATH (default: the one running this). */
   node?: string;
 }
+
+/** What a run names itself; the rest of ActOptions is the whole set of runs' (run.ts, Env.act). */
+export type RunOptions = Omit<ActOptions, 'githubApi' | 'artifacts' | 'actionDir'>;
 
 /** Runs a workflow under act and reads its JSON log. */
 export async function runAct(o: ActOptions): Promise<ActRun> {

@@ -3,7 +3,7 @@
 // push touched with a Kustomization file deleted, a pull request's preview, a push no build reads,
 // and a push that breaks the first Kustomization of the dependsOn chain.
 import { readFileSync } from 'node:fs';
-import { Origin, runAct } from './act.ts';
+import { Origin } from './act.ts';
 import { kubeFrom, type Kube } from './kube.ts';
 import { check, jobsAre, pullRequest, pushEvent, ZERO, type Checked, type Env } from './readme-runs.ts';
 import { fanout } from './trees.ts';
@@ -51,7 +51,6 @@ export async function fanoutRuns(
     [kubeFrom(one.kubeconfig), 'staging'],
     [kubeFrom(two.kubeconfig), 'production'],
   ];
-  const base = { githubApi: env.fake.url, artifacts: env.artifacts, actionDir: env.actionDir };
   const fan = new Origin(env.root, 'kr-test/fanout');
   // Named as GitHub stores them (upper case); the workflow's secrets[format('KUBECONFIG_{0}', 'staging')]
   // finds them because an expression's property names are not case-sensitive.
@@ -64,8 +63,7 @@ export async function fanoutRuns(
   const tree = fanout();
   const release = tree['apps/base/podinfo/release.yaml']!;
   const push = (before: string, after: string) =>
-    runAct({
-      ...base,
+    env.act({
       workflow: wf.yaml,
       event: 'push',
       payload: pushEvent('kr-test/fanout', before, after),
@@ -119,8 +117,7 @@ export async function fanoutRuns(
       f2,
     );
     const pr = pullRequest(env, fan, 8, head, f2);
-    const run = await runAct({
-      ...base,
+    const run = await env.act({
       workflow: wf.yaml,
       event: 'pull_request',
       payload: pr.payload,

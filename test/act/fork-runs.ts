@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { workflowBlocks } from '../../scripts/workflows.mjs';
-import { Origin, REPO, runAct } from './act.ts';
+import { Origin, REPO } from './act.ts';
 import { check, jobsAre, pullRequest, repoOf, type Checked, type Env } from './readme-runs.ts';
 import { fleet, trees } from './trees.ts';
 
@@ -17,7 +17,6 @@ export async function forkRuns(env: Env, done: (c: Checked) => void): Promise<vo
   if (!preview || !report) throw new Error(`${page} prints no preview or preview-report workflow any more`);
   const cluster = env.clusters[1];
   if (!cluster) throw new Error('two clusters are needed');
-  const base = { githubApi: env.fake.url, artifacts: env.artifacts, actionDir: env.actionDir };
 
   const repo = new Origin(env.root, 'kr-test/shop');
   const b1 = repo.commit(fleet('kr-test/shop'), 'platform and web');
@@ -31,8 +30,7 @@ export async function forkRuns(env: Env, done: (c: Checked) => void): Promise<vo
   const pr = pullRequest(env, repo, 9, head, b1, 'forker/shop');
   const runId = env.nextRunId();
   {
-    const run = await runAct({
-      ...base,
+    const run = await env.act({
       workflow: preview.yaml,
       event: 'pull_request',
       payload: pr.payload,
@@ -69,8 +67,7 @@ export async function forkRuns(env: Env, done: (c: Checked) => void): Promise<vo
       },
       repository: repoOf('kr-test/shop'),
     };
-    const run = await runAct({
-      ...base,
+    const run = await env.act({
       workflow: report.yaml,
       event: 'workflow_run',
       payload,

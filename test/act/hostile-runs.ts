@@ -4,7 +4,7 @@
 // by commands that would add to PATH, set the environment, stop command processing or annotate. The
 // runner must run none of them (results.ts injectedCommands), and nothing of the tree may stop the
 // preview's own report.
-import { Origin, runAct } from './act.ts';
+import { Origin } from './act.ts';
 import { check, pullRequest, type Checked, type Env } from './readme-runs.ts';
 import { injectedCommands } from './results.ts';
 import { fleet, trees, type Tree } from './trees.ts';
@@ -56,10 +56,7 @@ export async function hostileRuns(
     const head = repo.commit(change, `hostile: ${what}`, 'feature-11', from === b1 ? b1 : undefined);
     from = head;
     const pr = pullRequest(env, repo, 11, head, b1, 'attacker/hostile');
-    const run = await runAct({
-      githubApi: env.fake.url,
-      artifacts: env.artifacts,
-      actionDir: env.actionDir,
+    const run = await env.act({
       workflow: preview.yaml,
       event: 'pull_request',
       payload: pr.payload,

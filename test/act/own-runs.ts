@@ -4,8 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Origin, REPO, runAct, type ActRun } from './act.ts';
-import { check, pullRequest, pushEvent, ZERO, type Checked, type Env } from './readme-runs.ts';
+import { Origin, REPO, type ActRun } from './act.ts';
+import { check, jobsAre, pullRequest, pushEvent, ZERO, type Checked, type Env } from './readme-runs.ts';
 import { jobIdsOf } from './results.ts';
 
 export async function ownRuns(env: Env, done: (c: Checked) => void): Promise<void> {
@@ -16,7 +16,7 @@ export async function ownRuns(env: Env, done: (c: Checked) => void): Promise<voi
     .filter((x) => /\.ya?ml$/.test(x))
     .sort();
   const run = (workflow: string, event: 'push' | 'pull_request', payload: Record<string, unknown>, at: string) =>
-    runAct({
+    env.act({
       workflow,
       event,
       payload,
@@ -27,22 +27,12 @@ export async function ownRuns(env: Env, done: (c: Checked) => void): Promise<voi
       secrets: { GITHUB_TOKEN: env.tokenFor(workflow) },
       // ci.yml runs the README's test command, which runs these workflows: inside it, they are not run again.
       env: { KR_WORKFLOWS_NESTED: '1' },
-      githubApi: env.fake.url,
-      artifacts: env.artifacts,
-      actionDir: env.actionDir,
       timeoutMs: 30 * 60_000,
     });
   const failedJobs = (workflow: string, r: ActRun) => {
     // self-test.yml starts a cluster in the background, as a job on a GitHub runner may (the VM goes).
     spawnSync('pkill', ['-f', 'testcluster up --tier b --dir /tmp/kr-act-run-']);
-    const problems: string[] = [];
-    for (const id of jobIdsOf(workflow)) {
-      for (const j of r.jobs.filter((x) => x.id === id && x.outcome !== 'success')) {
-        const failed = j.steps.filter((s) => s.result === 'failure').map((s) => s.step);
-        problems.push(`job ${id}: ${j.outcome}${failed.length ? ` at ${failed.join(', ')}` : ''}`);
-      }
-    }
-    return problems;
+    return jobsAre(r, Object.fromEntries(jobIdsOf(workflow).map((id) => [id, undefined])));
   };
   for (const f of files) {
     const workflow = readFileSync(join(dir, f), 'utf8');

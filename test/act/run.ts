@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startFakeGitHub, type GitHubAccess, type GitHubPermission } from '../../__tests__/helpers/github-server.ts';
-import { ACT, actionCopy, REPO, startCluster, type Cluster } from './act.ts';
+import { ACT, actionCopy, REPO, runAct, startCluster, type Cluster, type RunOptions } from './act.ts';
 import { forkRuns } from './fork-runs.ts';
 import { hostileRuns } from './hostile-runs.ts';
 import { ownRuns } from './own-runs.ts';
@@ -82,12 +82,13 @@ export async function runWorkflows(
     }
     let runId = 1000;
     let tokenN = 0;
+    const actionDir = actionCopy(root);
+    const artifacts = join(root, 'artifacts');
     const env = {
       root,
       fake,
       clusters,
-      actionDir: actionCopy(root),
-      artifacts: join(root, 'artifacts'),
+      act: (o: RunOptions) => runAct({ ...o, githubApi: fake.url, artifacts, actionDir }),
       nextRunId: () => ++runId,
       neverLogged: (value: string) => {
         keys.push(value);
