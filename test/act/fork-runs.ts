@@ -5,9 +5,33 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { workflowBlocks } from '../../scripts/workflows.mjs';
-import { Origin, REPO } from './act.ts';
+import { Origin, REPO, type ActRun } from './act.ts';
 import { check, jobsAre, pullRequest, repoOf, type Checked, type Env } from './readme-runs.ts';
 import { fleet, trees } from './trees.ts';
+
+/**
+ * `workflow` on a fork's pull request `pr`: a read-only token whatever the workflow asks, no secrets,
+ * and the runner's own cluster credentials (KUBECONFIG), as fork-pull-requests.md says it needs.
+ */
+export function forkRun(
+  env: Env,
+  workflow: string,
+  repo: Origin,
+  pr: { merge: string; payload: Record<string, unknown> },
+  kubeconfig: string,
+  runId = env.nextRunId(),
+): Promise<ActRun> {
+  return env.act({
+    workflow,
+    event: 'pull_request',
+    payload: pr.payload,
+    origin: repo,
+    sha: pr.merge,
+    runId,
+    secrets: { GITHUB_TOKEN: env.tokenFor('permissions:\n  contents: read\njobs: {}\n') },
+    env: { KUBECONFIG: kubeconfig },
+  });
+}
 
 export async function forkRuns(env: Env, done: (c: Checked) => void): Promise<void> {
   const page = 'docs/reference/fork-pull-requests.md';
@@ -30,17 +54,7 @@ export async function forkRuns(env: Env, done: (c: Checked) => void): Promise<vo
   const pr = pullRequest(env, repo, 9, head, b1, 'forker/shop');
   const runId = env.nextRunId();
   {
-    const run = await env.act({
-      workflow: preview.yaml,
-      event: 'pull_request',
-      payload: pr.payload,
-      origin: repo,
-      sha: pr.merge,
-      runId,
-      // A fork's run: a read-only token whatever the workflow asks, and no secrets.
-      secrets: { GITHUB_TOKEN: env.tokenFor('permissions:\n  contents: read\njobs: {}\n') },
-      env: { KUBECONFIG: cluster.kubeconfig },
-    });
+    const run = await forkRun(env, preview.yaml, repo, pr, cluster.kubeconfig, runId);
     const problems = jobsAre(run, { preview: 1 });
     const comments = env.fake.comments.filter((c) => c.repo === 'shop');
     check(

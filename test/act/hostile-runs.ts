@@ -5,6 +5,7 @@
 // runner must run none of them (results.ts injectedCommands), and nothing of the tree may stop the
 // preview's own report.
 import { Origin } from './act.ts';
+import { forkRun } from './fork-runs.ts';
 import { check, pullRequest, type Checked, type Env } from './readme-runs.ts';
 import { injectedCommands } from './results.ts';
 import { fleet, trees, type Tree } from './trees.ts';
@@ -56,16 +57,7 @@ export async function hostileRuns(
     const head = repo.commit(change, `hostile: ${what}`, 'feature-11', from === b1 ? b1 : undefined);
     from = head;
     const pr = pullRequest(env, repo, 11, head, b1, 'attacker/hostile');
-    const run = await env.act({
-      workflow: preview.yaml,
-      event: 'pull_request',
-      payload: pr.payload,
-      origin: repo,
-      sha: pr.merge,
-      runId: env.nextRunId(),
-      secrets: { GITHUB_TOKEN: env.tokenFor('permissions:\n  contents: read\njobs: {}\n') },
-      env: { KUBECONFIG: cluster.kubeconfig },
-    });
+    const run = await forkRun(env, preview.yaml, repo, pr, cluster.kubeconfig);
     const problems: string[] = [];
     for (const c of injectedCommands(run.log, MARK)) problems.push(`the runner ran a command from the tree: ${c}`);
     const job = run.jobs.find((j) => j.id === 'preview');
