@@ -68,7 +68,10 @@ export async function runAction(
     env['GITHUB_EVENT_PATH'] = eventFile;
   }
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase()}`] = v;
-  const result = await runNode(opts.script ?? 'dist/index.js', [], {
+  // KR_ACTION_SCRIPT: a bundle of the working tree made elsewhere (`node scripts/bundle.mjs DIR`),
+  // so that a change can be tried through the hostile-PR suite before dist/ is rebuilt.
+  const script = opts.script ?? process.env['KR_ACTION_SCRIPT'] ?? 'dist/index.js';
+  const result = await runNode(script, [], {
     env,
     cwd: workspace,
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
