@@ -5,15 +5,16 @@
 // commit and the PR's HEAD commit).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { ClusterClient } from '../../src/cluster/client.js';
 import { runAction, type ActionResult } from './action.js';
-import type { FakeGitHub } from './github-server.js';
+import { adminClient, kubeconfigPath } from './cluster.js';
+import { startFakeGitHub, type FakeGitHub } from './github-server.js';
 import { commitAll, gitIn } from './git-repos.js';
 import { REPO } from './paths.js';
 
@@ -499,8 +500,8 @@ export function injectedCommands(stdout: string, stderr: string, marker?: string
 
 // ---- one run --------------------------------------------------------------------------------------
 
-/** Files of a tree: path → text; `null` in a HEAD change deletes the file. */
-export type Files = Record<string, string | Buffer | null>;
+/** Files of a tree: path → text, or `{ symlink: target }` (committed as a link); `null` in a HEAD change deletes the file. */
+export type Files = Record<string, string | Buffer | { symlink: string } | null>;
 
 async function writeFiles(root: string, files: Files): Promise<void> {
   for (const [rel, text] of Object.entries(files)) {
@@ -510,7 +511,10 @@ async function writeFiles(root: string, files: Files): Promise<void> {
       continue;
     }
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, text);
+    if (typeof text === 'object' && !Buffer.isBuffer(text)) {
+      await rm(path, { force: true, recursive: true });
+      await symlink(text.symlink, path);
+    } else await writeFile(path, text);
   }
 }
 
@@ -628,6 +632,8 @@ export interface RunOptions {
   /** The event, when not the pull request's (mode plan on a push, say). */
   event?: (baseSha: string, headSha: string) => { name: string; payload: unknown };
   timeoutMs?: number;
+  /** Called with the workspace once BASE and HEAD are committed, before the run (what checkout adds: `.git/config`). */
+  workspaceReady?: (workspace: string) => Promise<void>;
   /** Called once the action runs, with its process and the run's scratch directories. */
   during?: (child: import('node:child_process').ChildProcess, dirs: { runnerTemp: string; tmp: string }) => void;
 }
@@ -642,6 +648,7 @@ interface Listed {
 /** One run of the bundled action on a PR workspace, with everything it can have written gathered. */
 export async function runHostile(opts: RunOptions): Promise<HostileRun> {
   const { root, baseSha, headSha } = await prWorkspace(opts.base, opts.head);
+  await opts.workspaceReady?.(root);
   const runnerTemp = await mkdtemp(join(tmpdir(), 'atk-runner-temp-'));
   const tmp = await mkdtemp(join(tmpdir(), 'atk-tmpdir-'));
   const pr = pullRequestEvent(opts.number, baseSha, headSha);
@@ -862,4 +869,30 @@ export async function attackCase(
   expect(error).toBeUndefined();
   const message = c.message ?? (c.control ? 'the control did not see the legitimate send' : 'the attack got through');
   expect(evidence, message).toEqual([]);
+}
+
+/** What a file of hostile preview cases shares: an admin client, the cluster's kubeconfig, a fake GitHub. */
+export interface PreviewFixture {
+  client: ClusterClient;
+  github: FakeGitHub;
+  kubeconfig: string;
+  /** The one token the fake GitHub takes, with a preview's permissions. */
+  githubToken: string;
+}
+
+/** Sets up a PreviewFixture before the file's cases and tears it down after (read it inside a case). */
+export function previewFixture(): PreviewFixture {
+  const f = { githubToken: `ghs_${randomBytes(16).toString('hex')}` } as PreviewFixture;
+  beforeAll(async () => {
+    f.client = await adminClient();
+    f.kubeconfig = await readFile(kubeconfigPath(), 'utf8');
+    f.github = await startFakeGitHub({
+      tokens: { [f.githubToken]: { pull_requests: 'write', checks: 'write', contents: 'read' } },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await f.github.close();
+    f.client.close();
+  });
+  return f;
 }

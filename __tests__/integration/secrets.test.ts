@@ -368,6 +368,8 @@ data:
       'deploy/kustomization.yaml': 'resources: [cm.yaml]\n',
       'deploy/cm.yaml': encrypted,
     });
+    // The base commit decrypts the same way: a pull request's run gets the keys only as the base uses them.
+    bases.set(root, initRepository(root));
     const comments = fake.comments.length;
     const checks = fake.checkRuns.length;
     const res = await action(root, { kustomizations: 'clusters/app.yaml', mode: 'apply' }, true);

@@ -1160,7 +1160,7 @@ spec:
       await writeFile(join(outside, 'k.yaml'), named('k'));
       await symlink(join(outside, 'k.yaml'), join(root, 'link.yaml'));
       expect(await asyncProblemsOf(() => loadKustomizations(['*.yaml'], root))).toEqual([
-        'kustomizations pattern "*.yaml": link.yaml links outside the root',
+        `kustomizations pattern "*.yaml": link.yaml links outside the root: it leaves the source root through a symlink: "link.yaml" -> ${JSON.stringify(join(outside, 'k.yaml'))}`,
       ]);
     } finally {
       await rm(outside, { recursive: true, force: true });

@@ -253,9 +253,10 @@ describe('the trust rule', () => {
     [{ mode: 'apply', eventName: 'push', event: { before: 'b1' } }, undefined],
     [{ mode: 'drift', eventName: 'schedule' }, undefined],
     [{ eventName: undefined }, undefined],
+    // A push's before is the pusher's own commit: never the base (event-trust.ts).
     [
-      { mode: 'preview', eventName: 'push', event: { before: 'b1' } },
-      { reason: 'this run is a preview, whose tree is not trusted', base: 'b1' },
+      { mode: 'preview', eventName: 'push', event: { before: 'b1', repository: { default_branch: 'main' } } },
+      { reason: 'this run is a preview, whose tree is not trusted', onBranch: 'main' },
     ],
     [
       { mode: 'preview', eventName: 'pull_request', event: { pull_request: { base: { sha: 'pr1' } } } },

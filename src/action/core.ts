@@ -7,6 +7,7 @@
  */
 import * as toolkit from '@actions/core';
 import { guardStream } from './stream-guard.js';
+import { stripTerminalControls } from '../util/terminal.js';
 
 let issuing = 0;
 let guarded = false;
@@ -35,9 +36,29 @@ export const getInput = toolkit.getInput;
 export const info = toolkit.info;
 export const summary = toolkit.summary;
 export const setSecret = ours(toolkit.setSecret);
-export const startGroup = ours(toolkit.startGroup);
+/**
+ * The text of a command the action issues: the toolkit escapes its line breaks, not terminal escapes,
+ * and these commands pass the guard as they are.
+ */
+const clean = (m: string | Error): string => stripTerminalControls(m instanceof Error ? m.toString() : m);
+/** An annotation's title and file name come from the tree too. */
+const cleanProps = (p?: toolkit.AnnotationProperties): toolkit.AnnotationProperties | undefined =>
+  p && {
+    ...p,
+    ...(p.title !== undefined ? { title: clean(p.title) } : {}),
+    ...(p.file !== undefined ? { file: clean(p.file) } : {}),
+  };
+export const startGroup = ours((name: string) => {
+  toolkit.startGroup(clean(name));
+});
 export const endGroup = ours(toolkit.endGroup);
-export const warning = ours(toolkit.warning);
-export const error = ours(toolkit.error);
-export const setFailed = ours(toolkit.setFailed);
+export const warning = ours((m: string | Error, props?: toolkit.AnnotationProperties) => {
+  toolkit.warning(clean(m), cleanProps(props));
+});
+export const error = ours((m: string | Error, props?: toolkit.AnnotationProperties) => {
+  toolkit.error(clean(m), cleanProps(props));
+});
+export const setFailed = ours((m: string | Error) => {
+  toolkit.setFailed(clean(m));
+});
 export const setOutput = ours(toolkit.setOutput);

@@ -10,6 +10,7 @@ import type { Published } from '../github/publish.js';
 import { hasChanges, type Report } from '../report/model.js';
 import { renderSummary } from '../report/render.js';
 import { mdText } from '../util/markdown.js';
+import { stripTerminalControls } from '../util/terminal.js';
 
 export interface GitHubReporting {
   token?: string;
@@ -99,7 +100,8 @@ export async function writeSummary(report: Report, published: Published): Promis
   // A warning can quote GitHub's answers and a fork's branch name (workflow_run): text, not markup.
   if (published.warnings.length > 0)
     md += `\n> [!WARNING]\n${published.warnings.map((w) => `> ${mdText(w)}`).join('\n>\n')}\n`;
-  await core.summary.addRaw(md).write();
+  // Escapes from the tree (a name, a path, a kustomize error) are not the summary's to interpret.
+  await core.summary.addRaw(stripTerminalControls(md)).write();
 }
 
 /** Fails the step for exit code 2 (with the report's error) or 1 (drift found, with the totals). */

@@ -1,6 +1,7 @@
 /** The output edge: every write to a stream goes through a CommandGuard (src/util/workflow-commands.ts). */
 import { fstatSync } from 'node:fs';
 import { CommandGuard } from '../util/workflow-commands.js';
+import { stripTerminalControls } from '../util/terminal.js';
 
 /**
  * Neutralises what any code (ours, a library) writes to `stream` from now on, except the writes
@@ -15,7 +16,8 @@ export function guardStream(stream: NodeJS.WriteStream, pass: () => boolean = ()
     const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk as ArrayBuffer).toString('utf8');
     // A string given with its encoding is written as UTF-8 text now: the encoding argument goes.
     const tail = typeof rest[0] === 'string' ? rest.slice(1) : rest;
-    return write(guard.write(text), ...tail);
+    // Terminal escapes from the tree go too: the log viewer would run them (util/terminal.ts).
+    return write(guard.write(stripTerminalControls(text)), ...tail);
   };
 }
 

@@ -6,7 +6,13 @@ export class ApiError extends Error {
     readonly status: number,
     readonly reason: string,
     message: string,
-    readonly details?: { name?: string; kind?: string; causes?: { field?: string; message?: string }[] },
+    readonly details?: {
+      name?: string;
+      kind?: string;
+      causes?: { field?: string; message?: string; reason?: string }[];
+    },
+    /** The request it answered (`PATCH …`), the start of `message`: a redaction rebuilds the rest from details. */
+    readonly request?: string,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -28,7 +34,7 @@ export function apiErrorFrom(status: number, body: string, what: string): ApiErr
   if (parsed?.kind === 'Status') {
     // Generous: a validation message can list many fields, and callers read the wording.
     const message = truncate(parsed.message ?? `HTTP ${status}`, { chars: 10_000, lines: 100 });
-    return new ApiError(status, parsed.reason ?? '', `${what}: ${message}`, parsed.details);
+    return new ApiError(status, parsed.reason ?? '', `${what}: ${message}`, parsed.details, what);
   }
   // Not a Status: a proxy's or load balancer's page, of which the start says enough.
   const text = truncate(body.trim(), { chars: 300, lines: 5 });

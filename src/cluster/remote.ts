@@ -7,6 +7,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parse } from 'yaml';
+import { yamlShapeProblem } from '../util/yaml-shape.js';
 import type { ClusterClient } from './client.js';
 import { isNotFound } from './errors.js';
 import { kubeconfigProblem } from './kubeconfig-check.js';
@@ -39,6 +40,9 @@ export interface Sanitized {
 /** The current context's cluster and user, reduced to what Flux keeps. Pure; `where` names the source. */
 export function sanitizeKubeconfig(text: string, where: string): Sanitized {
   let parsed: unknown;
+  // A Secret a tenant can write: its shape is bounded before the parse (util/yaml-shape.ts).
+  const shape = yamlShapeProblem(text, where);
+  if (shape !== undefined) throw new Error(shape);
   try {
     parsed = parse(text, { maxAliasCount: 100, logLevel: 'error' });
   } catch (e) {

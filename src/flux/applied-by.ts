@@ -1,5 +1,6 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { confinedPath } from '../util/confine.js';
 import { isRemoteRef } from '../kustomize/merge.js';
 import { parseYamlValue } from '../objects/yaml.js';
 import { DEFAULT_NAMESPACE } from './parse.js';
@@ -118,7 +119,7 @@ async function kustomizationOf(dir: string, realRoot: string): Promise<Mapping |
     if (!(await isFile(file))) continue;
     try {
       // A symlink may point out of the checkout; what is outside is not read (the build refuses it).
-      if (!insideRoot(realRoot, await realpath(file))) return undefined;
+      await confinedPath(realRoot, file, { file: '', field: 'kustomization file' });
       const value = parseYamlValue(await readFile(file, 'utf8'), file);
       return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Mapping) : undefined;
     } catch {
@@ -195,6 +196,12 @@ class BuildWalk {
       if (isRemoteRef(entry)) continue;
       const path = resolve(dir, entry);
       if (!insideRoot(this.root, path)) continue;
+      // Nor through a symlink (util/confine.ts): a file outside is never looked at.
+      if (
+        (await confinedPath(this.root, entry, { file: '', field: 'entry' }, { from: dir }).catch(() => undefined)) ===
+        undefined
+      )
+        continue;
       if (await isFile(path)) {
         this.record(path, transform);
       } else if (await isDirectory(path)) {

@@ -2,6 +2,7 @@ import { glob, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { FLUX_API_VERSION } from '../objects/flux.js';
 import { mapLimit } from '../util/concurrency.js';
+import { ConfinementError, confinedPath } from '../util/confine.js';
 import { builtFiles, decideNamespaces } from './applied-by.js';
 import { clusterOf } from './clusters.js';
 import { generatorNote, generatorOf, objectName, type Generator } from './generators.js';
@@ -60,12 +61,6 @@ function patternInsideRoot(pattern: string, root: string): string | undefined {
   return normal === undefined || normal === '.' ? undefined : normal;
 }
 
-/** True when `path` (real, symlinks resolved) is `root` or below it. */
-function isInside(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
-
 /** Files (not directories) a pattern matches, relative to root with `/` separators, sorted. */
 async function matchFiles(pattern: string, root: string, realRoot: string): Promise<string[]> {
   const files: string[] = [];
@@ -80,9 +75,18 @@ async function matchFiles(pattern: string, root: string, realRoot: string): Prom
         `kustomizations pattern ${JSON.stringify(pattern)}: the file name ${JSON.stringify(match)} ${control}; rename the file`,
       ]);
     }
-    // A symlink in the tree could point anywhere; the files read must stay in the checkout.
-    if (!isInside(await realpath(absolute), realRoot)) {
-      throw new SpecError([`kustomizations pattern ${JSON.stringify(pattern)}: ${match} links outside the root`]);
+    // A symlink in the tree could point anywhere; the files read must stay in the checkout (util/confine.ts).
+    const problem = await confinedPath(realRoot, relative(root, absolute), { file: '', field: 'file' }).then(
+      () => undefined,
+      (err: unknown) => {
+        if (err instanceof ConfinementError) return err.problem;
+        throw err;
+      },
+    );
+    if (problem !== undefined) {
+      throw new SpecError([
+        `kustomizations pattern ${JSON.stringify(pattern)}: ${match} links outside the root: it ${problem}`,
+      ]);
     }
     files.push(match.split(sep).join('/'));
   }

@@ -5,11 +5,14 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { yamlShapeOver } from '../util/yaml-shape.js';
 import { mapLimit } from '../util/concurrency.js';
 import { gitRepositoryOf, sourceDefOf, type GitRepositoryDef, type SourceDefs } from './source-defs.js';
 
 /** Each document of a YAML text that parses, as a plain value (aliases bounded); the others left out. */
 export function documentValues(text: string): unknown[] {
+  // A text past the shape bounds (util/yaml-shape.ts) defines nothing: its build refuses it by name.
+  if (yamlShapeOver(text) !== undefined) return [];
   let docs;
   try {
     docs = parseAllDocuments(text, { uniqueKeys: false });

@@ -25,15 +25,26 @@ const labelsOf = (p: AssociatedPull): string[] =>
   (p.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? '')));
 
 /**
- * The answer from the pull requests GitHub associates with commit `sha` (pure): the merged one whose
- * merge commit it is, else any merged one; approved when it carries `label` (GitHub compares label
- * names without case).
+ * The answer from the pull requests GitHub associates with commit `sha` (pure): only the merged one
+ * whose merge commit it is (its merge, squash or last rebased commit); approved when it carries
+ * `label` (GitHub compares label names without case). The API also lists pull requests that merely
+ * contain the commit: an old, labelled pull request whose commits a direct push reuses, or one merged
+ * into another branch, is not this commit's review.
  */
 export function approvalFrom(pulls: readonly AssociatedPull[], sha: string, label: string): Approval {
   const merged = pulls.filter((p) => typeof p.merged_at === 'string' && p.merged_at !== '');
-  const pull = merged.find((p) => p.merge_commit_sha === sha) ?? merged[0];
+  const pull = merged.find(
+    (p) => typeof p.merge_commit_sha === 'string' && p.merge_commit_sha.toLowerCase() === sha.toLowerCase(),
+  );
   if (pull === undefined) {
-    return { approved: false, why: `no merged pull request has commit ${sha.slice(0, 12)} (a direct push?)` };
+    const short = sha.slice(0, 12);
+    if (merged.length === 0)
+      return { approved: false, why: `no merged pull request has commit ${short} (a direct push?)` };
+    const others = merged.map((p) => `#${p.number}`).join(', ');
+    return {
+      approved: false,
+      why: `no merged pull request has commit ${short} as its merge commit (${others} only contain${merged.length === 1 ? 's' : ''} it)`,
+    };
   }
   const has = labelsOf(pull).some((l) => l.toLowerCase() === label.toLowerCase());
   return has

@@ -8,6 +8,7 @@
  * type-checked, as in Flux: a custom resource may lack any field, so mistakes show at evaluation.
  */
 import { Environment, ParseError } from '@marcbachmann/cel-js';
+import { clip } from '../util/truncate.js';
 import { UserError } from '../util/user-error.js';
 import type { StatusResult } from './status.js';
 
@@ -40,6 +41,67 @@ const same = (a: unknown, b: unknown): boolean => {
 };
 const containsAll = (list: unknown[], sub: unknown[]) => sub.every((x) => list.some((y) => same(x, y)));
 
+/**
+ * The cost bounds of one evaluation. cel-js has parse-time limits but no cost limit such as cel-go's
+ * (Flux sets one), and an expression is the tree's: nested comprehensions multiply their ranges and
+ * a string or list doubled at each level grows exponentially. So every evaluation step (each node,
+ * through the evaluator's `run`) is counted against a budget, and a value past a size bound stops
+ * the evaluation at once, before the next doubling.
+ */
+export const CEL_LIMITS = {
+  /** Evaluation steps of one expression: far above a condition scan, far below a second of CPU. */
+  steps: 1_000_000,
+  /** Characters of a string value, elements of a list or entries of a map made during evaluation. */
+  stringLength: 4 << 20,
+  collectionSize: 1 << 20,
+  /** Characters of an expression, checked before parsing. */
+  expressionLength: 16 << 10,
+};
+
+/** An expression that passed a cost bound (CEL_LIMITS) while it was evaluated. */
+export class CelCostError extends UserError {}
+
+/** The budget of the evaluation under way (evaluation is synchronous, so one at a time). */
+const budget = { left: Infinity };
+
+/** Sizes of a value that can grow by concatenation; one that passes a bound throws. */
+function checkSize(v: unknown): void {
+  if (typeof v === 'string' && v.length > CEL_LIMITS.stringLength) {
+    throw new CelCostError(
+      `the expression made a string of more than ${CEL_LIMITS.stringLength} characters (cost limit)`,
+    );
+  }
+  const size = Array.isArray(v) || v instanceof Uint8Array ? v.length : v instanceof Map ? v.size : 0;
+  if (size > CEL_LIMITS.collectionSize) {
+    throw new CelCostError(
+      `the expression made a value of more than ${CEL_LIMITS.collectionSize} elements (cost limit)`,
+    );
+  }
+}
+
+type Runner = { run: (ast: unknown, ctx: unknown) => unknown };
+const metered = new WeakSet<object>();
+
+/**
+ * Counts every step of `ev` (the environment's evaluator, which evaluates each child node through
+ * its `run`) against `budget`. Installed on the instance once, at the first evaluation.
+ */
+function meter(ev: Runner): void {
+  if (metered.has(ev)) return;
+  metered.add(ev);
+  const run = ev.run.bind(ev);
+  ev.run = (ast, ctx) => {
+    if (--budget.left < 0) {
+      throw new CelCostError(
+        `the expression took more than ${CEL_LIMITS.steps.toLocaleString('en-US')} evaluation steps (cost limit)`,
+      );
+    }
+    const out = run(ast, ctx);
+    checkSize(out);
+    return out;
+  };
+}
+
 let shared: Environment | undefined;
 
 /** The one environment every expression is parsed in (building it registers functions, so it is cached). */
@@ -48,6 +110,8 @@ function environment(): Environment {
     unlistedVariablesAreDyn: true,
     enableOptionalTypes: true,
     homogeneousAggregateLiterals: true,
+    // Structural bounds at parse time, far above Flux's examples (a few dozen nodes).
+    limits: { maxAstNodes: 5000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000, maxCallArguments: 32 },
   })
     .registerType('SetsExtension', { ctor: SetsExtension, fields: {} })
     .registerType('Base64Extension', { ctor: Base64Extension, fields: {} })
@@ -79,9 +143,31 @@ export class CelSyntaxError extends UserError {}
 
 /** Parses one expression; throws CelSyntaxError with the parser's message (one line, column included). */
 export function compileCel(text: string): Program {
+  if (text.length > CEL_LIMITS.expressionLength) {
+    throw new CelSyntaxError(`the expression is longer than ${CEL_LIMITS.expressionLength} characters`);
+  }
   try {
     const program = environment().parse(text);
-    return (context) => program(context) as unknown;
+    const root = (program as unknown as { ast: { evaluate: (ev: Runner, ast: unknown, ctx: unknown) => unknown } }).ast;
+    // The root node is handed the evaluator: meter it before the first step (see meter).
+    const first = root.evaluate;
+    root.evaluate = function (this: unknown, ev, ast, ctx) {
+      meter(ev);
+      return first.call(this, ev, ast, ctx);
+    };
+    return (context) => {
+      budget.left = CEL_LIMITS.steps;
+      try {
+        const out = program(context) as unknown;
+        checkSize(out);
+        return out;
+      } catch (err) {
+        if (err instanceof CelCostError) throw new CelCostError(`${err.message}: ${JSON.stringify(clip(text, 160))}`);
+        throw err;
+      } finally {
+        budget.left = Infinity;
+      }
+    };
   } catch (err) {
     if (err instanceof ParseError) throw new CelSyntaxError(err.message.split('\n')[0] ?? err.message);
     throw err;
@@ -176,6 +262,8 @@ export function celStatusReader(entries: readonly HealthCheckExpr[]): CelStatusR
       }
       return { status: 'InProgress', message: 'healthCheckExprs: no expression is true yet' };
     } catch (err) {
+      // A cost limit is the expression's fault, not the object's: it fails now instead of at the timeout.
+      if (err instanceof CelCostError) return { status: 'Failed', message: `healthCheckExprs: ${err.message}` };
       return { status: 'Unknown', message: `healthCheckExprs: ${(err as Error).message.split('\n')[0]}` };
     }
   };

@@ -7,7 +7,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { KubeObject } from '../objects/kube.js';
-import { checkReferences, localiseReferences } from './confine.js';
+import { checkReferences, dropEscapingLinks, localiseReferences } from './confine.js';
 import { kustomizeEnv, readOutput, runKustomize } from './invoke.js';
 import { prepareKustomization, type SpecFields } from './kustomization.js';
 import { PathError, resolveInsideRoot } from './paths.js';
@@ -133,6 +133,8 @@ async function buildOnCopy(
     }
     const { generated, addedOrigin, missingComponents } = await prepareKustomization(kdir, relPath, realCopyRoot, opts);
     await checkReferences(copyRoot, realCopyRoot, kdir, opts.allowRemoteBases ?? false, new Set());
+    // Before anything reads the copy through a link: decryption in place, kustomize.
+    await dropEscapingLinks(copyRoot);
     const decrypted = (await opts.beforeBuild?.(copyRoot, kdir)) ?? 0;
     const renamed = await localiseReferences(realCopyRoot, await realpath(kdir));
 

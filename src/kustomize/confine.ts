@@ -5,7 +5,7 @@
  * localiseReferences copies the files a kustomization loads from outside its directory into it, so
  * that kustomize can run with its load restrictor on.
  */
-import { copyFile, mkdir, mkdtemp, readFile, realpath, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { manifestTextProblem, parseYamlStream } from '../objects/yaml.js';
 import { yamlAliasProblem } from '../util/bounded.js';
@@ -13,7 +13,9 @@ import { mapLimit } from '../util/concurrency.js';
 import { jsonPatchProblem, patchTextProblem } from './jsonpatch.js';
 import { findKustomizationFile, READ_CONCURRENCY, readKustomization, replaceKustomization } from './kustomization.js';
 import { isRemoteRef } from './merge.js';
-import { isInside, toPosix } from './paths.js';
+import { confinedPath, escapingLink } from '../util/confine.js';
+import { listTree } from './copy.js';
+import { isInside, kustomizationFileInside, toPosix } from './paths.js';
 import { loadedEntries, localName, mapLoadedEntries, type LoadedEntry } from './references.js';
 
 /** Fields whose files kustomize reads as Kubernetes YAML (resources and patches), checked before it runs. */
@@ -55,9 +57,7 @@ export async function checkReferences(
   const file = await findKustomizationFile(kdir);
   if (!file) return;
   const shown = toPosix(relative(copyRoot, join(kdir, file)));
-  if (!isInside(realCopyRoot, await realpath(join(kdir, file)))) {
-    throw new Error(`${shown} is a symlink that leaves the source root; it is not read`);
-  }
+  await kustomizationFileInside(copyRoot, kdir, file, shown);
   // Read with the bounded parser: a nested kustomization with an alias bomb or deep nesting fails
   // here, naming it, instead of in kustomize (where it cost gigabytes or a Go stack dump).
   const k = await readKustomization(join(kdir, file), shown);
@@ -95,17 +95,13 @@ async function checkEntry(
       `${shown}: ${field} entry "${entry}" is ${dir ? 'a remote base' : 'a remote file'}; remote bases are refused so that the build uses only the checked-out source (allow them with the allow-remote-bases input or --allow-remote-bases)`,
     );
   }
-  if (info === undefined) return;
   // Flux builds without kustomize's load restrictor inside a file system confined to the source
-  // root: a file or directory may be anywhere inside the root, never outside it (symlinks resolved).
-  if (!isInside(realCopyRoot, await realpath(target))) {
-    const how = isInside(copyRoot, target) ? ' through a symlink' : '';
-    throw new Error(
-      `${shown}: ${field} entry "${entry}" leaves the source root${how}; only files and directories inside it can be used`,
-    );
-  }
+  // root: a file or directory may be anywhere inside the root, never outside it, each symlink on the
+  // way followed and judged (util/confine.ts), a missing or dangling one too.
+  const real = await confinedPath(copyRoot, entry, { file: shown, field: `${field} entry` }, { from: kdir });
+  if (info === undefined) return;
   if (info.isFile() && PARSED_FIELDS.has(field)) {
-    const text = await readFile(target, 'utf8');
+    const text = await readFile(real, 'utf8');
     const where = toPosix(relative(copyRoot, target));
     // An alias inside the node it names, or a "billion laughs": kustomize would recurse until its
     // stack is gone (a Go stack dump naming no file) or expand it without bound.
@@ -118,7 +114,8 @@ async function checkEntry(
     if (problem !== undefined) throw new Error(problem.startsWith(where) ? problem : `${where}: ${problem}`);
   }
   if (!dir || !info.isDirectory()) return;
-  await checkReferences(copyRoot, realCopyRoot, target, allowRemoteBases, seen);
+  // The directory the kernel reads (a `..` after a link climbs from the link's target).
+  await checkReferences(copyRoot, realCopyRoot, join(copyRoot, relative(realCopyRoot, real)), allowRemoteBases, seen);
 }
 
 /**
@@ -185,10 +182,7 @@ export async function localiseReferences(realCopyRoot: string, realKdir: string)
     const file = await findKustomizationFile(dir);
     if (!file) return;
     const kfile = join(dir, file);
-    const realKfile = await realpath(kfile);
-    if (!isInside(realCopyRoot, realKfile)) {
-      throw new Error(`${toPosix(relative(realCopyRoot, kfile))} is a symlink that leaves the source root`);
-    }
+    const realKfile = await kustomizationFileInside(realCopyRoot, dir, file, toPosix(relative(realCopyRoot, kfile)));
     const k = await readKustomization(kfile, toPosix(relative(realCopyRoot, kfile)));
     const copies = new Map<string, string>();
     let refsDir: string | undefined;
@@ -198,9 +192,9 @@ export async function localiseReferences(realCopyRoot: string, realKdir: string)
       const target = resolve(dir, e.entry);
       const info = await stat(target).catch(() => undefined);
       if (info === undefined || isRemoteEntry(e, info.isFile())) continue;
-      const real = await realpath(target);
       // Checked before; a file system that changed since would end here.
-      if (!isInside(realCopyRoot, real)) throw new Error(`${e.field} entry "${e.entry}" leaves the source root`);
+      const shown = toPosix(relative(realCopyRoot, kfile));
+      const real = await confinedPath(realCopyRoot, e.entry, { file: shown, field: `${e.field} entry` }, { from: dir });
       if (info.isDirectory()) {
         if (e.dir) subdirs.push(real);
         continue;
@@ -224,4 +218,20 @@ export async function localiseReferences(realCopyRoot: string, realKdir: string)
   };
   await visit(realKdir);
   return renamed;
+}
+
+/**
+ * Removes from the copy every symlink whose target, followed to the end, leaves it. kustomize's load
+ * restrictor judges the directory of a file it loads, not the file, so a link beside a kustomization
+ * (`secret.txt -> /home/runner/work/repo/repo/.git/config`) in a field the checks above do not know
+ * (a plugin's configuration, a field of a later kustomize) would still be read through. Every entry
+ * the checks know is refused with its file and field before this runs; a link nothing names is
+ * harmless to drop.
+ */
+export async function dropEscapingLinks(copyRoot: string): Promise<void> {
+  for (const e of await listTree(copyRoot, () => false)) {
+    if (e.type === 'symlink' && (await escapingLink(copyRoot, e.path)) !== undefined) {
+      await unlink(join(copyRoot, ...e.path));
+    }
+  }
 }

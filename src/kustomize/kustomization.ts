@@ -3,7 +3,7 @@
  * generated over its YAML files as Flux does, with Flux's spec fields merged in, written in place
  * of the original in the temporary copy.
  */
-import { readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseYamlValue } from '../objects/yaml.js';
 import { yamlAliasProblem } from '../util/bounded.js';
@@ -11,7 +11,7 @@ import { mapLimit } from '../util/concurrency.js';
 import { byBytes } from '../util/order.js';
 import { generateKustomization, KUSTOMIZATION_FILES, type Entry } from './generate.js';
 import { mergeKustomization, type BuildFields } from './merge.js';
-import { isInside, toPosix } from './paths.js';
+import { kustomizationFileInside, toPosix } from './paths.js';
 
 /** The Kustomization spec fields that shape the kustomization file. */
 export interface SpecFields extends Omit<BuildFields, 'components'> {
@@ -47,9 +47,7 @@ export async function prepareKustomization(
   let existing: Record<string, unknown>;
   if (found) {
     // A symlinked kustomization file may not pull in (nor, below, be written over) a file outside the tree.
-    if (!isInside(realCopyRoot, await realpath(join(kdir, found)))) {
-      throw new Error(`${toPosix(join(relPath, found))} is a symlink that leaves the source root`);
-    }
+    await kustomizationFileInside(realCopyRoot, kdir, found, toPosix(join(relPath, found)));
     existing = await readKustomization(join(kdir, found), join(relPath, found));
   } else {
     existing = { ...generateKustomization(await scan(kdir, ''), relPath === '.' ? '' : toPosix(relPath)) };

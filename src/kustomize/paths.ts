@@ -3,7 +3,8 @@
  * as Flux's root-confined file system judges them.
  */
 import { realpath, stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
+import { ConfinementError, confinedPath } from '../util/confine.js';
 import { UserError } from '../util/user-error.js';
 
 /** A path (spec.path, the path input) that cannot be built, and why: the message is `path "<path>" <problem>`. */
@@ -17,30 +18,42 @@ export class PathError extends UserError {
   }
 }
 
-/** Joins `path` to `root` and refuses a result outside the root, symlinks resolved. */
+/**
+ * Joins `path` to `root` and refuses a result outside the root, every symlink on the way followed and
+ * judged (util/confine.ts); the directory's real path.
+ */
 export async function resolveInsideRoot(root: string, path: string): Promise<string> {
   const realRoot = await realpath(root);
-  const joined = resolve(realRoot, path);
-  if (!isInside(realRoot, joined)) {
-    throw new PathError(path, `leaves the source root ${realRoot}; it must name a directory inside it`);
-  }
   let real: string;
   try {
-    real = await realpath(joined);
-  } catch {
-    throw new PathError(path, `does not exist under the source root ${realRoot}`);
+    real = await confinedPath(realRoot, path, { file: '', field: 'path' });
+  } catch (err) {
+    if (err instanceof ConfinementError) {
+      throw new PathError(path, `${err.problem}; it must name a directory inside it`);
+    }
+    throw err;
   }
-  if (!isInside(realRoot, real)) {
-    throw new PathError(
-      path,
-      `leaves the source root ${realRoot} through a symlink; it must name a directory inside it`,
-    );
-  }
-  const info = await stat(real);
+  const info = await stat(real).catch(() => undefined);
+  if (info === undefined) throw new PathError(path, `does not exist under the source root ${realRoot}`);
   if (!info.isDirectory()) {
     throw new PathError(path, `is a file; it must be a directory (with or without a kustomization.yaml)`);
   }
   return real;
+}
+
+/**
+ * The real path of the kustomization file `file` of `dir` (in the copy below `root`; `shown` names it),
+ * refused, naming the link, when a symlink takes it out of the root: kustomize would read it, and
+ * the merged kustomization be written over it.
+ */
+export async function kustomizationFileInside(root: string, dir: string, file: string, shown: string): Promise<string> {
+  try {
+    return await confinedPath(root, file, { file: shown, field: 'kustomization file' }, { from: dir });
+  } catch (err) {
+    if (!(err instanceof ConfinementError)) throw err;
+    const link = err.through ? ` (${JSON.stringify(err.through.link)} -> ${JSON.stringify(err.through.target)})` : '';
+    throw new UserError(`${shown} is a symlink that leaves the source root; it is not read${link}`, { cause: err });
+  }
 }
 
 export function isInside(root: string, p: string): boolean {

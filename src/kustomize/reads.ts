@@ -11,6 +11,7 @@ import { readdir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { findKustomizationFile, readKustomization } from './kustomization.js';
 import { isRemoteRef } from './merge.js';
+import { kustomizationFileInside } from './paths.js';
 import { loadedEntries } from './references.js';
 
 export interface Reads {
@@ -56,6 +57,8 @@ export async function buildReads(root: string, path: string, components: readonl
     }
     const shown = dir === '.' ? file : `${dir}/${file}`;
     reads.files.add(shown);
+    // Never parsed through a link out of the root (the build then refuses it, naming the link).
+    await kustomizationFileInside(root, join(root, dir), file, shown);
     const k = await readKustomization(join(root, shown), shown);
     for (const e of loadedEntries(k)) {
       if (isRemoteRef(e.entry)) continue;

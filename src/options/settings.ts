@@ -38,9 +38,11 @@ interface EdgeSettings {
   /**
    * The tree is not trusted (a preview, or a run on a pull_request event; set by the edges): sources
    * get credentials, and Kustomizations the Secrets of substituteFrom, only as the commit `base`
-   * defines them (source/trust.ts); `root` is the checkout's (a git work tree).
+   * defines them (source/trust.ts); `root` is the checkout's (a git work tree). With `onBranch`
+   * (the default branch), the base is the merge-base of `base` (else HEAD) with that branch
+   * (source/trust-base.ts).
    */
-  untrustedTree?: { reason: string; base?: string; root: string };
+  untrustedTree?: { reason: string; base?: string; onBranch?: string; root: string };
   /**
    * The run is for a pull request from a fork (set by the action's edge from the event): GitHub
    * gives its workflows no secrets, so a SOPS file that cannot be decrypted is explained as such.

@@ -80,9 +80,14 @@ export function gateMessage(action: string, gate: Gate, scope: string): string {
   );
 }
 
-/** The refusal of deleting `entries`, as the error of the Kustomization's plan. */
-export const deletionRefusal = (entries: readonly Entry[], gate: Gate): UserError =>
-  new UserError(gateMessage(`delete ${entries.map(subjectOfEntry).join(', ')}`, gate, 'this Kustomization'));
+/**
+ * The refusal of deleting `entries`, and the `implied` objects Kubernetes would delete because of
+ * the change (`Kind/ns/name (by the garbage collector)`), as the error of the Kustomization's plan.
+ */
+export const deletionRefusal = (entries: readonly Entry[], gate: Gate, implied: readonly string[] = []): UserError =>
+  new UserError(
+    gateMessage(`delete ${[...entries.map(subjectOfEntry), ...implied].join(', ')}`, gate, 'this Kustomization'),
+  );
 
 /** The refusal of one recreate, or undefined when the object may be recreated. */
 export function recreateRefusal(

@@ -144,7 +144,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
       ...(done.health ? { health: done.health } : {}),
       ...(done.renamed ? { renamed: done.renamed } : {}),
       ...approvalOf(settings, done),
-      ...(done.pruned || done.moved
+      ...(done.pruned || done.moved || done.implied
         ? {
             pruned: [
               ...(done.pruned ?? []).map(({ subject, action, reason }) => ({
@@ -153,6 +153,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
                 ...(reason ? { reason } : {}),
               })),
               ...(done.moved ?? []).map(movedObject),
+              ...impliedObjects(done),
             ],
           }
         : {}),
@@ -182,6 +183,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     await ready;
     const planned = await phase(ctx, 'plan', 'Plan', () => plan(ctx, rendered, inventory));
     if (planned.unapproved) done.unapproved = planned.unapproved;
+    if (planned.implied) done.implied = planned.implied;
     done.changeset = await phase(ctx, 'apply', applying ? 'Apply' : 'Apply (dry run)', () => apply(ctx, planned));
     if (applying) {
       const healthy = await phase(ctx, 'health', 'Health', () => health(ctx, planned, done.changeset));
@@ -221,6 +223,14 @@ function approvalOf(settings: Settings, done: Progress): Pick<Report, 'approval'
   const recreated = done.changeset.filter((e) => e.recreated && isDestructiveKind(groupOf(e.apiVersion), e.kind));
   const objects = [...(done.unapproved ?? []), ...recreated.map((e) => e.subject)];
   return objects.length > 0 ? { approval: { label, objects } } : {};
+}
+
+/** What Kubernetes' own deleters would delete, listed with the prune's results (each object once). */
+function impliedObjects(done: Progress): PrunedObject[] {
+  const pruned = new Set((done.pruned ?? []).map((p) => p.subject));
+  return (done.implied ?? [])
+    .filter((d) => !pruned.has(d.subject))
+    .map((d) => ({ subject: d.subject, action: 'deleted', reason: d.reason, by: d.by }));
 }
 
 /** A moved object as the report lists it with the prune's results. */

@@ -20,7 +20,9 @@ import { prevalidate } from '../ssa/prevalidate.js';
 import { staleEntries } from '../inventory/entries.js';
 import { entryOf, groupOf, refOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import { find } from '../cluster/verbs.js';
-import { findRenames, type RenamedObject, type Side } from '../ssa/renames.js';
+import { findRenames, isDestructiveKind, type RenamedObject, type Side } from '../ssa/renames.js';
+import { impliedOf, impliedSubject, type Implied } from './implied.js';
+import { elsewhereReader, readableOf } from './readable.js';
 import { pruneRefusal } from '../inventory/plan.js';
 import { celStatusReader } from '../kstatus/cel.js';
 import { definedKinds } from '../kstatus/unserved.js';
@@ -31,6 +33,7 @@ import type { KustomizationContext, RunContext } from './context.js';
 import { entryOfObject, type InventoryRun } from '../inventory/session.js';
 import type { Rendered } from './render.js';
 import { deletionRefusal, destructiveEntry, gateOf, needingApproval, recreateRefusal } from './gate.js';
+import { cappedTimeout } from '../source/tree-timeout.js';
 
 /** What the apply phase sends, and as whom. */
 export interface Plan {
@@ -42,6 +45,13 @@ export interface Plan {
   checkpoint?: () => Promise<void>;
   /** In a preview with destructive-approval-label: the deletions an apply would need a yes for. */
   unapproved?: string[];
+  /** What the garbage collector and the StatefulSet controller would delete because of this change. */
+  implied?: Implied[];
+  /**
+   * In a preview or drift check without an account to act as: the inventory ids of the objects the
+   * dry-runs may read and show (this Kustomization's own); another object is not read (readable.ts).
+   */
+  readable?: ReadonlySet<string>;
 }
 
 /**
@@ -61,16 +71,48 @@ export async function plan(ctx: KustomizationContext, rendered: Rendered, invent
   // a preview lists them. (The failure's record drops the pending entries: nothing was applied.)
   const unapproved = await destructiveDeletions(ctx, rendered, inventory);
   const gate = gateOf(settings);
-  if (apply && gate !== undefined && unapproved.length > 0) throw deletionRefusal(unapproved, gate);
+  // What Kubernetes' own deleters take because of this change counts as deleted by it (implied.ts).
+  const implied = await impliedOf({
+    client: ctx.client,
+    discovery: ctx.discovery,
+    objects: rendered.objects,
+    doomed: () => doomedOf(ctx, rendered, inventory),
+    note,
+    concurrency: settings.concurrency,
+  });
+  const held = gate === undefined ? [] : implied.filter(needsYes).map(impliedSubject);
+  if (apply && gate !== undefined && unapproved.length + held.length > 0) throw deletionRefusal(unapproved, gate, held);
+  const unread = readableOf(ctx, inventory);
   return {
     objects: rendered.objects,
     actor: actingAs(ctx.client, spec, settings, note),
     // This run's secret fields and those earlier runs recorded (a value's old text stays secret).
     secretPaths: mergeSecretPaths(rendered.secretPaths, inventory.secretPaths),
     ...(checkpoint ? { checkpoint } : {}),
-    ...(unapproved.length > 0 ? { unapproved: unapproved.map(subjectOfEntry) } : {}),
+    ...(unapproved.length + held.length > 0 ? { unapproved: [...unapproved.map(subjectOfEntry), ...held] } : {}),
+    ...(implied.length > 0 ? { implied } : {}),
+    ...(unread !== undefined ? { readable: unread } : {}),
   };
 }
+
+/** Its own inventory's objects, and those another inventory of the repository holds (readable.ts). */
+function mayReadOf(ctx: KustomizationContext, own: ReadonlySet<string>): (obj: KubeObject) => Promise<boolean> {
+  const elsewhere = elsewhereReader(ctx);
+  return async (obj) => own.has(entryOfObject(obj).id) || elsewhere(obj);
+}
+
+/** What this Kustomization's prune would delete: what left its build, less what moved or is held back. */
+async function doomedOf(ctx: KustomizationContext, rendered: Rendered, inventory: InventoryRun): Promise<Entry[]> {
+  if (!ctx.spec.prune) return [];
+  const children = ctx.children;
+  const stale = staleEntries(inventory.old, rendered.objects.map(entryOfObject)).filter(
+    (e) => children === undefined || !children.definesEntry(e),
+  );
+  return stale.length === 0 ? [] : (await splitStale(ctx, stale)).doomed;
+}
+
+/** An implied deletion the gate holds: of a destructive kind, its live object without the yes. */
+const needsYes = (d: Implied): boolean => !d.approved && isDestructiveKind(groupOf(d.apiVersion), d.kind);
 
 /**
  * With destructive-approval-label and no yes for the run: the objects of destructive kinds this
@@ -125,6 +167,8 @@ export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeS
     log: ctx.log.info,
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     secretPaths: (o) => planned.secretPaths.get(secretPathsId(o)) ?? [],
+    // In an untrusted run the server's quoted values are hidden from errors about those objects.
+    untrusted: settings.untrustedTree !== undefined,
     ...(ctx.applying && gateOf(settings) !== undefined
       ? {
           refuseRecreate: (obj: KubeObject, live: Parameters<typeof recreateRefusal>[2]) =>
@@ -132,6 +176,7 @@ export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeS
         }
       : {}),
     ...(!ctx.applying ? { created: wouldCreateOn(ctx) } : {}),
+    ...(planned.readable ? { mayRead: mayReadOf(ctx, planned.readable) } : {}),
   });
 }
 
@@ -186,12 +231,14 @@ export async function health(ctx: KustomizationContext, planned: Plan, changeset
   const { spec, log } = ctx;
   const targets = healthTargets(spec, changeset);
   if (targets.length === 0) return {};
+  // A tree's spec.timeout, capped in an untrusted run by the timeout input (source/tree-timeout.ts).
+  const timeoutMs = cappedTimeout(spec.timeout, ctx.settings) ?? spec.timeout;
   const source = timeoutSource(spec.timeout, spec.interval, effectiveTimeout(spec.interval, undefined));
   log.info(
-    `Waiting up to ${formatDuration(spec.timeout)} (${source}) for ${targets.length} object(s) to become healthy`,
+    `Waiting up to ${formatDuration(timeoutMs)} (${timeoutMs < spec.timeout ? 'spec.timeout capped by the timeout input in an untrusted run' : source}) for ${targets.length} object(s) to become healthy`,
   );
   const outcome = await waitForHealth(planned.actor, ctx.discovery, targets, {
-    timeoutMs: spec.timeout,
+    timeoutMs,
     // A kind the server does not serve fails at once, unless a CRD this run applied defines it.
     definedKinds: definedKinds(planned.objects),
     concurrency: ctx.settings.concurrency,
@@ -202,7 +249,7 @@ export async function health(ctx: KustomizationContext, planned: Plan, changeset
   // Each object's health was logged above, once per change of its status: the end is a count, not a table that
   // would print every object again (and the unhealthy ones a third time, after the error that names them).
   log.info(`Health: ${healthCounts(outcome.results)}`);
-  return { results: outcome.results, ...(outcome.ok ? {} : { failure: healthFailure(outcome, spec.timeout) }) };
+  return { results: outcome.results, ...(outcome.ok ? {} : { failure: healthFailure(outcome, timeoutMs) }) };
 }
 
 /** The prune phase's outcome: what was deleted, what stays in the inventory, and why the phase failed. */

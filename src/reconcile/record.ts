@@ -16,6 +16,7 @@ import { rootCause, type StageError } from './errors.js';
 import type { InventoryRun } from '../inventory/session.js';
 import type { Moved, Plan, Pruned } from './phases.js';
 import { forkHint } from './render.js';
+import type { Implied } from './implied.js';
 
 /** What a Kustomization's run did so far: the report is made from it, whether the run ends well or not. */
 export interface Progress {
@@ -28,6 +29,8 @@ export interface Progress {
   renamed?: RenamedObject[];
   /** In a preview with destructive-approval-label: the deletions an apply would need a yes for. */
   unapproved?: string[];
+  /** What Kubernetes' own deleters would delete because of the change (implied.ts). */
+  implied?: Implied[];
   problems: Problem[];
   /** Each object's source file, keyed by subject. */
   origins: Map<string, string>;

@@ -15,17 +15,20 @@ import { normalizeForApply } from '../ssa/normalize.js';
 import { setOwnerLabels } from '../ssa/policy.js';
 import { decryptResources, refuseCiphertext, stillEncrypted } from '../sops/resources.js';
 import { keyServices, readDecryptionSecret, type SecretKeys } from '../sops/keys.js';
+import { dataKeysOnBase } from '../source/base-keys.js';
 import { decryptSources } from '../sops/sources.js';
-import { SopsError, type DecryptOptions } from '../sops/types.js';
+import { SopsError, type DecryptOptions, type KeyService } from '../sops/types.js';
 import { substituteObjects } from '../substitute/objects.js';
 import { readSubstituteFrom } from '../substitute/sources.js';
-import { treeTrust } from '../source/guarded.js';
+import { baseCommit, treeTrust } from '../source/guarded.js';
 import { substituteVerdict } from '../source/trust.js';
+import { refusedUse } from './secret-trust.js';
 import { mergeVariables, secretNames, type VariableLayer } from '../substitute/variables.js';
 import { collectSecretPaths, type SecretPaths } from '../substitute/provenance.js';
 import { ObjectError, subjectOfError } from '../objects/errors.js';
 import { reservedProblem } from '../inventory/reserved.js';
 import type { Hooks, KustomizationContext } from './context.js';
+import { canaryDerived, markDerived, redactBuildError } from './canary-render.js';
 import { StageError } from './errors.js';
 
 /**
@@ -51,7 +54,7 @@ export async function renderSpec(
     },
   };
   const decryption = decrypt ? await decryptOptions(settings, spec, client, hooks) : undefined;
-  const built = await buildNamed(spec, {
+  const buildOptions: BuildOptions = {
     root: settings.root,
     path: spec.path,
     ...(settings.run.artifact ? { artifact: true } : {}),
@@ -67,21 +70,36 @@ export async function renderSpec(
     buildMetadata: spec.buildMetadata,
     allowRemoteBases: settings.allowRemoteBases,
     ...(settings.buildCache !== undefined ? { cache: settings.buildCache } : {}),
+  };
+  let decryptedFiles: string[] = [];
+  const built = await buildNamed(spec, {
+    ...buildOptions,
     ...(decryption
       ? {
           beforeBuild: async (copyRoot: string, kdir: string) => {
             const files = await decryptSources(copyRoot, kdir, decryption);
             if (files.length > 0)
               hooks.note(`Decrypted ${files.length} SOPS file(s) before the build: ${files.join(', ')}`);
+            decryptedFiles = files;
             return files.length;
           },
         }
       : {}),
+  }).catch(async (err: unknown) => {
+    // kustomize's message may quote what a transformer made of a decrypted value (canary-render.ts).
+    if (!decryption || decryptedFiles.length === 0) throw err;
+    throw await redactBuildError(err, buildOptions, decryption, decryptedFiles, (o) => buildNamed(spec, o));
   });
+  // What kustomize made of the decrypted files, found by building again with canaries (canary-render.ts).
+  const derived =
+    decryption && decryptedFiles.length > 0
+      ? await canaryDerived(buildOptions, decryption, built, decryptedFiles, (o) => buildNamed(spec, o))
+      : undefined;
   const origin = (obj: KubeObject) => built.origins.get(objectKey(obj));
   try {
     const byIndex: string[][] = [];
     const addPaths = (i: number, p: string[]) => (byIndex[i] ??= []).push(...p);
+    if (derived) markDerived(derived, built, settings.untrustedTree !== undefined, addPaths, hooks.secret);
     const decrypted = decryption
       ? await decryptResources(built.objects, {
           ...decryption,
@@ -150,6 +168,27 @@ async function decryptOptions(
     vaultAddresses: settings.sopsVaultAddresses,
   };
   if (!spec.decryption && !inputKeys.age && !inputKeys.pgp) return undefined;
+  // The platform's keys (the Secret, the inputs, the runner's cloud credentials) open the
+  // repository's SOPS files: an untrusted tree gets them only as the base decrypts (secret-uses.ts).
+  // Refused: decryption runs with no key service at all (no Secret, no input key, no ambient cloud
+  // credentials), so that a SOPS file fails as one no key opens, naming the file, beside the note.
+  // The note is made when a SOPS file asks for a key, so that a Kustomization with none says nothing.
+  const refused = await refusedUse(settings, spec, { use: 'decryption', decryption: spec.decryption });
+  if (refused !== undefined) {
+    let said = false;
+    const refusal: KeyService & { describeMiss: () => string } = {
+      name: 'decryption refused',
+      describeMiss: () =>
+        'decryption refused: in this run the base commit gives this Kustomization no key (see its note)',
+      canOpen: () => true,
+      decrypt: () => {
+        if (!said) hooks.note(refused);
+        said = true;
+        return Promise.resolve(undefined);
+      },
+    };
+    return { keyServices: [refusal], verifyMac: settings.sopsVerifyMac, onSecret: hooks.secret };
+  }
   let fromSecret: SecretKeys | undefined;
   if (spec.decryption?.secretRef) {
     if (client) fromSecret = await readDecryptionSecret(client, spec, hooks.secret);
@@ -162,6 +201,10 @@ async function decryptOptions(
     keyServices: keyServices(inputKeys, fromSecret, settings.env),
     verifyMac: settings.sopsVerifyMac,
     onSecret: hooks.secret,
+    // In an untrusted run, values under a data key the change made are its author's own: not masked.
+    ...(settings.untrustedTree
+      ? { dataKeyOnBase: dataKeysOnBase(settings.untrustedTree.root, () => baseCommitOf(settings)) }
+      : {}),
   };
 }
 
@@ -178,13 +221,18 @@ async function substitute(
   hooks: Pick<Hooks, 'secret'> & { note: (line: string) => void },
   onSecretPaths: (index: number, paths: string[]) => void,
 ): Promise<KubeObject[]> {
-  const inputLayers: VariableLayer[] = [
-    { source: 'input "vars"', vars: settings.vars },
-    { source: 'input "secret-vars"', vars: settings.secretVars, secret: true },
-  ];
   Object.values(settings.secretVars).forEach(hooks.secret);
   const inputVars = Object.keys(settings.vars).length + Object.keys(settings.secretVars).length > 0;
   if (!spec.postBuild && !(spec.origin.kind === 'inputs' && inputVars)) return objects;
+  // secret-vars go to every Kustomization that substitutes: in an untrusted tree, only to those the
+  // base commit has with spec.postBuild (secret-uses.ts); the others substitute without them.
+  const refused =
+    Object.keys(settings.secretVars).length > 0 ? await refusedUse(settings, spec, { use: 'secretVars' }) : undefined;
+  if (refused !== undefined) hooks.note(refused);
+  const inputLayers: VariableLayer[] = [
+    { source: 'input "vars"', vars: settings.vars },
+    { source: 'input "secret-vars"', vars: refused === undefined ? settings.secretVars : {}, secret: true },
+  ];
   let fromCluster: VariableLayer[] = [];
   if (spec.postBuild?.substituteFrom.length) {
     if (client) {
@@ -303,4 +351,11 @@ async function buildNamed(spec: KustomizationSpec, opts: BuildOptions): Promise<
     const file = spec.origin.kind === 'file' ? ` (${spec.origin.file}, document ${spec.origin.document})` : '';
     throw new Error(`${where} "${err.path}"${file} ${err.problem}`, { cause: err });
   }
+}
+
+/** The untrusted run's base commit (one of the default branch, guarded.ts), or undefined when none is known. */
+async function baseCommitOf(settings: Settings): Promise<string | undefined> {
+  if (!settings.untrustedTree) return undefined;
+  const found = await baseCommit(settings.untrustedTree);
+  return 'commit' in found ? found.commit : undefined;
 }

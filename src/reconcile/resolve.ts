@@ -15,12 +15,15 @@ import { kustomizationFiles, loadKustomizations } from '../flux/load.js';
 import { buildersOf } from '../flux/applied-by.js';
 import { repositoryKustomizations } from './repository.js';
 import { sourceVerdict, type SourceVerdict } from '../flux/checkout.js';
+import { refuseConflicts } from '../flux/source-identity.js';
 import { findSources } from '../flux/source-files.js';
 import { dependencyOrder } from '../flux/graph.js';
 import { clusterOf } from '../flux/clusters.js';
 import { describeSpec, unsupportedFields } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { KustomizationContext } from './context.js';
+import { refusedUse } from './secret-trust.js';
+import { UserError } from '../util/user-error.js';
 
 /**
  * The Kustomizations a run works on: the files named by `kustomizations`, or one from the inputs.
@@ -95,9 +98,12 @@ export async function checkSources(
     definitions: found.definitions,
     others: found.others,
   };
+  for (const spec of specs) verdicts.set(`${spec.namespace}/${spec.name}`, sourceVerdict(spec, facts));
+  // One run is one cluster, which holds one object per namespace/name (flux/source-identity.ts).
+  const checked = refuseConflicts(specs, verdicts, found.definitions);
   const noted = new Set<string>();
   for (const spec of specs) {
-    const verdict = sourceVerdict(spec, facts);
+    const verdict = checked.get(`${spec.namespace}/${spec.name}`)!;
     verdicts.set(`${spec.namespace}/${spec.name}`, verdict);
     const notes = verdict.kind === 'checkout' ? [verdict.note] : verdict.kind === 'fetch' ? (verdict.notes ?? []) : [];
     for (const note of notes) {
@@ -196,6 +202,16 @@ export async function resolveTarget(
   ctx: Pick<KustomizationContext, 'settings' | 'spec' | 'management' | 'note' | 'secrets'>,
   ref: { name: string; key?: string },
 ): Promise<ClusterClient> {
+  // An untrusted tree may not send the platform's kubeconfig to a cluster the base never gave it to.
+  const refused = await refusedUse(ctx.settings, ctx.spec, {
+    use: 'kubeConfig',
+    secret: ref.name,
+    ...(ref.key !== undefined ? { key: ref.key } : {}),
+  });
+  if (refused !== undefined) {
+    ctx.note(refused);
+    throw new UserError(refused);
+  }
   const kc = await remoteKubeConfig(ctx.management, ctx.spec.namespace, ref, ctx.note);
   kubeconfigSecrets(kc).forEach(ctx.secrets.add);
   return new ClusterClient(kc, { timeouts: ctx.settings.clusterTimeouts });

@@ -75,13 +75,22 @@ export function destructiveOf(report: Report, preview: boolean): Destructive | u
   const moved = pruned.filter((p) => p.action === 'moved');
   const recreated = reports.flatMap((r) => r.changeset).filter((e) => e.recreated);
   const items: DestructiveItem[] = [
+    // What Kubernetes deletes because of the change says so, and leads: nobody expects it from the diff.
+    ...deleted
+      .filter((p) => p.by !== undefined)
+      .map((p) => ({ subject: p.subject, text: p.reason ?? `deleted by ${p.by}` })),
     ...renamed.map((r) => ({ subject: r.from, to: r.to, text: r.cost })),
     ...recreated.map((e) => ({
       subject: e.subject,
       text: `deleted and created again (immutable ${e.recreated!.join(', ') || 'field'} changed): ${recreateCost(groupOf(e.apiVersion), e.kind)}`,
     })),
     ...deleted
-      .filter((p) => !renamedFrom.has(p.subject) && isDestructiveKind(prunedKind(p).group, prunedKind(p).kind))
+      .filter(
+        (p) =>
+          p.by === undefined &&
+          !renamedFrom.has(p.subject) &&
+          isDestructiveKind(prunedKind(p).group, prunedKind(p).kind),
+      )
       .map((p) => ({ subject: p.subject, text: deletionCost(p, pruned) })),
   ];
   const total = deleted.length + recreated.length;

@@ -198,13 +198,14 @@ function health(v: unknown, at: string): HealthResult {
 }
 
 function pruned(v: unknown, at: string): PrunedObject {
-  const o = object(v, at, ['subject', 'action', 'reason', 'removedWith', 'movedTo']);
+  const o = object(v, at, ['subject', 'action', 'reason', 'removedWith', 'movedTo', 'by']);
   return {
     subject: name(o, 'subject', at),
     action: oneOf(PRUNE_ACTIONS)(o, 'action', at),
     ...optional(o, 'reason', text, at),
     ...optional(o, 'removedWith', name, at),
     ...optional(o, 'movedTo', name, at),
+    ...optional(o, 'by', text, at),
   };
 }
 

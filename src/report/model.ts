@@ -92,6 +92,11 @@ export interface PrunedObject {
   movedTo?: string;
   /** Set when the object belonged to a Kustomization removed from the repository (`namespace/name`). */
   removedWith?: string;
+  /**
+   * Set when Kubernetes deletes it because of the change (`the garbage collector`, `the StatefulSet
+   * controller`; reconcile/implied.ts), not the prune: the reason says why and what it costs.
+   */
+  by?: string;
 }
 
 export interface RemovedKustomization {

@@ -3,6 +3,7 @@
  * caller reads the files; this finds where in a file an object is defined.
  */
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { yamlShapeOver } from '../util/yaml-shape.js';
 
 export interface Problem {
   /** `Kind/namespace/name`. */
@@ -67,6 +68,8 @@ function fieldPath(field: string): (string | number)[] {
 /** The documents of a YAML text with a line counter, or undefined when it does not parse. */
 function documentsOf(text: string): { docs: Document.Parsed[]; counter: LineCounter } | undefined {
   const counter = new LineCounter();
+  // A text past the shape bounds (util/yaml-shape.ts) is not read for line numbers either.
+  if (yamlShapeOver(text) !== undefined) return undefined;
   try {
     // Without yaml's unique-keys check, which is quadratic in a map's keys (duplicates do not matter here).
     const docs = parseAllDocuments(text, { lineCounter: counter, uniqueKeys: false });

@@ -1,4 +1,5 @@
 import { parseAllDocuments } from 'yaml';
+import { yamlShapeOver } from '../util/yaml-shape.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { encryptedLeftovers } from '../ssa/mask.js';
 import { decryptText, decryptTree, formatForPath, isSopsEncrypted } from './decrypt.js';
@@ -99,7 +100,7 @@ async function verifySourceMac(obj: KubeObject, subject: string, opts: ResourceD
   // The source document whose MAC is the built object's: its own text is checked, so that comments,
   // key order and number formats are exactly what sops hashed.
   const doc =
-    text === undefined
+    text === undefined || yamlShapeOver(text) !== undefined
       ? undefined
       : parseAllDocuments(text, { uniqueKeys: false, logLevel: 'error' }).find((d) => {
           const js = d.toJS({ maxAliasCount: 100 }) as { sops?: { mac?: unknown } } | null;

@@ -1,9 +1,11 @@
 import { readFile, realpath, stat, writeFile } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { parse } from 'yaml';
+import { yamlShapeProblem } from '../util/yaml-shape.js';
 import { KUSTOMIZATION_FILES } from '../kustomize/generate.js';
 import { isRemoteRef } from '../kustomize/merge.js';
 import { decryptText, formatForPath, isSopsEncrypted } from './decrypt.js';
+import { confinedPath } from '../util/confine.js';
 import { SopsError, type DecryptOptions, type SopsFormat } from './types.js';
 
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -27,13 +29,12 @@ interface Root {
 }
 
 /**
- * True when `p` is inside the root, lexically and once symlinks are resolved: the copy keeps the
- * tree's symlinks, and decrypting in place through one that leads out would write plaintext there.
+ * The real path of `path` (from `dir`) when it stays inside the root with every symlink followed
+ * (util/confine.ts), else undefined: the copy keeps the tree's links, and decrypting in place through
+ * one that leads out would write plaintext there (the build has refused such an entry already).
  */
-async function insideRoot(r: Root, p: string): Promise<boolean> {
-  if (!inside(r.root, p)) return false;
-  const real = await realpath(p).catch(() => undefined);
-  return real !== undefined && inside(r.realRoot, real);
+async function insideRoot(r: Root, dir: string, path: string): Promise<string | undefined> {
+  return confinedPath(r.root, path, { file: '', field: 'SOPS file' }, { from: dir }).catch(() => undefined);
 }
 
 async function walk(r: Root, dir: string, seen: Set<string>, opts: DecryptOptions, done: string[]): Promise<void> {
@@ -43,6 +44,8 @@ async function walk(r: Root, dir: string, seen: Set<string>, opts: DecryptOption
   for (const name of KUSTOMIZATION_FILES) {
     const text = await readFile(join(dir, name), 'utf8').catch(() => undefined);
     if (text !== undefined) {
+      const shape = yamlShapeProblem(text, name);
+      if (shape !== undefined) throw new Error(shape);
       k = (parse(text, { maxAliasCount: 100, uniqueKeys: false, logLevel: 'error' }) ?? {}) as Record<string, unknown>;
       break;
     }
@@ -72,8 +75,8 @@ async function walk(r: Root, dir: string, seen: Set<string>, opts: DecryptOption
   for (const field of ['resources', 'components', 'bases']) {
     for (const entry of list(k[field])) {
       if (typeof entry !== 'string' || isRemoteRef(entry)) continue;
-      const target = resolve(dir, entry);
-      if (!(await insideRoot(r, target))) continue;
+      const target = await insideRoot(r, dir, entry);
+      if (target === undefined) continue;
       if ((await stat(target).catch(() => undefined))?.isDirectory()) await walk(r, target, seen, opts, done);
     }
   }
@@ -87,12 +90,12 @@ async function decryptFile(
   opts: DecryptOptions,
   done: string[],
 ): Promise<void> {
-  const file = resolve(dir, path);
-  if (!(await insideRoot(r, file))) return;
+  const file = await insideRoot(r, dir, path);
+  if (file === undefined) return;
   const info = await stat(file).catch(() => undefined);
   if (!info?.isFile() || info.size > MAX_FILE_BYTES) return;
   const text = await readFile(file, 'utf8');
-  const shown = relative(r.root, file).split(sep).join('/');
+  const shown = relative(r.realRoot, file).split(sep).join('/');
   if (!isSopsEncrypted(text, format)) {
     // Ciphertext without its metadata (a dotenv file whose sops_* lines were dropped) cannot be
     // decrypted, and would be deployed as ENC[…] text.
@@ -108,9 +111,4 @@ async function decryptFile(
     throw new SopsError(`${shown}: SOPS decryption failed: ${(err as Error).message}`, { cause: err });
   }
   done.push(shown);
-}
-
-function inside(root: string, p: string): boolean {
-  const rel = relative(root, p);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }

@@ -4,6 +4,8 @@
  * recovers the data key from the master keys it knows how to open.
  */
 
+import type { PlainValue } from './canary.js';
+
 /** The formats SOPS stores, as Flux picks them from file names (`formatForPath`). */
 export type SopsFormat = 'yaml' | 'json' | 'dotenv' | 'ini' | 'binary';
 
@@ -38,6 +40,18 @@ export interface DecryptOptions {
   verifyMac: boolean;
   /** Receives every decrypted leaf value (and the data key), so that the caller can mask it. */
   onSecret?: (value: string) => void;
+  /**
+   * In an untrusted run: whether a SOPS file of the base commit holds any of these encrypted data
+   * keys (`enc` of each master key). When none does, the change made the data key and knows every
+   * value under it: those values are not given to onSecret, since masked they would let the change
+   * hide any text of its choice (the name of an object it deletes). Unset: every value is a secret.
+   */
+  dataKeyOnBase?: (encs: readonly string[]) => Promise<boolean>;
+  /**
+   * The provenance render only: after the MAC is checked, every decrypted value is replaced by what
+   * this returns (a canary of the same shape, src/sops/canary.ts), so the build sees no secret.
+   */
+  canary?: (value: PlainValue) => PlainValue;
 }
 
 /** A decryption failure; the message says which document, key kind and key failed, never a value. */

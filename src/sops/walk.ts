@@ -17,6 +17,7 @@ import {
   type TreeNode,
 } from './tree.js';
 import { SopsError, type DecryptOptions } from './types.js';
+import { standInPlain } from './stand-in.js';
 
 /** `sops.MACOnlyEncryptedInitialization`: sha256("sops"), hashed first when `mac_only_encrypted` is set. */
 const MAC_ONLY_ENCRYPTED_INIT = Buffer.from('8a3fd2ad54ce66527b1034f3d147be0b0b975b3bf44f72c6fdadec8176f27d69', 'hex');
@@ -185,9 +186,40 @@ export async function decryptLoaded(
 ): Promise<void> {
   const meta = parseMetadata(rawMeta);
   const key = await recoverDataKey(meta, opts.keyServices);
-  opts.onSecret?.(Buffer.from(key).toString('base64'));
-  const mac = decryptBranches(branches, key, meta, opts.onSecret);
+  // A data key no SOPS file of the base commit holds was made by whoever encrypted this file in the
+  // change, or by another repository with the same recipients (types.ts): nothing under it is masked,
+  // since masks would let the change choose text the log and the report hide, and none of it is used.
+  const own = opts.dataKeyOnBase !== undefined && !(await opts.dataKeyOnBase(meta.groups.flat().map((k) => k.enc)));
+  const onSecret = own ? undefined : opts.onSecret;
+  onSecret?.(Buffer.from(key).toString('base64'));
+  const mac = decryptBranches(branches, key, meta, onSecret);
   if (opts.verifyMac) verifyMac(meta, key, mac);
+  // Such a file is the author's own or a copy of another repository's (the same recipients): its
+  // values never enter the build, stand-ins of the same shape do (stand-in.ts), so that nothing of
+  // another repository's secrets is shown and nothing the author chose is masked. The provenance
+  // render varies the stand-ins like any decrypted value, so what they reach is shown as changed.
+  // The stand-ins are masked in their place (random text: a mask of one hides nothing chosen).
+  const canary = opts.canary;
+  const standIn = (v: Plain): Plain => {
+    const s = standInPlain(v);
+    if (typeof s === 'string') opts.onSecret?.(s);
+    return canary ? canary(s) : s;
+  };
+  const replace = own ? standIn : canary;
+  if (replace) for (const branch of branches) replaceDecrypted(branch, replace);
+}
+
+/** Every decrypted value (not a list comment) replaced by its canary, in place: the stores write these. */
+function replaceDecrypted(node: TreeNode, canary: (value: Plain) => Plain): void {
+  if (node.t === 'leaf') {
+    if (node.decrypted && node.comment === undefined) node.value = canary(node.value);
+    return;
+  }
+  if (node.t !== 'map' && node.t !== 'list') return;
+  for (const item of node.items) {
+    if (item.t === 'entry') replaceDecrypted(item.value, canary);
+    else if (item.t !== 'comment') replaceDecrypted(item, canary);
+  }
 }
 
 /** `sops.ToBytes`: what the MAC hashes for a value. */

@@ -21,12 +21,14 @@ import { createHash } from 'node:crypto';
 import { chmod, copyFile, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
+import { yamlShapeProblem } from '../util/yaml-shape.js';
 import type { ArtifactGeneratorDef, CopyOperation } from '../flux/source-defs.js';
 import { listTree } from '../kustomize/copy.js';
 import { DEFAULT_PATTERNS, isIgnored, readPatterns, VCS_PATTERNS } from '../kustomize/sourceignore.js';
 import type { Fetched } from './git.js';
 import { BadPattern, doublestarMatch, doublestarPattern, goGlob, hasGlob, type Listed } from './glob.js';
 import { byBytes } from '../util/order.js';
+import { confinedPath } from '../util/confine.js';
 import { scratchDir } from '../util/scratch.js';
 import { ExtractBudget } from './budget.js';
 import { extractTarGz } from './tar.js';
@@ -40,7 +42,11 @@ export interface ArtifactInput {
 /** Made, with the revision of the source `originRevision` names, when it names one. */
 export type Generated = Fetched & { originRevision?: string };
 
-/** The tree of `root` as Listed entries (symlinks left out: an artifact never holds them). */
+/**
+ * The tree of `root` as Listed entries (symlinks left out: an artifact never holds them). Every file
+ * a copy reads is one of these, so no read goes through a link; a path naming one is refused by
+ * util/confine.ts, naming where it points.
+ */
 async function list(root: string): Promise<Listed[]> {
   return (await listTree(root, () => false))
     .filter((e) => e.type !== 'symlink')
@@ -110,6 +116,8 @@ const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 /** A YAML file's documents merged into one map (source-watcher reads multi-document files so). */
 function yamlMap(text: string, file: string): Record<string, unknown> {
   let out: Record<string, unknown> = {};
+  const shape = yamlShapeProblem(text, file);
+  if (shape !== undefined) throw new Error(shape);
   for (const doc of parseAllDocuments(text, { logLevel: 'error' })) {
     if (doc.errors.length > 0) throw new Error(`${file} is not valid YAML: ${doc.errors[0]!.message}`);
     const v: unknown = doc.toJS({ maxAliasCount: 100 });
@@ -167,7 +175,11 @@ async function applyCopy(
   if (!hasGlob(rawPattern)) {
     const path = normalize(rawPattern);
     const entry = path === '.' ? { path: '.', dir: true } : byPath.get(path);
-    if (entry === undefined) throw new Error(`source '${path}' does not exist`);
+    if (entry === undefined) {
+      // The listing holds no symlink nor what is below one: a path through a link out is refused as such.
+      await confinedPath(src.root, path, { file: '', field: `copy from @${alias}` });
+      throw new Error(`source '${path}' does not exist`);
+    }
     if (entry.dir) {
       if (op.strategy === 'Extract')
         throw new Error(`extract strategy is not supported for directories, got '${path}'`);
@@ -199,7 +211,10 @@ async function applyCopy(
     }
     throw err;
   }
-  if (matches.length === 0) throw new Error(`no files match pattern '${rawPattern}' in source '${alias}'`);
+  if (matches.length === 0) {
+    await confinedPath(src.root, selectionRoot(rawPattern), { file: '', field: `copy from @${alias}` });
+    throw new Error(`no files match pattern '${rawPattern}' in source '${alias}'`);
+  }
   const base = selectionRoot(rawPattern);
   const kept = matches.filter((p) => p !== '.' && !excluded(p, base, op.exclude));
   if (kept.length === 0)

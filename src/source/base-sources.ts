@@ -8,10 +8,11 @@ import { MAX_BYTES, MAX_FILES, SKIP, documentValues, sourcesIn } from '../flux/s
 import { FLUX_GROUP } from '../objects/flux.js';
 import { DEFAULT_NAMESPACE } from '../flux/parse.js';
 import { credentialScope, substituteScope, type TreeTrust } from './trust.js';
+import { secretUseScopesIn } from './secret-uses.js';
 
 type BaseScopes = Extract<TreeTrust, { trusted: false }>['base'];
 
-function gitBytes(root: string, args: string[], input?: string): Promise<Buffer> {
+export function gitBytes(root: string, args: string[], input?: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
@@ -121,7 +122,8 @@ export async function baseScopes(root: string, base: string | undefined): Promis
       for (const g of found.git) scopes.add(credentialScope({ kind: 'GitRepository', ...g }));
       for (const o of found.others.oci) scopes.add(credentialScope(o));
       for (const b of found.others.buckets) scopes.add(credentialScope(b));
-      for (const s of substituteSecretsIn(text)) scopes.add(s);
+      // Every Secret and secret its Kustomizations use (secret-uses.ts), substituteFrom among them.
+      for (const s of secretUseScopesIn(text)) scopes.add(s);
     }
     return scopes;
   } catch (err) {

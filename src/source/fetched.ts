@@ -3,10 +3,13 @@
  * ExternalArtifact, made) once however many Kustomizations name it, and removed at the end; and the
  * settings a Kustomization is built with from such a tree.
  */
-import { cp, mkdir, readdir, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { cp, lstat, mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 import type { FetchedPlan, IncludePlan, SourcePlan } from '../flux/checkout.js';
+import { planIdentity } from '../flux/source-identity.js';
+import { listTree } from '../kustomize/copy.js';
 import { copySource } from '../kustomize/source.js';
+import { ConfinementError, confinedPath, escapingLink } from '../util/confine.js';
 import type { Settings } from '../options/settings.js';
 import { scratchDir } from '../util/scratch.js';
 import { generateArtifact, type ArtifactInput } from './artifact.js';
@@ -14,6 +17,7 @@ import { ExtractBudget } from './budget.js';
 import { fetchBucket } from './bucket.js';
 import { fetchGitRepository, redactUrl, type Fetched } from './git.js';
 import { guardedFetchers, hopChecker, type Fetchers } from './guarded.js';
+import { cappedTimeout } from './tree-timeout.js';
 import { sourceName } from './trust.js';
 import { fetchOCIRepository } from './oci.js';
 
@@ -38,7 +42,11 @@ export function describePlan(plan: SourcePlan): string {
   return `${plan.kind} ${plan.def.namespace}/${plan.def.name}`;
 }
 
-const keyOf = (plan: SourcePlan) => (plan.kind === 'checkout' ? 'checkout' : describePlan(plan));
+/**
+ * The cache key of a source: its whole definition (flux/source-identity.ts), never its name alone,
+ * so that two definitions of one name can never hand one Kustomization the other's tree.
+ */
+const keyOf = (plan: SourcePlan) => planIdentity(plan);
 
 export class FetchedSources {
   private readonly trees = new Map<string, Promise<SourceTree>>();
@@ -102,9 +110,12 @@ export class FetchedSources {
       tree = await this.opts.fetchers.GitRepository(def);
     }
     try {
-      for (const inc of plan.include ?? []) {
+      for (const [index, inc] of (plan.include ?? []).entries()) {
         const from = await this.artifactOf(inc.source);
-        await addInclude(from.root, inc, tree.root).catch((err: unknown) => {
+        await addInclude(from.root, inc, tree.root, { file: def.file, index }).catch((err: unknown) => {
+          // A refusal of a path already names the file and the field.
+          if (err instanceof ConfinementError)
+            throw new ConfinementError(err.ref, err.entry, `${err.problem} (in ${name})`, err.through);
           throw new Error(
             `${name} (${def.file}) spec.include of GitRepository ${def.namespace}/${inc.name}: ${(err as Error).message}`,
             { cause: err },
@@ -243,8 +254,13 @@ export function runSources(
     log: (line: string) => void;
   },
 ): FetchedSources {
-  /** The run's budget for extracted files: every OCI layer, Bucket and ArtifactGenerator of the run. */
+  /** The run's budget for extracted files: every git checkout, OCI layer, Bucket and ArtifactGenerator of the run. */
   const budget = new ExtractBudget();
+  /** A source's spec.timeout, capped in an untrusted run (tree-timeout.ts). */
+  const timeoutOf = (def: { timeoutMs?: number }): { timeoutMs?: number } => {
+    const ms = cappedTimeout(def.timeoutMs, settings);
+    return ms !== undefined ? { timeoutMs: ms } : {};
+  };
   /** The fetchers with every credential the run has, or (`anonymous`: why) with none. */
   const fetchersWith = (anonymous?: string): Fetchers => {
     const shared = {
@@ -259,7 +275,8 @@ export function runSources(
           followRedirects: settings.untrustedTree === undefined,
           credentials: anonymous === undefined ? settings.gitCredentials : {},
           ...shared,
-          ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
+          budget,
+          ...timeoutOf(def),
         }),
       OCIRepository: (def) =>
         fetchOCIRepository(def, {
@@ -269,7 +286,7 @@ export function runSources(
           ...shared,
           log: opts.log,
           budget,
-          ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
+          ...timeoutOf(def),
         }),
       Bucket: (def) =>
         fetchBucket(def, {
@@ -277,7 +294,7 @@ export function runSources(
           env: anonymous === undefined ? settings.env : {},
           log: opts.log,
           budget,
-          ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
+          ...timeoutOf(def),
         }),
     };
   };
@@ -315,6 +332,7 @@ export async function addInclude(
   included: string,
   inc: Pick<IncludePlan, 'fromPath' | 'toPath'>,
   root: string,
+  where: { file: string; index: number } = { file: '', index: 0 },
 ): Promise<void> {
   const from = inside(inc.fromPath);
   const to = inside(inc.toPath);
@@ -322,15 +340,37 @@ export async function addInclude(
   if (to === undefined || to.length === 0) {
     throw new Error(`toPath ${JSON.stringify(inc.toPath)} must name a directory inside the repository`);
   }
-  const source = join(included, ...from);
+  const field = (name: string) => ({ file: where.file, field: `spec.include[${where.index}].${name}` });
+  // Both ends with symlinks followed: a link in the included tree (`l -> /`) must not make the copy
+  // read the runner's files, nor one in the including tree make it write outside.
+  const source = await confinedPath(included, inc.fromPath, field('fromPath'));
   if ((await stat(source).catch(() => undefined)) === undefined) {
     throw new Error(`fromPath ${JSON.stringify(inc.fromPath)} does not exist in the included repository's artifact`);
   }
-  const target = join(root, ...to);
-  const there = await stat(target).catch(() => undefined);
+  const target = await confinedPath(root, inc.toPath, field('toPath'));
+  const there = await lstat(target).catch(() => undefined);
   if (there !== undefined && (!there.isDirectory() || (await readdir(target)).length > 0)) {
     throw new Error(`toPath ${JSON.stringify(inc.toPath)} already exists in the including repository`);
   }
   await mkdir(dirname(target), { recursive: true });
   await cp(source, target, { recursive: true, verbatimSymlinks: true });
+  // The links copied keep their targets, now judged from their new place: one that leaves the
+  // including tree there is refused (and the tree, with the copy, removed by the caller).
+  const realRoot = await realpath(root);
+  const copied = relative(realRoot, target).split(sep);
+  // `source` is a real path (links resolved), so `target` is a file or a directory, never a link.
+  const links = (await lstat(target)).isDirectory()
+    ? (await listTree(target, () => false)).filter((e) => e.type === 'symlink').map((e) => e.path)
+    : [];
+  for (const link of links) {
+    const escape = await escapingLink(realRoot, [...copied, ...link]);
+    if (escape !== undefined) {
+      throw new ConfinementError(
+        field('fromPath'),
+        inc.fromPath,
+        `holds the symlink ${JSON.stringify([...from, ...link].join('/'))}, which at toPath ${JSON.stringify(inc.toPath)} ${escape.problem}`,
+        escape.through,
+      );
+    }
+  }
 }

@@ -9,11 +9,12 @@
  * `sha1:<sha>`.
  */
 import { execFile } from 'node:child_process';
-import { appendFile, rm } from 'node:fs/promises';
+import { appendFile, lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GitRepositoryDef } from '../flux/source-defs.js';
 import { scratchDir } from '../util/scratch.js';
 import { sourceAddress, type SourceAddress } from './address.js';
+import { ExtractBudget } from './budget.js';
 import { pickTag } from './semver.js';
 
 /** What to fetch for a spec.ref, and how the revision is named, pure. */
@@ -149,6 +150,8 @@ export interface FetchOptions {
    * address rule refuses, such as the metadata service). Default true, as git's `initial`.
    */
   followRedirects?: boolean;
+  /** The run's budget for what sources write (budget.ts): the fetched pack and the checked-out tree count. */
+  budget?: ExtractBudget;
 }
 
 export interface Fetched {
@@ -190,6 +193,41 @@ async function authorizationFor(
   return { authorization };
 }
 
+/**
+ * git's low-speed limit for HTTP: a transfer slower than 1 KiB/s for 20 s is abandoned, so a server
+ * that trickles a byte every few seconds cannot hold the runner until the (tree-chosen) timeout.
+ */
+const LOW_SPEED = ['-c', 'http.lowSpeedLimit=1024', '-c', 'http.lowSpeedTime=20'];
+/** Blobs past 16 MiB are streamed, not inflated whole in git's memory, as the fetch indexes them. */
+const BIG_FILES = ['-c', 'core.bigFileThreshold=16m'];
+
+/**
+ * What checking out a tree writes, from `git ls-tree -r -l -z` (NUL-separated `mode type sha size\tpath`):
+ * the blobs' bytes and the entries' count (a submodule or a symlink counts as a file). Pure.
+ */
+export function treeSize(out: string): { bytes: number; files: number } {
+  let bytes = 0;
+  let files = 0;
+  for (const entry of out.split('\0')) {
+    const m = /^\d+ (\w+) [0-9a-f]+ +(\d+|-)\t/.exec(entry);
+    if (!m) continue;
+    files++;
+    if (m[1] === 'blob' && m[2] !== '-') bytes += Number(m[2]);
+  }
+  return { bytes, files };
+}
+
+/** Bytes of the files under `dir` (0 when it is gone), without following links. */
+async function directoryBytes(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    if (!e.isFile()) continue;
+    total += (await lstat(join(e.parentPath, e.name)).catch(() => undefined))?.size ?? 0;
+  }
+  return total;
+}
+
 /** Fetches `repo` into a new temporary directory; throws a sentence naming it on failure. */
 export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOptions): Promise<Fetched> {
   let plan = fetchPlan(repo.ref);
@@ -200,25 +238,44 @@ export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOpti
 
   const { dir: root, remove: cleanup } = await scratchDir('kr-source-');
   const env = { ...process.env, ...gitEnv(authorization, address, opts.followRedirects ?? true) };
-  const git = (args: string[]) =>
+  const budget = opts.budget ?? new ExtractBudget();
+  const what = `GitRepository ${repo.namespace}/${repo.name}`;
+  /** Runs git; with `watch`, the repository's size is measured while it runs and git is stopped past the budget. */
+  const git = (args: string[], watch = false) =>
     new Promise<string>((resolve, reject) => {
-      execFile(
+      let over: string | undefined;
+      const child = execFile(
         'git',
         args,
-        { cwd: root, env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 4 << 20 },
+        { cwd: root, env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 16 << 20 },
         (err, stdout, stderr) => {
-          if (err) {
+          clearInterval(timer);
+          if (over !== undefined) reject(new Error(over));
+          else if (err) {
             const said = stderr.trim().split('\n').filter(Boolean).pop() ?? err.message;
             reject(new Error(said));
           } else resolve(stdout.trim());
         },
       );
+      const timer = !watch
+        ? undefined
+        : setInterval(() => {
+            void directoryBytes(join(root, '.git')).then((bytes) => {
+              if (over !== undefined) return;
+              try {
+                budget.check(bytes, 0, `${what}, what git fetched`);
+              } catch (err) {
+                over = (err as Error).message;
+                child.kill('SIGKILL');
+              }
+            });
+          }, 250);
     });
   try {
     await git(['init', '-q']);
     if (plan.semver !== undefined) {
       const range = plan.semver;
-      const tags = lsRemoteTags(await git(['ls-remote', '--tags', '--', repo.url]));
+      const tags = lsRemoteTags(await git([...LOW_SPEED, 'ls-remote', '--tags', '--', repo.url]));
       const tag = pickTag(tags, range);
       if (tag === undefined) {
         const some = tags.slice(0, 10).join(', ') + (tags.length > 10 ? ', …' : '');
@@ -226,7 +283,15 @@ export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOpti
       }
       plan = tagPlan(tag, range);
     }
-    await git(['fetch', '-q', '--depth', '1', '--no-tags', '--', repo.url, plan.want]);
+    await git(
+      [...LOW_SPEED, ...BIG_FILES, 'fetch', '-q', '--depth', '1', '--no-tags', '--', repo.url, plan.want],
+      true,
+    );
+    const fetchedBytes = await directoryBytes(join(root, '.git'));
+    budget.check(fetchedBytes, 0, `${what}, what git fetched`);
+    // The tree's sizes before it is written: a small pack can check out to gigabytes (zeros compress ~1000x).
+    const tree = treeSize(await git(['ls-tree', '-r', '-l', '-z', '--full-tree', 'FETCH_HEAD']));
+    budget.take(tree.bytes, tree.files, `${what} at ${plan.describe}, ${tree.files} files of ${tree.bytes} bytes`);
     await git(['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', 'FETCH_HEAD']);
     const sha = await git(['rev-parse', 'HEAD']);
     if (plan.commit !== undefined && sha !== plan.commit.toLowerCase()) {

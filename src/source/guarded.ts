@@ -8,6 +8,7 @@ import { lookup } from 'node:dns/promises';
 import type { Settings } from '../options/settings.js';
 import { privateHostProblem, sourceAddress } from './address.js';
 import { baseScopes } from './base-sources.js';
+import { resolveBase, type BaseCommit } from './trust-base.js';
 import type { BucketDef, GitRepositoryDef, OCIRepositoryDef } from '../flux/source-defs.js';
 import type { Fetched } from './git.js';
 import { credentialVerdict, sourceName, type FetchedDef, type TreeTrust } from './trust.js';
@@ -104,22 +105,35 @@ export async function checkSourceAddress(
 }
 
 const trusts = new WeakMap<object, Promise<TreeTrust>>();
+const bases = new WeakMap<object, Promise<BaseCommit>>();
+
+/**
+ * The base commit of an untrusted run, found once per run: a commit of the default branch
+ * (trust-base.ts), never one the change's author wrote. Whatever else compares the tree with its
+ * base should ask this, not `untrustedTree.base` (which is only what the input or event named).
+ */
+export function baseCommit(untrusted: NonNullable<Settings['untrustedTree']>): Promise<BaseCommit> {
+  let found = bases.get(untrusted);
+  if (found === undefined) {
+    found = resolveBase(untrusted.root, untrusted);
+    bases.set(untrusted, found);
+  }
+  return found;
+}
 
 /**
  * How far a run with `settings` trusts its tree; the base commit's definitions are read once per
  * run (the settings of every Kustomization share the run's `untrustedTree`), when first needed.
  */
-export function treeTrust(settings: Settings): () => Promise<TreeTrust> {
+export function treeTrust(settings: Pick<Settings, 'untrustedTree'>): () => Promise<TreeTrust> {
   const untrusted = settings.untrustedTree;
   if (untrusted === undefined) return () => Promise.resolve({ trusted: true });
   return () => {
     let trust = trusts.get(untrusted);
     if (trust === undefined) {
-      trust = baseScopes(untrusted.root, untrusted.base).then((base) => ({
-        trusted: false,
-        reason: untrusted.reason,
-        base,
-      }));
+      trust = baseCommit(untrusted)
+        .then((found) => ('problem' in found ? found : baseScopes(untrusted.root, found.commit)))
+        .then((base) => ({ trusted: false, reason: untrusted.reason, base }));
       trusts.set(untrusted, trust);
     }
     return trust;

@@ -12,6 +12,7 @@
  * as source-controller reads it.
  */
 import type { BucketDef, GitRepositoryDef, OCIRepositoryDef } from '../flux/source-defs.js';
+import { eventTrust, type BaseChoice } from './event-trust.js';
 
 export type FetchedDef = ({ kind: 'GitRepository' } & GitRepositoryDef) | OCIRepositoryDef | BucketDef;
 
@@ -87,7 +88,7 @@ export function credentialVerdict(def: FetchedDef, trust: TreeTrust): Credential
 }
 
 /** The one rule: a trusted tree, or a scope the base commit has; else why not (`notOnBase` when the base lacks it). */
-function verdict(scope: string, trust: TreeTrust, notOnBase: string): CredentialVerdict {
+export function verdict(scope: string, trust: TreeTrust, notOnBase: string): CredentialVerdict {
   if (trust.trusted) return { use: true };
   if (!(trust.base instanceof Set)) {
     return { use: false, why: `${trust.reason}, and ${(trust.base as { problem: string }).problem}` };
@@ -101,14 +102,13 @@ export function sourceName(def: FetchedDef): string {
   return `${def.kind} ${def.namespace}/${def.name}`;
 }
 
-const PULL_REQUEST_EVENTS = new Set(['pull_request', 'pull_request_target', 'pull_request_review', 'merge_group']);
-
 /**
- * Whether a run's tree is untrusted, why, and the base commit its sources are compared with: the
- * action's previews (mode: preview, whatever the event) and any run on a pull-request event (the
- * CLI's too); the base is the input (or flag) base, else the pull request's base commit, else a
- * push's before commit. Undefined: the tree is trusted (an apply on a push, a scheduled drift check,
- * the CLI on a workstation).
+ * Whether a run's tree is untrusted, why, and how its base commit is found: the action's previews
+ * (mode: preview, whatever the event) and any run on an event whose tree is not trusted
+ * (event-trust.ts; unknown events included); the base is the input (or flag) base as given, else
+ * the event's (a pull request's base commit on the default branch, else a merge-base with the
+ * default branch: `onBranch`). Undefined: the tree is trusted (an apply on a push, a scheduled drift
+ * check, the CLI on a workstation, where there is no event).
  */
 export function untrustedTreeOf(run: {
   /** The action's mode; the CLI passes none (a preview on a workstation is the user's own tree). */
@@ -118,18 +118,18 @@ export function untrustedTreeOf(run: {
   base?: string;
   /** The checkout (a git work tree), where the base commit is read. */
   root: string;
-}): { reason: string; base?: string; root: string } | undefined {
-  const event = (typeof run.event === 'object' && run.event !== null ? run.event : {}) as {
-    before?: unknown;
-    pull_request?: { base?: { sha?: unknown } };
-  };
-  const onPullRequest = run.eventName !== undefined && PULL_REQUEST_EVENTS.has(run.eventName);
-  if (!onPullRequest && run.mode !== 'preview') return undefined;
-  const prBase = event.pull_request?.base?.sha;
-  const base =
-    run.base ?? (typeof prBase === 'string' ? prBase : typeof event.before === 'string' ? event.before : undefined);
-  const reason = onPullRequest
+}): { reason: string; base?: string; onBranch?: string; root: string } | undefined {
+  const row = run.eventName === undefined ? undefined : eventTrust(run.eventName, run.event);
+  const byEvent = row !== undefined && !row.trusted;
+  if (!byEvent && run.mode !== 'preview') return undefined;
+  const choice: BaseChoice = run.base !== undefined ? { commit: run.base } : (row?.base ?? {});
+  const reason = byEvent
     ? `this run is for a ${run.eventName} event, whose tree is not trusted`
     : 'this run is a preview, whose tree is not trusted';
-  return { reason, ...(base !== undefined ? { base } : {}), root: run.root };
+  return {
+    reason,
+    ...(choice.commit !== undefined ? { base: choice.commit } : {}),
+    ...(choice.onBranch !== undefined ? { onBranch: choice.onBranch } : {}),
+    root: run.root,
+  };
 }

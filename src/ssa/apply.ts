@@ -16,6 +16,7 @@ import { provenUnchanged } from './noop.js';
 import { sortForApply, stageOf, type Stage } from '../objects/order.js';
 import { immutableFields, namedFields, policyOf } from './policy.js';
 import { appliedSoFar } from './applied.js';
+import { planUnread } from './unread.js';
 import { fieldList, messageOf, reasonOf, serverSideApply, writeObject, writeStage, type Planned } from './write.js';
 
 export interface ApplyOptions {
@@ -47,6 +48,11 @@ export interface ApplyOptions {
   /** The object's fields written from a secret source, this run or earlier: masked in its diff whatever its kind. */
   secretPaths?: (obj: KubeObject) => readonly string[];
   /**
+   * An untrusted run (source/trust.ts): an error about an object holding secret-derived values
+   * shows no value the server quoted (ssa/error-redaction.ts).
+   */
+  untrusted?: boolean;
+  /**
    * A preview's view of what would exist before this Kustomization's objects: what the Kustomizations
    * it depends on would create, then its own earlier stages (added here as they are planned); never
    * what a sibling running at the same time adds (reconcile/would-create.ts). An object in a namespace
@@ -54,6 +60,13 @@ export interface ApplyOptions {
    * under Flux, where that Kustomization would have created it first. Only with dryRunOnly.
    */
   created?: Created;
+  /** With dryRunOnly: whether the live object may be read and shown (reconcile/readable.ts, unread.ts). */
+  mayRead?: (obj: KubeObject) => boolean | Promise<boolean>;
+}
+
+/** What messageOf needs to redact an error about `obj`: its secret paths, and whether the run is untrusted. */
+function secretsOf(obj: KubeObject, opts: ApplyOptions): { paths: readonly string[]; untrusted: boolean } {
+  return { paths: opts.secretPaths?.(obj) ?? [], untrusted: opts.untrusted === true };
 }
 
 /** A failure during apply, with what was already done so that the report can show it. */
@@ -132,7 +145,7 @@ export async function applyAll(
       concurrency: opts.concurrency,
       dryRunOnly: opts.dryRunOnly,
       ...(opts.checkpoint ? { checkpoint: opts.checkpoint } : {}),
-      write: (p) => writeObject(client, p, opts.fieldManager, waitTimeoutMs),
+      write: (p) => writeObject(client, p, opts.fieldManager, waitTimeoutMs, secretsOf(p.obj, opts)),
       ...(opts.log ? { log: opts.log } : {}),
     });
     changeset.push(...writes.done);
@@ -220,10 +233,18 @@ async function plan(
     throw new Error(`${subject}: ${(err as Error).message}`, { cause: err });
   }
   const desired = normalizeScope(input, mapping, subject);
-  const getFailed = (err: unknown) => new Error(`${subject} get failed: ${messageOf(err, desired)}`, { cause: err });
+  const getFailed = (err: unknown) =>
+    new Error(`${subject} get failed: ${messageOf(err, desired, secretsOf(desired, opts))}`, { cause: err });
   const cannotExist =
     (mapping.namespaced && created.namespaces.has(desired.metadata.namespace ?? '')) ||
     created.kinds.has(`${mapping.group}/${mapping.kind}`);
+  if (!cannotExist && opts.dryRunOnly && (await opts.mayRead?.(desired)) === false) {
+    const unread = await planUnread(client, mapping, desired, opts);
+    if (unread !== undefined) return unread;
+    const outcome = await planAgainst(client, mapping, desired, undefined, opts, created);
+    if ('needsLive' in outcome) throw outcome.error;
+    return outcome.planned;
+  }
   let live: LiveRead = cannotExist
     ? { object: undefined, direct: false }
     : await reader.read(mapping, desired.metadata, ownerSelector(desired)).catch((err: unknown) => {
@@ -322,9 +343,12 @@ async function planAgainst(
           '(spec.force: true in the Kustomization, the force input or --force with path, ' +
           `or the annotation ${FORCE_MARKER}: Enabled on the object)`
         : '';
-    const error = new Error(`${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj)}${hint}`, {
-      cause: err,
-    });
+    const error = new Error(
+      `${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj, secretsOf(desired, opts))}${hint}`,
+      {
+        cause: err,
+      },
+    );
     if (fields && !live) return { needsLive: true, error };
     throw error;
   }

@@ -4,7 +4,9 @@ import type { ResourceMapping } from '../cluster/discovery.js';
 import { apply, patch, remove, waitGone, type Ref } from '../cluster/verbs.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
 import type { KubeObject } from '../objects/kube.js';
-import { scrub, secretValues } from '../objects/secret.js';
+import { isSecret, secretValues } from '../objects/secret.js';
+import { redactError } from './error-redaction.js';
+import { valuesAt } from './mask.js';
 import type { ChangeSetEntry } from './changeset.js';
 import type { JsonPatchOp } from './cleanup.js';
 
@@ -129,6 +131,7 @@ export async function writeObject(
   p: Planned,
   fieldManager: string,
   waitTimeoutMs: number,
+  secrets: Parameters<typeof messageOf>[2] = {},
 ): Promise<void> {
   const ref = refTo(p.mapping, p.obj);
   if (p.recreate) {
@@ -137,7 +140,7 @@ export async function writeObject(
     } catch (err) {
       if (!isNotFound(err))
         throw new Error(
-          `${p.entry.subject} immutable field detected, failed to delete object: ${messageOf(err, p.obj)}`,
+          `${p.entry.subject} immutable field detected, failed to delete object: ${messageOf(err, p.obj, secrets)}`,
           { cause: err },
         );
     }
@@ -150,7 +153,7 @@ export async function writeObject(
     try {
       await patch(client, ref, p.cleanup, 'application/json-patch+json', { fieldManager });
     } catch (err) {
-      throw new Error(`${p.entry.subject} metadata.managedFields cleanup failed: ${messageOf(err, p.obj)}`, {
+      throw new Error(`${p.entry.subject} metadata.managedFields cleanup failed: ${messageOf(err, p.obj, secrets)}`, {
         cause: err,
       });
     }
@@ -158,7 +161,9 @@ export async function writeObject(
   try {
     await serverSideApply(client, p.mapping, p.obj, fieldManager, false);
   } catch (err) {
-    throw new Error(`${p.entry.subject} apply failed (${reasonOf(err)}): ${messageOf(err, p.obj)}`, { cause: err });
+    throw new Error(`${p.entry.subject} apply failed (${reasonOf(err)}): ${messageOf(err, p.obj, secrets)}`, {
+      cause: err,
+    });
   }
 }
 
@@ -185,7 +190,18 @@ export function fieldList(fields: readonly string[]): string {
   return fields.length === 0 ? 'field' : `field${fields.length > 1 ? 's' : ''} ${fields.join(', ')}`;
 }
 
-export function messageOf(err: unknown, obj: KubeObject): string {
-  const msg = err instanceof ApiError || err instanceof Error ? err.message : String(err);
-  return scrub(msg, secretValues(obj));
+/**
+ * An error about `obj` as the report shows it (ssa/error-redaction.ts): without the object's
+ * secret-derived values (its Secret data, the values at `secrets.paths`) in any run, and, when
+ * `secrets.untrusted` and the object holds any, without any value the server quoted.
+ */
+export function messageOf(
+  err: unknown,
+  obj: KubeObject,
+  secrets: { paths?: readonly string[]; untrusted?: boolean } = {},
+): string {
+  const paths = secrets.paths ?? [];
+  const values = [...secretValues(obj), ...valuesAt(obj, paths)];
+  const holds = isSecret(obj) || paths.length > 0;
+  return redactError(err, { values, hideQuoted: secrets.untrusted === true && holds });
 }

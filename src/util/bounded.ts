@@ -9,6 +9,7 @@
  * Pure.
  */
 import { isAlias, isCollection, isNode, isPair, LineCounter, parseAllDocuments, type Alias, type Document } from 'yaml';
+import { yamlShapeProblem } from './yaml-shape.js';
 
 /**
  * Nodes that alias expansion may add to one document. Far above reuse in real manifests (a
@@ -103,6 +104,9 @@ function firstProblem(contents: unknown, max: number): Found | undefined {
  * document adds.
  */
 export function yamlAliasProblem(text: string, source: string, max = MAX_ALIAS_NODES): string | undefined {
+  // Before any parse (this one or the caller's): the text's size, documents and nesting (yaml-shape.ts).
+  const shape = yamlShapeProblem(text, source);
+  if (shape !== undefined) return shape;
   if (!mayHoldAliases(text)) return undefined;
   const lines = new LineCounter();
   let docs: Document.Parsed[];

@@ -14,6 +14,7 @@ import {
   type YAMLMap,
   type YAMLSeq,
 } from 'yaml';
+import { yamlShapeOver } from '../../util/yaml-shape.js';
 import { treeProblem, yamlErrorText } from '../../objects/yaml.js';
 import {
   checkDepth,
@@ -159,7 +160,10 @@ function detectIndent(text: string): number {
 
 /** Decrypts every document of a YAML stream in place; the `sops` key of the first carries the metadata. */
 export async function decryptYaml(text: string, opts: DecryptOptions): Promise<string> {
-  // Duplicate keys and nesting are checked by treeProblem: yaml's uniqueKeys is quadratic in a map's keys.
+  // Size, documents and nesting before the parse (util/yaml-shape.ts); duplicate keys and nesting
+  // after it by treeProblem: yaml's uniqueKeys is quadratic in a map's keys.
+  const shape = yamlShapeOver(text);
+  if (shape !== undefined) throw new SopsError(`line ${shape.line}: not read as YAML: ${shape.what}`);
   const parsed = parseAllDocuments(text, { intAsBigInt: true, uniqueKeys: false, logLevel: 'error' });
   const docs: Document[] = Array.isArray(parsed) ? parsed : [];
   const builder = new YamlTreeBuilder();

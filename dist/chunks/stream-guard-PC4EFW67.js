@@ -1,2 +1,0 @@
-import { createRequire as __krRequire } from 'node:module'; const require = __krRequire(import.meta.url);
-import{guardCliOutput,guardStream}from"./chunk-4O56WVFB.js";import"./chunk-IEF6XIED.js";export{guardCliOutput,guardStream};

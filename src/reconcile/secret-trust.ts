@@ -1,0 +1,24 @@
+/**
+ * The base rule for the Secrets and secrets a Kustomization makes the run use (source/secret-uses.ts),
+ * asked where each is about to be used: the remote kubeconfig (resolve.ts), the decryption keys and
+ * secret-vars (render.ts); substituteFrom asks the same rule through substituteVerdict.
+ */
+import type { KustomizationSpec } from '../flux/types.js';
+import type { Settings } from '../options/settings.js';
+import { treeTrust } from '../source/guarded.js';
+import { useVerdict, type SecretUse } from '../source/secret-uses.js';
+
+/**
+ * Undefined when Kustomization `spec` may use `u` in this run; else the refusal, a whole sentence
+ * for a note. The single Kustomization of the `path` input is the workflow's own definition, not the
+ * tree's: the workflow that gives it keys and variables chose it, so it is never refused.
+ */
+export async function refusedUse(
+  settings: Pick<Settings, 'untrustedTree'>,
+  spec: Pick<KustomizationSpec, 'namespace' | 'name' | 'origin'>,
+  u: SecretUse,
+): Promise<string | undefined> {
+  if (settings.untrustedTree === undefined || spec.origin.kind === 'inputs') return undefined;
+  const verdict = useVerdict(spec.namespace, spec.name, u, await treeTrust(settings)());
+  return verdict.use ? undefined : verdict.why;
+}
