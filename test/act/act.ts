@@ -12,6 +12,8 @@ import type { Tree } from './trees.ts';
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ACT = join(REPO, 'test/act/bin/act');
 const STAND_INS = join(REPO, 'test/act/actions');
+/** A Tree value that Origin.commit commits as a symbolic link to what follows it. */
+export const SYMLINK = 'symlink:';
 
 export interface Cluster {
   kubeconfig: string;
@@ -101,7 +103,9 @@ export class Origin {
       if (text === null) rmSync(p, { force: true });
       else {
         mkdirSync(dirname(p), { recursive: true });
-        writeFileSync(p, text);
+        // `symlink:TARGET` commits a symbolic link, as a pull request can.
+        if (text.startsWith(SYMLINK)) symlinkSync(text.slice(SYMLINK.length), p);
+        else writeFileSync(p, text);
       }
     }
     git(this.scratch, ['add', '-A']);

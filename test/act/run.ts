@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import { startFakeGitHub, type GitHubAccess, type GitHubPermission } from '../../__tests__/helpers/github-server.ts';
 import { ACT, actionCopy, REPO, runAct, startCluster, type Cluster, type RunOptions } from './act.ts';
 import { forkRuns } from './fork-runs.ts';
-import { hostileRuns } from './hostile-runs.ts';
+import { hostileRuns, hostileSecretRuns } from './hostile-runs.ts';
 import { ownRuns } from './own-runs.ts';
 import { readmeRuns, readmeWorkflows, type Checked } from './readme-runs.ts';
 import { jobSummary, permissionsOf } from './results.ts';
@@ -103,6 +103,7 @@ export async function runWorkflows(
       await readmeRuns(env, done);
       await forkRuns(env, done);
       await hostileRuns(env, readmeWorkflows().preview, done);
+      await hostileSecretRuns(env, readmeWorkflows().preview, done);
     }
     if (opts.only !== 'readme') await ownRuns(env, done);
   } catch (e) {
