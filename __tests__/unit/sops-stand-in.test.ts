@@ -36,6 +36,11 @@ describe('standInText', () => {
 });
 
 describe('standInPlain', () => {
+  // The stand-in is random per run: an integer's many values must all keep its number of digits.
+  it('keeps the number of digits of every integer (no leading zero)', () => {
+    for (let n = 10n; n < 10_000n; n += 7n) expect(String(standInPlain(n))).toHaveLength(String(n).length);
+  });
+
   it.each<[string, string | bigint | number | boolean, string]>([
     ['a string', 'abc123', 'string'],
     ['an integer', 123456789n, 'bigint'],

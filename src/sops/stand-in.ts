@@ -49,8 +49,9 @@ export function standInPlain(value: PlainValue): PlainValue {
       const text = value.toString();
       const sign = text.startsWith('-') ? '-' : '';
       let digits = standInText(text.slice(sign.length));
-      // Within int64: 19 digits start with a 1 (and no leading zeros elsewhere matter to BigInt).
-      if (digits.length >= 19) digits = `1${digits.slice(1)}`;
+      // As many digits as the value (no leading zero, which BigInt would drop), and within int64: 19
+      // digits start with a 1.
+      if (digits.length >= 19 || (digits.length > 1 && digits.startsWith('0'))) digits = `1${digits.slice(1)}`;
       return BigInt(sign + digits);
     }
     case 'number':
