@@ -170,9 +170,9 @@ async function decryptOptions(
   if (!spec.decryption && !inputKeys.age && !inputKeys.pgp) return undefined;
   // The platform's keys (the Secret, the inputs, the runner's cloud credentials) open the
   // repository's SOPS files: an untrusted tree gets them only as the base decrypts (secret-uses.ts).
-  // Refused: decryption runs with no key service at all (no Secret, no input key, no ambient cloud
-  // credentials), so that a SOPS file fails as one no key opens, naming the file, beside the note.
-  // The note is made when a SOPS file asks for a key, so that a Kustomization with none says nothing.
+  // Refused: the only key service opens nothing (no Secret, no input key, no ambient cloud
+  // credentials), so that a SOPS file fails as one no key opens, naming the file, beside the note;
+  // the note is made when a SOPS file asks for a key, so that a Kustomization with none says nothing.
   const refused = await refusedUse(settings, spec, { use: 'decryption', decryption: spec.decryption });
   if (refused !== undefined) {
     let said = false;
@@ -201,10 +201,8 @@ async function decryptOptions(
     keyServices: keyServices(inputKeys, fromSecret, settings.env),
     verifyMac: settings.sopsVerifyMac,
     onSecret: hooks.secret,
-    // In an untrusted run, values under a data key the change made are its author's own: not masked.
-    ...(settings.untrustedTree
-      ? { dataKeyOnBase: dataKeysOnBase(settings.untrustedTree.root, () => baseCommitOf(settings)) }
-      : {}),
+    // In an untrusted run, a file whose data keys are not all on the base is opened into stand-ins (walk.ts).
+    ...(settings.untrustedTree ? { dataKeyOnBase: dataKeysOnBaseOf(settings.untrustedTree) } : {}),
   };
 }
 
@@ -353,9 +351,20 @@ async function buildNamed(spec: KustomizationSpec, opts: BuildOptions): Promise<
   }
 }
 
-/** The untrusted run's base commit (one of the default branch, guarded.ts), or undefined when none is known. */
-async function baseCommitOf(settings: Settings): Promise<string | undefined> {
-  if (!settings.untrustedTree) return undefined;
-  const found = await baseCommit(settings.untrustedTree);
-  return 'commit' in found ? found.commit : undefined;
+/** One dataKeyOnBase per run (every Kustomization's settings share `untrustedTree`): each key line is searched once. */
+const keysOnBase = new WeakMap<object, (encs: readonly string[]) => Promise<boolean>>();
+
+function dataKeysOnBaseOf(
+  untrusted: NonNullable<Settings['untrustedTree']>,
+): (encs: readonly string[]) => Promise<boolean> {
+  let found = keysOnBase.get(untrusted);
+  if (found === undefined) {
+    // The base commit is one of the default branch (guarded.ts), or none known.
+    found = dataKeysOnBase(untrusted.root, async () => {
+      const base = await baseCommit(untrusted);
+      return 'commit' in base ? base.commit : undefined;
+    });
+    keysOnBase.set(untrusted, found);
+  }
+  return found;
 }

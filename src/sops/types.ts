@@ -41,10 +41,11 @@ export interface DecryptOptions {
   /** Receives every decrypted leaf value (and the data key), so that the caller can mask it. */
   onSecret?: (value: string) => void;
   /**
-   * In an untrusted run: whether a SOPS file of the base commit holds any of these encrypted data
-   * keys (`enc` of each master key). When none does, the change made the data key and knows every
-   * value under it: those values are not given to onSecret, since masked they would let the change
-   * hide any text of its choice (the name of an object it deletes). Unset: every value is a secret.
+   * In an untrusted run: whether the base commit holds every one of these encrypted data keys (`enc`
+   * of each master key). When it does not, the change made the data key (and knows every value) or
+   * copied the file from elsewhere (and must not see one): the values are replaced by stand-ins
+   * (stand-in.ts) and only those are given to onSecret, so that the change can neither read them
+   * nor pick text to mask (the name of an object it deletes). Unset: every value is a secret.
    */
   dataKeyOnBase?: (encs: readonly string[]) => Promise<boolean>;
   /**

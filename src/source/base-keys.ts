@@ -1,8 +1,8 @@
 /**
  * Whether an encrypted SOPS data key is one the base commit of a change holds (the edge: git). In an
  * untrusted run, a SOPS file whose data key no base file holds was encrypted by the change's author
- * (a new file gets a new data key, and values can be added to a file only with its data key): its
- * values are the author's own (sops/types.ts, dataKeyOnBase).
+ * (a new file gets a new data key) or copied from another repository with the same recipients:
+ * either way it is not opened into the build (sops/types.ts, dataKeyOnBase).
  */
 import { execFile } from 'node:child_process';
 
