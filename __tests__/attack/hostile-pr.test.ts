@@ -47,6 +47,7 @@ import {
   type Listener,
   type ListenerMode,
   type SecretCanaries,
+  publishedChannels,
 } from '../helpers/hostile.js';
 
 const MiB = 1024 * 1024;
@@ -800,15 +801,8 @@ data: {a: b}
     judge: (run, { D }) => {
       const slice = D.password.value.slice(0, 22);
       const user = D.username.value.toUpperCase();
-      const channels: [string, string][] = [
-        ['the log', runnerView(run.stdout, 'stdout').shown.join('\n')],
-        ['the log (stderr)', runnerView(run.stderr, 'stderr').shown.join('\n')],
-        ['the job summary', run.summary],
-        ['the outputs', JSON.stringify(run.outputs)],
-        ['the PR comment / check run', run.github.join('\n')],
-      ];
       const out: string[] = [];
-      for (const [what, text] of channels) {
+      for (const [what, text] of publishedChannels(run)) {
         if (text.includes(slice))
           out.push(`the first 22 characters of kube-system/db-admin's password are in ${what} (${slice})`);
         if (text.includes(user)) out.push(`kube-system/db-admin's username, upper-cased, is in ${what}`);

@@ -35,6 +35,7 @@ import {
   type Canary,
   type Files,
   type HostileRun,
+  publishedChannels,
 } from '../helpers/hostile.js';
 
 const TOKEN = `ghs_kr${randomBytes(16).toString('hex')}`;
@@ -51,26 +52,10 @@ function rareSecret(n = 12): string {
 /** Every 3-character slice of `s`. */
 const slices = (s: string) => [...new Set(Array.from({ length: s.length - 2 }, (_, i) => s.slice(i, i + 3)))];
 
-/** The published channels of a run as the runner shows them, by name. */
-function channels(run: HostileRun): [string, string][] {
-  return [
-    ['the log (stdout, as shown)', runnerView(run.stdout, 'stdout').shown.join('\n')],
-    ['the log (stderr, as shown)', runnerView(run.stderr, 'stderr').shown.join('\n')],
-    ['the job summary', run.summary],
-    [
-      'the outputs',
-      Object.entries(run.outputs)
-        .map(([k, v]) => `${k}=${v}`)
-        .join('\n'),
-    ],
-    ['the PR comment / check run', run.github.join('\n')],
-  ];
-}
-
 /** Evidence of any 3-character slice of `secret` in a published channel (raw text: no decoding). */
 function sliceEvidence(run: HostileRun, secret: string): string[] {
   const out: string[] = [];
-  for (const [what, text] of channels(run)) {
+  for (const [what, text] of publishedChannels(run)) {
     for (const s of slices(secret)) {
       const at = text.indexOf(s);
       if (at >= 0)
@@ -105,7 +90,7 @@ function copyEvidence(run: HostileRun, secret: string): string[] {
   // Any 6 characters of its base64 (the pieces a delimiter cuts): a random text repeats none.
   const b64 = Buffer.from(secret).toString('base64').replace(/=+$/, '');
   const pieces = [...new Set(Array.from({ length: b64.length - 5 }, (_, i) => b64.slice(i, i + 6)))];
-  const found = channels(run).flatMap(([what, text]) =>
+  const found = publishedChannels(run).flatMap(([what, text]) =>
     pieces.filter((p) => text.includes(p)).map((p) => `${JSON.stringify(p)} of the secret's base64 in ${what}`),
   );
   return [...found, ...sliceEvidence(run, secret)];
@@ -113,7 +98,7 @@ function copyEvidence(run: HostileRun, secret: string): string[] {
 
 /** Evidence that the server did not refuse the objects (the attack needs the refusals to read). */
 function refused(run: HostileRun, fields: readonly string[]): string[] {
-  const said = channels(run)
+  const said = publishedChannels(run)
     .map(([, t]) => t)
     .join('\n');
   const out: string[] = [];

@@ -30,6 +30,7 @@ import {
   runnerView,
   type Files,
   type HostileRun,
+  publishedChannels,
 } from '../helpers/hostile.js';
 import { createSopsToolkit, type AgeKey, type SopsToolkit } from '../helpers/sops-fixtures.js';
 
@@ -68,26 +69,10 @@ function forbidden(value: string): { what: string; text: string }[] {
   return out;
 }
 
-/** Every published surface of a run, as a reader sees it. */
-function surfaces(run: HostileRun): [string, string][] {
-  return [
-    ['the log (stdout, as shown)', runnerView(run.stdout, 'stdout').shown.join('\n')],
-    ['the log (stderr, as shown)', runnerView(run.stderr, 'stderr').shown.join('\n')],
-    ['the job summary', run.summary],
-    [
-      'the outputs',
-      Object.entries(run.outputs)
-        .map(([k, v]) => `${k}=${v}`)
-        .join('\n'),
-    ],
-    ['the PR comment / check run', run.github.join('\n')],
-  ];
-}
-
 /** Evidence of any form of any secret on any surface (quoted around the place, the secret starred). */
 function leaks(run: HostileRun, s: Secrets): string[] {
   const out: string[] = [];
-  for (const [where, text] of surfaces(run)) {
+  for (const [where, text] of publishedChannels(run)) {
     for (const [name, value] of [
       ['password', s.password],
       ['api key', s.apiKey],
@@ -113,7 +98,7 @@ const HASHED = /\b(?:db|env|whole|probe)-[245-9bcdfghkmt]{10}\b/;
 /** Evidence of a generated name's hash of a decrypted value on any surface. */
 function hashes(run: HostileRun): string[] {
   const out: string[] = [];
-  for (const [where, text] of surfaces(run)) {
+  for (const [where, text] of publishedChannels(run)) {
     const m = HASHED.exec(text);
     if (m) out.push(`the name hash ${m[0]} (a function of the secret) in ${where}`);
   }

@@ -871,6 +871,22 @@ export async function attackCase(
   expect(evidence, message).toEqual([]);
 }
 
+/** Every channel a run publishes, as a reader sees it (the log as the runner shows it), by name. */
+export function publishedChannels(run: HostileRun): [string, string][] {
+  return [
+    ['the log (stdout, as shown)', runnerView(run.stdout, 'stdout').shown.join('\n')],
+    ['the log (stderr, as shown)', runnerView(run.stderr, 'stderr').shown.join('\n')],
+    ['the job summary', run.summary],
+    [
+      'the outputs',
+      Object.entries(run.outputs)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n'),
+    ],
+    ['the PR comment / check run', run.github.join('\n')],
+  ];
+}
+
 /** What a file of hostile preview cases shares: an admin client, the cluster's kubeconfig, a fake GitHub. */
 export interface PreviewFixture {
   client: ClusterClient;
