@@ -8,6 +8,12 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['__tests__/unit/**/*.test.ts'],
+          // A unit test takes milliseconds here, but on a machine busy with other work (load 10 to 50 on
+          // 2 cores) it may take 25 times as long: the bound is for a test that hangs, not a slow one. A
+          // file whose tests do real I/O (git, processes, trees of 1,000 files) or read inputs of tens of
+          // thousands of keys sizes its own (__tests__/helpers/heavy.ts).
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
         },
       },
       {

@@ -8,17 +8,31 @@ cd "$(dirname "$0")/.."
 start=$SECONDS
 bash scripts/setup.sh
 rm -f reports/vitest.json
-status=0
+# Every step runs, whatever the one before it gave: a red format check or workflows run still lets the
+# suites run and report, and each failed step counts as one failure in the closing line.
+failed_steps=()
+run_step() {
+  local name=$1
+  shift
+  "$@" || failed_steps+=("$name")
+}
 nested=${KR_WORKFLOWS_NESTED:-}
+run_step format npm run --silent format
+run_step lint npm run --silent lint
+run_step typecheck npm run --silent build
+run_step workflows npm run --silent workflows
 if [ -n "$nested" ]; then
-  # Inside npm run workflows, which runs .github/workflows/ci.yml (this command) under act: the
-  # same steps, with the unit project only, since the outer run is running the rest right now.
-  echo "tests: inside a workflow run of npm run workflows: vitest's unit project only"
-  { npm run --silent format && npm run --silent lint && npm run --silent build && npm run --silent workflows &&
-    npx vitest run --project unit; } || status=$?
+  # Inside npm run workflows, which runs .github/workflows/ci.yml (this command) under act: the outer
+  # run is running every suite right now, so this one runs only the unit files that say the tree is
+  # consistent (dist/ fresh, layout and imports, options against action.yml, the README's tables).
+  echo "tests: inside a workflow run of npm run workflows: the tree's own checks only"
+  run_step vitest npx vitest run --project unit __tests__/unit/dist-fresh.test.ts __tests__/unit/layout.test.ts \
+    __tests__/unit/no-import-cycle.test.ts __tests__/unit/options.test.ts __tests__/unit/readme.test.ts
 else
-  npm run --silent all || status=$?
+  run_step vitest npm test
 fi
+status=0
+[ ${#failed_steps[@]} -eq 0 ] || status=1
 
 if [ -f reports/vitest.json ]; then
   read -r passed failed total < <(node -e '
@@ -29,10 +43,19 @@ if [ -f reports/vitest.json ]; then
   echo "tests: finished in $((SECONDS - start))s"
   # The hostile-PR suite ran above (the attack project of vitest run): its one line, from its result files.
   [ -n "$nested" ] || node scripts/attack-summary.mjs || status=1
-  echo "$passed passed, $failed failed"
 else
-  echo "the test runner wrote no report (a check before the tests failed)"
-  echo "0 passed, 1 failed"
-  [ "$status" -ne 0 ] || status=1
+  echo "the test runner wrote no report"
+  passed=0
+  failed=0
+  status=1
 fi
+# A step that failed outside the test runner (format, lint, typecheck, workflows, or the runner itself
+# when it wrote no report) is one failure more; vitest's own failures are in its count already.
+for s in "${failed_steps[@]}"; do
+  if [ "$s" = vitest ] && [ -f reports/vitest.json ]; then continue; fi
+  echo "tests: step failed: $s"
+  failed=$((failed + 1))
+done
+[ "$failed" -gt 0 ] || [ "$status" -eq 0 ] || failed=1
+echo "$passed passed, $failed failed"
 exit "$status"

@@ -6,6 +6,9 @@ import { stringify } from 'yaml';
 import { decideNamespaces, type NamespaceCandidate, type Transform } from '../../src/flux/applied-by.js';
 import { loadClusters, loadKustomizations } from '../../src/flux/load.js';
 import { SpecError, deferredProblems } from '../../src/flux/parse.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 type Candidate = Omit<NamespaceCandidate, 'builds' | 'name'> & {
   name?: string;

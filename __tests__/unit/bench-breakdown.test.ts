@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { breakdownTable, cpuBreakdown, wallSpans, type CpuProfile } from '../../bench/breakdown.ts';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const marks = (...pairs: [string, number][]) => pairs.map(([name, at]) => ({ name, at }));
 

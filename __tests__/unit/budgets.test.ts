@@ -13,6 +13,9 @@ import type { GitRepositoryDef } from '../../src/flux/source-defs.js';
 import { ExtractBudget } from '../../src/source/budget.js';
 import { fetchGitRepository, treeSize } from '../../src/source/git.js';
 import { cappedTimeout } from '../../src/source/tree-timeout.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 /** `depth` comprehensions, each inside the last, over a list of `width` elements. */
 const nested = (depth: number, width: number): string => {
@@ -211,7 +214,7 @@ describe('git: what a fetch writes is in the run budget', () => {
     );
     // Nothing was taken: the refusal came before the checkout.
     expect(budget.spent).toEqual({ bytes: 0, files: 0 });
-  }, 60_000);
+  });
 
   it('a tree within the budget is fetched, and counted', async () => {
     const repo = await bareRepository({ main: { 'a.yaml': 'a: 1\n', 'b/c.yaml': 'c: 2\n' } });

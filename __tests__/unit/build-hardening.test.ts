@@ -8,6 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { build, kustomizeEnv } from '../../src/kustomize/build.js';
 import { decryptSources } from '../../src/sops/sources.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const NO_KUSTOMIZE = '/nonexistent/kustomize';
 const CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n';

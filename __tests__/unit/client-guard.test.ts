@@ -7,6 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterClient, isWrite } from '../../src/cluster/client.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 describe('isWrite', () => {
   it.each<[string, string, Parameters<typeof isWrite>[1], boolean]>([

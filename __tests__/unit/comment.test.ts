@@ -12,6 +12,9 @@ import { countReport, type PrunedObject, type RemovedKustomization, type Report 
 import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 import { diffObjects, type FieldChange } from '../../src/ssa/diff.js';
 import { golden } from '../helpers/golden.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const RUN_URL = 'https://github.com/acme/fleet/actions/runs/1234567890';
 const REVISION = '3f2c1a9e8b7d6c5f4e3d2c1b0a9f8e7d6c5b4a39';

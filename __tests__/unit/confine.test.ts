@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkReferences, dropEscapingLinks } from '../../src/kustomize/confine.js';
 import { addInclude } from '../../src/source/fetched.js';
 import { ConfinementError, confinedPath, escapingLink } from '../../src/util/confine.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 /** A tree: path → file text, or `{ link }` for a symlink; `@OUT` in a link stands for the outside directory. */
 type Tree = Record<string, string | { to: string }>;

@@ -16,6 +16,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { copyTree } from '../../src/kustomize/copy.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 async function listTree(dir: string, base = dir): Promise<string[]> {
   const out: string[] = [];

@@ -9,6 +9,9 @@ import { bundleOptions, STUBS } from '../../scripts/bundle.mjs';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
 import { NODE, REPO } from '../helpers/paths.js';
 import { CERT, KEY } from '../helpers/test-cert.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const run = promisify(execFile);
 const files = (dir: string) =>
@@ -21,7 +24,7 @@ describe('dist/', () => {
   beforeAll(async () => {
     fresh = await mkdtemp(join(tmpdir(), 'kr-dist-'));
     await run(NODE, [join(REPO, 'scripts', 'bundle.mjs'), fresh], { cwd: REPO });
-  }, 60_000);
+  });
 
   it('holds the files of a fresh bundle of src/, no more', async () => {
     expect((await files(join(REPO, 'dist'))).sort()).toEqual((await files(fresh)).sort());
@@ -134,5 +137,5 @@ process.stdout.write(JSON.stringify(out));`,
     const { stdout } = await run(NODE, [join(dir, 'probe.mjs'), JSON.stringify(configs)]);
     expect(JSON.parse(stdout)).toEqual(direct);
     expect(direct[3]).toContain('proxy.example');
-  }, 60_000);
+  });
 });

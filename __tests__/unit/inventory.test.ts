@@ -18,6 +18,9 @@ import { leaseFree } from '../../src/inventory/lock.js';
 import { entriesAfter, mergeConcurrent, pruneRefusal, SMALL_PRUNE, type RunOutcome } from '../../src/inventory/plan.js';
 import { pruneExclusion } from '../../src/ssa/delete.js';
 import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../../src/objects/flux.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const e = (id: string, v = 'v1'): Entry => ({ id, v });
 

@@ -28,6 +28,9 @@ import { gcpKmsKeyService } from '../../src/sops/kms/gcp.js';
 import { normalizeVaultAddress } from '../../src/sops/kms/endpoints.js';
 import { vaultTransitKeyService } from '../../src/sops/kms/vault.js';
 import type { KeyService, MasterKey, MasterKeyKind } from '../../src/sops/types.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 // ---- loopback servers ----------------------------------------------------------------------------
 

@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 /** A kubeconfig file in a new directory whose current context uses `user`; extra entries may be added. */
 async function kubeconfigFile(

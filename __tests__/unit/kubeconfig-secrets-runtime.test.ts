@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { kubeconfigSecrets } from '../../src/cluster/kubeconfig.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const doc = (user: string) => `apiVersion: v1
 kind: Config

@@ -6,6 +6,9 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { ApiError } from '../../src/cluster/errors.js';
 import { LAST_HOLDER_ANNOTATION, Lock, LockLost } from '../../src/inventory/lock.js';
 import { LOCK_LABELS, type LeaseSpec } from '../../src/inventory/lease.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 /** An answer, or one made from the lease as acquired and the last body sent. */
 type Answer =

@@ -13,6 +13,9 @@ import { parseKustomizations } from '../../src/flux/parse.js';
 import { objectProblems, refusal } from '../../src/ssa/prevalidate.js';
 import { mergeVariables, parseVarFlags, parseVarsInput } from '../../src/substitute/variables.js';
 import { generateMalformed, type Family, type Malformed } from '../helpers/malformed.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const CASES = generateMalformed();
 /** Longest error accepted: a few screens at most (one was 4.2 MB). */

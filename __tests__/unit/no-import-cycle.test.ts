@@ -5,6 +5,9 @@ import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { afterEach, describe, expect, it } from 'vitest';
 import local from '../../eslint/no-import-cycle.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -4,6 +4,9 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { MIN_NODE_MAJOR, nodeVersionProblem } from '../../src/util/node-version.js';
 import { REPO } from '../helpers/paths.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 describe('nodeVersionProblem', () => {
   it.each([

@@ -13,6 +13,9 @@ import { mapLimit } from '../../src/util/concurrency.js';
 import { overlayTree, randomOverlay } from '../helpers/overlay-trees.js';
 import { corpusDirs, tempTree } from '../helpers/plain-trees.js';
 import { expectKustomizesAnswer } from '../helpers/differential.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const tree = (files: Record<string, string>) => tempTree('kr-overlay-', files);
 
@@ -44,7 +47,7 @@ describe('overlay build, differential against kustomize', () => {
     expect(built.objects).toHaveLength(1001);
     expect(built.generated).toBe(false);
     expect(built.origins.get('/ConfigMap/kr-overlay/cm-7')).toBe('base/cm-7.yaml');
-  }, 60_000);
+  });
 
   it.each<[string, Record<string, string>, string, SpecFields?]>([
     [
@@ -149,7 +152,7 @@ describe('overlay build, differential against kustomize', () => {
     const dirs = await corpusDirs();
     const ways = await mapLimit(dirs, 2, (d) => differential(d.root, d.path, `${d.root} ${d.path}`));
     expect(ways.filter((w) => w === 'overlay').length).toBeGreaterThanOrEqual(1);
-  }, 120_000);
+  });
 
   // KR_OVERLAY_FUZZ=<n> runs n times as many seeds (a longer search than CI's, by hand).
   const scale = Math.max(1, Number(process.env['KR_OVERLAY_FUZZ'] ?? 1));

@@ -7,6 +7,9 @@ import { join, normalize, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const CORPUS = fileURLToPath(new URL('../../test/parity/corpus/', import.meta.url));
 const CASE_NAME = /^[a-z0-9]([a-z0-9-]{0,22}[a-z0-9])?$/;
@@ -294,7 +297,7 @@ describe('parity corpus', () => {
       .filter(([, names]) => names.length > 1)
       .map(([k, n]) => `${k}: ${n.join(', ')}`);
     expect(shared).toEqual([]);
-  }, 30_000);
+  });
 
   describe.each(cases.map((c) => [c.name, c] as const))('%s', (name, c) => {
     it('has a case.yaml that parses, a valid name and only the known top-level keys', () => {

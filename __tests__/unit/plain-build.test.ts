@@ -13,6 +13,9 @@ import { buildPlain, specIsPlain } from '../../src/kustomize/plain.js';
 import { mapLimit } from '../../src/util/concurrency.js';
 import { benchTree, corpusDirs, randomTree, tempTree } from '../helpers/plain-trees.js';
 import { expectKustomizesAnswer } from '../helpers/differential.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const tree = (files: Record<string, string>) => tempTree('kr-plain-', files);
 
@@ -35,14 +38,14 @@ describe('plain build, differential against kustomize', () => {
     const built = await build({ root, path: '.', kustomizeBin: '/bin/false' });
     expect(built.objects).toHaveLength(1000);
     expect(built.generated).toBe(true);
-  }, 30_000);
+  });
 
   it('every directory of the parity corpus that qualifies', async () => {
     const dirs = await corpusDirs();
     const ways = await mapLimit(dirs, 2, (d) => differential(d.root, d.path, `${d.root} ${d.path}`));
     // plain-dir, plain-multidoc, plain-nested, plain-values and more take the plain build.
     expect(ways.filter((w) => w === 'plain').length).toBeGreaterThanOrEqual(8);
-  }, 60_000);
+  });
 
   // KR_PLAIN_FUZZ=<n> runs n times as many seeds (a longer search than CI's, by hand).
   const scale = Math.max(1, Number(process.env['KR_PLAIN_FUZZ'] ?? 1));

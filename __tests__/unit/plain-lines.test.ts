@@ -10,6 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { linesDocuments } from '../../src/kustomize/plain-lines.js';
 import { readPlain, readPlainSlow } from '../../src/kustomize/plain-yaml.js';
 import { benchTree, random, randomTree } from '../helpers/plain-trees.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 /** Which reader answered; fails when the line reader's answer is not the yaml package's. */
 function same(text: string, what: string): 'lines' | 'yaml' {

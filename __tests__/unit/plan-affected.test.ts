@@ -13,6 +13,9 @@ import { writeTree } from '../helpers/cluster.js';
 import { commitAll, initRepository } from '../helpers/git-repos.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
 import { createSopsToolkit, type SopsToolkit } from '../helpers/sops-fixtures.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const secret = `apiVersion: v1
 kind: Secret

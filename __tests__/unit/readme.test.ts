@@ -5,6 +5,9 @@ import { parse } from 'yaml';
 import { extractRegion, renderTables } from '../../scripts/readme-tables.mjs';
 import { OPTIONS } from '../../src/options/table.js';
 import { REPO } from '../helpers/paths.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 interface ActionYml {
   inputs: Record<string, { description?: string; default?: string }>;

@@ -19,6 +19,9 @@ import {
   twoClusters,
   webDeployment,
 } from '../helpers/report-files.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const MARKER = commentMarker('clusters/*/flux-system/*.yaml');
 

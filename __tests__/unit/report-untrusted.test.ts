@@ -15,6 +15,9 @@ import { mergeReports } from '../../src/report/merge.js';
 import { exitCode, type Report } from '../../src/report/model.js';
 import { entry, fileText, jobReport, kustomization, named } from '../helpers/report-files.js';
 import { defaultSpec } from '../helpers/spec.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const ZERO = { created: 0, configured: 0, unchanged: 0, skipped: 0, deleted: 0 };
 

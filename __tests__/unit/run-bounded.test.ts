@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { cutStderr, parseBytes, runBounded } from '../../src/kustomize/run.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const node = process.execPath;
 const env = { PATH: process.env['PATH'] ?? '' };
@@ -104,7 +107,7 @@ describe('runBounded', () => {
     expect(r.signal).toBe('SIGKILL');
     const grandchild = Number(r.stdout.trim());
     expect(grandchild).toBeGreaterThan(0);
-    await expect.poll(() => alive(grandchild), { timeout: 5000 }).toBe(false);
+    await expect.poll(() => alive(grandchild), { timeout: 60_000 }).toBe(false);
   });
 
   it.runIf(process.platform === 'linux')('stops a process whose memory grows past the bound', async () => {

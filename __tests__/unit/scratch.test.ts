@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE, REPO } from '../helpers/paths.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const MODULE = pathToFileURL(join(REPO, 'src', 'util', 'scratch.ts')).href;
 

@@ -11,6 +11,9 @@ import { resolveBase } from '../../src/source/trust-base.js';
 import { refusedUse } from '../../src/reconcile/secret-trust.js';
 import type { TreeTrust } from '../../src/source/trust.js';
 import { commitAll, gitIn } from '../helpers/git-repos.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const ks = (ns: string | undefined, name: string, spec: string) =>
   `apiVersion: kustomize.toolkit.fluxcd.io/v1

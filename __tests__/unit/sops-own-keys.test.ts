@@ -8,6 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dataKeysOnBase, keyLines } from '../../src/source/base-keys.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const AGE_BASE = [
   '-----BEGIN AGE ENCRYPTED FILE-----',

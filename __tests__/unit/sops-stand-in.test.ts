@@ -2,6 +2,9 @@
 // shape, nothing of the value, the same stand-in for the same value within a run.
 import { describe, expect, it } from 'vitest';
 import { standInPlain, standInText } from '../../src/sops/stand-in.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 describe('standInText', () => {
   it.each([

@@ -17,6 +17,9 @@ import {
   type SopsToolkit,
   type SshKey,
 } from '../helpers/sops-fixtures.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const YAML_PLAIN = `# a comment at the top
 apiVersion: v1
@@ -156,7 +159,7 @@ beforeAll(() => {
   sshEd25519 = tk.sshKey('ed25519');
   sshRsa = tk.sshKey('rsa');
   sshRsaPem = tk.sshKey('rsa', { pem: true });
-}, 120_000);
+});
 
 afterAll(() => {
   tk.cleanup();

@@ -9,6 +9,9 @@ import { parse } from 'yaml';
 import type { ArtifactGeneratorDef, CopyOperation } from '../../src/flux/source-defs.js';
 import { excluded, generateArtifact, globDestination, mergeMaps, selectionRoot } from '../../src/source/artifact.js';
 import { writeTree } from '../helpers/cluster.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const made: (() => Promise<void>)[] = [];
 afterAll(async () => {

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BucketDef } from '../../src/flux/source-defs.js';
 import { fetchBucket } from '../../src/source/bucket.js';
 import { ExtractBudget } from '../../src/source/budget.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const OBJECTS: Record<string, string> = { 'a.yaml': 'a'.repeat(1000), 'b.yaml': 'b'.repeat(1000), 'c.yaml': 'c' };
 

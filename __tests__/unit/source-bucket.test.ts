@@ -36,6 +36,9 @@ import {
   type S3Target,
 } from '../../src/source/s3.js';
 import { signV4 } from '../../src/aws/sigv4.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 describe('providerRefusal', () => {
   it.each([

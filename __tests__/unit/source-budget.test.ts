@@ -15,6 +15,9 @@ import { generateArtifact } from '../../src/source/artifact.js';
 import { ExtractBudget, RUN_MAX_BYTES, RUN_MAX_FILES } from '../../src/source/budget.js';
 import { fetchOCIRepository } from '../../src/source/oci.js';
 import { extractTarGz } from '../../src/source/tar.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const MiB = 1024 * 1024;
 

@@ -23,6 +23,9 @@ import { pathToFileURL } from 'node:url';
 import { sourceAddress } from '../../src/source/address.js';
 import { bareRepository } from '../helpers/git-repos.js';
 import { gitHttpServer } from '../helpers/git-http.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const SHA = '0123456789abcdef0123456789abcdef01234567';
 

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BadPattern, doublestarMatch, goGlob, goMatch, type Listed } from '../../src/source/glob.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 describe('goMatch (Go path.Match)', () => {
   it.each<[string, string, boolean]>([

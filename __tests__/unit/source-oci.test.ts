@@ -27,6 +27,9 @@ import {
   type ImageManifest,
 } from '../../src/source/registry.js';
 import { extractTarGz, isGzip, parsePax, safeParts } from '../../src/source/tar.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const HEX = 'ab'.repeat(32);
 const DIGEST = `sha256:${HEX}`;

@@ -16,6 +16,9 @@ import {
 } from '../../src/flux/parse.js';
 import type { KustomizationSpec } from '../../src/flux/types.js';
 import { defaultSpec } from '../helpers/spec.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const FIXTURES = fileURLToPath(new URL('../../__fixtures__/flux/', import.meta.url));
 const FILE = 'clusters/prod.yaml';

@@ -23,6 +23,9 @@ import {
 } from '../../src/source/trust.js';
 import { CommandGuard, neutraliseCommands } from '../../src/util/workflow-commands.js';
 import { commitAll, gitIn, initRepository } from '../helpers/git-repos.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 /** The lines the Actions runner would run as commands: `::` after leading whitespace, or `##[` anywhere. */
 const commandLines = (text: string) => text.split(/\r\n|\r|\n/).filter((l) => /^\s*::/.test(l) || l.includes('##['));

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/objects/kube.js';
 import { substituteObjects } from '../../src/substitute/objects.js';
 import { mergeVariables, parseVarFlags, parseVarsInput } from '../../src/substitute/variables.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 // Flux accepts any name matching ^[_[:alpha:]][_[:alpha:][:digit:]]*$, so these are ordinary
 // variables there; a plain JS object would turn `__proto__` into a prototype change and drop it.
@@ -74,5 +77,5 @@ describe('substitution on hostile objects', () => {
     const obj: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'n' }, data };
     const [out] = substituteObjects([obj], new Map([['v', 'done']]), { strict: true, strategy: 'WithVariables' });
     expect((out!['data'] as Record<string, string>)['k7']).toBe('done');
-  }, 15_000);
+  });
 });

@@ -11,6 +11,9 @@ import { buildPlain } from '../../src/kustomize/plain.js';
 import { buildReads } from '../../src/kustomize/reads.js';
 import { parseYamlStream } from '../../src/objects/yaml.js';
 import { MAX_ALIAS_NODES, mayHoldAliases, yamlAliasProblem } from '../../src/util/bounded.js';
+import { heavyFile } from '../helpers/heavy.js';
+
+heavyFile();
 
 const CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n';
 const levels = 'abcdefghi'.split('');
