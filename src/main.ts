@@ -3,12 +3,13 @@ import { githubContext, type GitHubContext } from './github/context.js';
 import { lookUpApproval } from './github/approval.js';
 import { readEventFile } from './github/event.js';
 import { reconcileScrubbed, writeReportFile } from './reconcile/finish.js';
-import { exitCode, type Report } from './report/model.js';
+import type { Report } from './report/model.js';
+import { exitStatusOf } from './report/exit.js';
 import { closingLines } from './report/render.js';
 import { Scrubber } from './report/scrub.js';
 import { readActionSettings } from './action/inputs.js';
 import { failFor, publishReport, reportKey, setOutputs, writeSummary } from './action/outputs.js';
-import { knownSecrets, type Settings } from './options/settings.js';
+import { knownSecrets, runMode, type Settings } from './options/settings.js';
 import { untrustedTreeOf } from './source/trust.js';
 
 /** The action's edge: inputs in; log, job summary, PR comment, check run, outputs and exit code out. */
@@ -69,7 +70,7 @@ export async function run(): Promise<void> {
     const published = await publishReport(report, ctx, settings.github, key);
     setOutputs(report, settings.run.revision, published);
     await writeSummary(report, published);
-    const code = exitCode(report, settings.mode === 'drift');
+    const code = exitStatusOf('action', runMode(settings), report);
     failFor(report, code);
     process.exitCode = code;
   } catch (err) {

@@ -8,7 +8,8 @@ import type { ClusterClient } from '../../src/cluster/client.js';
 import { FLUX_API_VERSION } from '../../src/objects/flux.js';
 import { readFluxKustomization } from '../../src/inventory/flux-object.js';
 import { InventoryStore } from '../../src/inventory/store.js';
-import { exitCode, type Report } from '../../src/report/model.js';
+import type { Report } from '../../src/report/model.js';
+import { exitStatusOf } from '../../src/report/exit.js';
 import type { OptionValues } from '../../src/options/settings.js';
 import { adminClient, exists, freshNamespace, writeTree } from '../helpers/cluster.js';
 import {
@@ -172,7 +173,7 @@ describe('hand-over from Flux', () => {
     );
     expect(prunedOf(report)).toEqual([`ConfigMap/${ns}/gone deleted`]);
     // As `kustomize-reconcile diff` answers: the import's prune is a change (exit code 1).
-    expect(exitCode(report, true)).toBe(1);
+    expect(exitStatusOf('cli', 'preview', report)).toBe(1);
     expect(await exists(client, cmPath(ns, 'gone'))).toBe(true);
     expect(await inventoryIds(ns)).toEqual([]);
   });

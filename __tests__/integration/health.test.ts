@@ -7,7 +7,7 @@ import { kustomizationYaml } from '../helpers/manifests.js';
 import { reconcileTree } from '../helpers/reconcile.js';
 import { installFluxKustomizationCrd } from '../helpers/flux-crd.js';
 import { Discovery } from '../../src/cluster/discovery.js';
-import { waitForHealth } from '../../src/kstatus/wait.js';
+import { ResourceManager } from '../../src/ssa/manager.js';
 
 const deployment = (ns: string, name: string, extra = '') => `apiVersion: apps/v1
 kind: Deployment
@@ -345,11 +345,15 @@ spec:
       namespace: ns,
     });
     const started = Date.now();
-    const outcome = await waitForHealth(client, new Discovery(client), [target('orphan'), target('served')], {
+    const manager = new ResourceManager(client, new Discovery(client), {
+      fieldManager: 'health-test',
+      concurrency: 2,
+      log: () => undefined,
+    });
+    const outcome = await manager.wait([target('orphan'), target('served')], {
       timeoutMs: 120_000,
       intervalMs: 200,
       unclaimedMs: 1_000,
-      concurrency: 2,
     });
     expect(outcome.timedOut).toBe(false);
     expect(Date.now() - started).toBeLessThan(60_000);

@@ -7,7 +7,8 @@ import { ClusterClient } from '../../src/cluster/client.js';
 import { Discovery } from '../../src/cluster/discovery.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
 import type { KubeObject } from '../../src/objects/kube.js';
-import { ApplyError, applyAll, type ApplyOptions } from '../../src/ssa/apply.js';
+import { ApplyError, type ApplyOptions } from '../../src/ssa/apply.js';
+import { ResourceManager } from '../../src/ssa/manager.js';
 import { exists, freshNamespace } from '../helpers/cluster.js';
 import { faultProxySuite, type FaultProxy, type RecordedRequest } from '../helpers/fault-proxy.js';
 
@@ -28,23 +29,22 @@ describe('concurrent writes within a stage', () => {
     proxy = p;
   });
 
-  /** A client and discovery through the proxy. */
-  async function throughProxy() {
+  /** A manager through the proxy (3 writes at once), its lines to `log`. */
+  async function throughProxy(log: string[]) {
     const client = new ClusterClient(await loadKubeConfig({ kind: 'path', path: proxy.kubeconfig }));
-    return { client, discovery: new Discovery(client) };
+    const manager = new ResourceManager(client, new Discovery(client), {
+      fieldManager: 'write-concurrency-test',
+      concurrency: 3,
+      log: (l) => log.push(l),
+    });
+    return { client, manager };
   }
 
   /** A write (not a dry-run) of an object in `ns`. */
   const isWrite = (ns: string) => (r: { method: string; path: string; query: string | URLSearchParams }) =>
     r.method === 'PATCH' && r.path.startsWith(`/api/v1/namespaces/${ns}/`) && !String(r.query).includes('dryRun');
 
-  const options = (log: string[], extra: Partial<ApplyOptions> = {}): ApplyOptions => ({
-    fieldManager: 'write-concurrency-test',
-    dryRunOnly: false,
-    concurrency: 3,
-    log: (l) => log.push(l),
-    ...extra,
-  });
+  const options = (extra: Partial<ApplyOptions> = {}): ApplyOptions => ({ dryRunOnly: false, ...extra });
 
   it('overlaps the writes of one kind, at most `concurrency` at once, and writes the next kind after', async () => {
     const ns = await freshNamespace(admin, 'wc');
@@ -73,10 +73,10 @@ describe('concurrent writes within a stage', () => {
       // Held long enough that sequential writes could never overlap.
       { match: (r) => isWrite(ns)(r), fault: { beforeForward: hold(150) } },
     ]);
-    const { client, discovery } = await throughProxy();
     const log: string[] = [];
+    const { client, manager } = await throughProxy(log);
     try {
-      const changeset = await applyAll(client, discovery, objects, options(log));
+      const changeset = await manager.apply(objects, options());
       expect(changeset.map((e) => `${e.kind}/${e.name} ${e.action}`)).toEqual([
         ...names.map((n) => `ConfigMap/${n} created`),
         ...names.map((n) => `Secret/s-${n} created`),
@@ -113,15 +113,13 @@ describe('concurrent writes within a stage', () => {
         },
       },
     ]);
-    const { client, discovery } = await throughProxy();
     const log: string[] = [];
+    const { client, manager } = await throughProxy(log);
     let error: unknown;
     try {
-      await applyAll(
-        client,
-        discovery,
+      await manager.apply(
         names.map((n) => object('ConfigMap', ns, n)),
-        options(log, {
+        options({
           checkpoint: () => {
             if (lost) return Promise.reject(new Error('lost the lock'));
             passed++;

@@ -240,10 +240,11 @@ describe('timeouts a tree chooses', () => {
   it.each<[string, number | undefined, Parameters<typeof cappedTimeout>[1], number | undefined]>([
     ['a trusted tree keeps its spec.timeout', 6 * 3600_000, {}, 6 * 3600_000],
     ['an untrusted tree: capped by the default of the timeout input', 6 * 3600_000, untrusted, 5 * 60_000],
-    ['an untrusted tree: capped by the timeout input', 6 * 3600_000, { ...untrusted, timeout: '90s' }, 90_000],
-    ['an untrusted tree under the cap keeps its own', 30_000, { ...untrusted, timeout: '90s' }, 30_000],
+    ['an untrusted tree: capped by the timeout input', 6 * 3600_000, { ...untrusted, timeout: 90_000 }, 90_000],
+    ['an untrusted tree under the cap keeps its own', 30_000, { ...untrusted, timeout: 90_000 }, 30_000],
     ['no spec.timeout: the caller default', undefined, untrusted, undefined],
-    ['an unreadable timeout input: the default cap', 6 * 3600_000, { ...untrusted, timeout: 'soon' }, 5 * 60_000],
+    // An unreadable timeout input is refused with the settings (settings.test.ts); 0s caps nothing.
+    ['a zero timeout input: the default cap', 6 * 3600_000, { ...untrusted, timeout: 0 }, 5 * 60_000],
     [
       'with kustomizations (no timeout input): build-timeout caps',
       6 * 3600_000,

@@ -104,6 +104,6 @@ describe('the CLI flag parser', () => {
       mode: 'drift',
       root: '/ws',
     });
-    expect(s).toMatchObject({ noCrossNamespaceRefs: true, driftCorrection: true, wait: true, timeout: '90s' });
+    expect(s).toMatchObject({ noCrossNamespaceRefs: true, driftCorrection: true, wait: true, timeout: 90_000 });
   });
 });

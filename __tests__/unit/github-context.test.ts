@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { githubContext, missingPermission } from '../../src/github/context.js';
 import { locateObject } from '../../src/report/problems.js';
-import { countReport, driftFound, exitCode, type PrunedObject } from '../../src/report/model.js';
+import { countReport, driftFound, type PrunedObject } from '../../src/report/model.js';
+import { exitStatus } from '../../src/report/exit.js';
 
 const ENV = {
   GITHUB_REPOSITORY: 'org/repo',
@@ -133,6 +134,6 @@ describe('drift findings and exit codes', () => {
     ['no drift', { detected: false, corrected: false }, true, 0],
     ['failed', { detected: true, corrected: false }, false, 2],
   ])('%s → %i', (_, drift, ok, code) => {
-    expect(exitCode({ ok, counts: counts(1, 0), drift }, true)).toBe(code);
+    expect(exitStatus({ ok, counts: counts(1, 0), drift }, 'drift')).toBe(code);
   });
 });

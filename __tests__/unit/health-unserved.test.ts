@@ -8,8 +8,9 @@ import {
   type ResourceMapping,
 } from '../../src/cluster/discovery.js';
 import { definedKinds, unservedMessage } from '../../src/kstatus/unserved.js';
-import { healthFailure, timeoutSource, waitForHealth, type HealthTarget } from '../../src/kstatus/wait.js';
+import { healthFailure, timeoutSource, type HealthTarget } from '../../src/kstatus/wait.js';
 import type { KubeObject } from '../../src/objects/kube.js';
+import { ResourceManager } from '../../src/ssa/manager.js';
 import type { Clock } from '../../src/util/poll.js';
 
 /** A clock whose sleeps only move its time on. */
@@ -55,6 +56,14 @@ const readyClient = {
     }),
 } as unknown as ClusterClient;
 
+/** A manager over `client` and `discovery` reading `concurrency` targets at once, its lines to `log`. */
+const managerOf = (
+  client: ClusterClient,
+  discovery: Discovery,
+  concurrency: number,
+  log: (line: string) => void = () => undefined,
+) => new ResourceManager(client, discovery, { fieldManager: 'health-unserved-test', concurrency, log });
+
 const ceph: HealthTarget = {
   subject: 'CephCluster/rook-ceph/main',
   apiVersion: 'ceph.rook.io/v1',
@@ -68,17 +77,12 @@ describe('a health target of a kind the server does not serve', () => {
   it('fails the wait at the first look, naming the object, the kind and what to do', async () => {
     const clock = fakeClock();
     const log: string[] = [];
-    const outcome = await waitForHealth(
+    const outcome = await managerOf(
       readyClient,
       fakeDiscovery(() => false),
-      [ceph],
-      {
-        timeoutMs: 59 * 60_000 + 30_000,
-        concurrency: 2,
-        clock,
-        log: (l) => log.push(l),
-      },
-    );
+      2,
+      (l) => log.push(l),
+    ).wait([ceph], { timeoutMs: 59 * 60_000 + 30_000, clock });
     expect(clock.slept).toBe(0);
     expect(outcome).toEqual({
       ok: false,
@@ -113,19 +117,17 @@ describe('a health target of a kind the server does not serve', () => {
     const clock = fakeClock();
     let looks = 0;
     const log: string[] = [];
-    const outcome = await waitForHealth(
+    const outcome = await managerOf(
       readyClient,
       fakeDiscovery(() => ++looks > 3),
-      [ceph],
-      {
-        timeoutMs: 10 * 60_000,
-        intervalMs: 1000,
-        concurrency: 2,
-        clock,
-        definedKinds: new Set([mappingKey('ceph.rook.io/v1', 'CephCluster')]),
-        log: (l) => log.push(l),
-      },
-    );
+      2,
+      (l) => log.push(l),
+    ).wait([ceph], {
+      timeoutMs: 10 * 60_000,
+      intervalMs: 1000,
+      clock,
+      definedKinds: new Set([mappingKey('ceph.rook.io/v1', 'CephCluster')]),
+    });
     expect(outcome.ok).toBe(true);
     expect(clock.slept).toBe(3000);
     expect(log[0]).toBe(
@@ -135,18 +137,16 @@ describe('a health target of a kind the server does not serve', () => {
 
   it('fails a kind whose CRD this run applied after the grace, not the timeout, when it is never served', async () => {
     const clock = fakeClock();
-    const outcome = await waitForHealth(
+    const outcome = await managerOf(
       readyClient,
       fakeDiscovery(() => false),
-      [ceph],
-      {
-        timeoutMs: 10 * 60_000,
-        intervalMs: 1000,
-        concurrency: 2,
-        clock,
-        definedKinds: new Set([mappingKey('ceph.rook.io/v1', 'CephCluster')]),
-      },
-    );
+      2,
+    ).wait([ceph], {
+      timeoutMs: 10 * 60_000,
+      intervalMs: 1000,
+      clock,
+      definedKinds: new Set([mappingKey('ceph.rook.io/v1', 'CephCluster')]),
+    });
     expect(outcome.timedOut).toBe(false);
     expect(outcome.results[0]?.status).toBe('Failed');
     expect(clock.slept).toBe(30_000);
@@ -157,10 +157,9 @@ describe('a health target of a kind the server does not serve', () => {
     const discovery = {
       mapping: () => Promise.reject(new Error('forbidden')),
     } as unknown as Discovery;
-    const outcome = await waitForHealth(readyClient, discovery, [ceph], {
+    const outcome = await managerOf(readyClient, discovery, 1).wait([ceph], {
       timeoutMs: 5000,
       intervalMs: 1000,
-      concurrency: 1,
       clock,
     });
     expect(outcome).toEqual({

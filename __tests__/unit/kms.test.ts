@@ -23,7 +23,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { awsKmsKeyService, type AwsCredentials } from '../../src/sops/kms/aws.js';
 import { signV4 } from '../../src/aws/sigv4.js';
 import { azureKeyVaultKeyService, CLI_RESOURCE } from '../../src/sops/kms/azure.js';
-import { retryDelay } from '../../src/sops/kms/common.js';
+import { kmsRetry } from '../../src/sops/kms/common.js';
 import { gcpKmsKeyService } from '../../src/sops/kms/gcp.js';
 import { normalizeVaultAddress } from '../../src/sops/kms/endpoints.js';
 import { vaultTransitKeyService } from '../../src/sops/kms/vault.js';
@@ -116,7 +116,7 @@ afterEach(async () => {
 });
 
 beforeAll(() => {
-  retryDelay.ms = 0;
+  kmsRetry.policy = { attempts: kmsRetry.policy.attempts, sleep: () => Promise.resolve() };
 });
 
 const form = (body: string) => Object.fromEntries(new URLSearchParams(body));

@@ -38,12 +38,7 @@ describe('StageError', () => {
   it.each([
     ['an Error', new Error('no such file'), 'no such file', undefined],
     ['a string', 'plain text', 'plain text', undefined],
-    [
-      'an error about one object',
-      new ObjectError('ConfigMap/ns/a', 'ConfigMap/ns/a: bad'),
-      'ConfigMap/ns/a: bad',
-      'ConfigMap/ns/a',
-    ],
+    ['an error about one object', new ObjectError('ConfigMap/ns/a', 'bad'), 'ConfigMap/ns/a: bad', 'ConfigMap/ns/a'],
     [
       'a SOPS error about one object',
       new SopsError('Secret/ns/s: failed', { subject: 'Secret/ns/s' }),

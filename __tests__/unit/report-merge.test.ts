@@ -7,7 +7,8 @@ import { parseReportFile } from '../../src/report/file.js';
 import { readReportFiles } from '../../src/report/merge-files.js';
 import { NO_MATRIX_NOTE } from '../../src/report/merge-jobs.js';
 import { mergeReports, type NamedReportFile } from '../../src/report/merge.js';
-import { countReport, exitCode, type Report } from '../../src/report/model.js';
+import { countReport, type Report } from '../../src/report/model.js';
+import { exitStatus } from '../../src/report/exit.js';
 import { closingLines, renderSummary } from '../../src/report/render.js';
 import {
   entry,
@@ -107,7 +108,7 @@ describe('mergeReports', () => {
     expect(merged.kustomizations).toHaveLength(2);
     expect(merged.kustomizations!.map((k) => k.ok)).toEqual([false, true]);
     expect(merged.ok).toBe(false);
-    expect(exitCode(merged, false)).toBe(2);
+    expect(exitStatus(merged, 'errors')).toBe(2);
     expect(merged.counts.deleted).toBe(1);
     expect(merged.pruned).toEqual([{ subject: 'StatefulSet/apps/payments-db', action: 'deleted' }]);
     expect(merged.error).toBe(
@@ -271,7 +272,7 @@ describe('mergeReports', () => {
     expect(merged.error).toBe(error);
     expect(merged.failure?.stage).toBe(stage);
     if (stage !== undefined) expect(merged.failure?.message).toBe(error);
-    expect(exitCode(merged, false)).toBe(ok ? 0 : 2);
+    expect(exitStatus(merged, 'errors')).toBe(ok ? 0 : 2);
   });
 
   it.each<{ why: string; drifts: [Report['drift'], boolean][]; want: Report['drift'] }>([
@@ -325,7 +326,7 @@ describe('mergeReports', () => {
     );
     const merged = mergeReports(files);
     expect(merged.drift).toEqual(want);
-    expect(exitCode(merged, true)).toBe(want!.detected && !want!.corrected ? 1 : 0);
+    expect(exitStatus(merged, 'drift')).toBe(want!.detected && !want!.corrected ? 1 : 0);
   });
 
   it('notes report files of different commits, and a job’s notes with its Kustomization’s name', () => {

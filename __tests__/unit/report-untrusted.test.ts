@@ -12,7 +12,8 @@ import { MAX_REPORT_FILE_BYTES, parseReportFile } from '../../src/report/file.js
 import { readReportFiles } from '../../src/report/merge-files.js';
 import { NO_MATRIX_NOTE } from '../../src/report/merge-jobs.js';
 import { mergeReports } from '../../src/report/merge.js';
-import { exitCode, type Report } from '../../src/report/model.js';
+import type { Report } from '../../src/report/model.js';
+import { exitStatus } from '../../src/report/exit.js';
 import { entry, fileText, jobReport, kustomization, named } from '../helpers/report-files.js';
 import { defaultSpec } from '../helpers/spec.js';
 import { heavyFile } from '../helpers/heavy.js';
@@ -71,7 +72,7 @@ describe('each Kustomization from its own lists', () => {
     expect(merged.kustomizations![0]).toMatchObject({ ok: false, error });
     expect(merged.ok).toBe(false);
     expect(merged.error).toBe(`Kustomization prod · ns/a: ${error}`);
-    expect(exitCode(merged, false)).toBe(2);
+    expect(exitStatus(merged, 'errors')).toBe(2);
   });
 
   it('fails a file whose top-level lists name objects none of its Kustomizations does, naming them', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { countReport, exitCode, type PrunedObject, type Report } from '../../src/report/model.js';
+import { countReport, type PrunedObject, type Report } from '../../src/report/model.js';
+import { exitStatus, type ExitPolicy } from '../../src/report/exit.js';
 import { closingLines, renderLines, renderSummary } from '../../src/report/render.js';
 import { takesWithIt } from '../../src/report/deletions.js';
 import { sourceText } from '../../src/report/source.js';
@@ -28,33 +29,38 @@ function report(changeset: ChangeSetEntry[], extra: Partial<Report> = {}): Repor
   };
 }
 
-describe('exitCode', () => {
-  it.each([
-    { why: 'error', r: report([], { ok: false, error: 'x' }), findings: false, want: 2 },
-    { why: 'error wins over findings', r: report([entry('A/a', 'created')], { ok: false }), findings: true, want: 2 },
-    { why: 'changes in apply mode', r: report([entry('A/a', 'created')]), findings: false, want: 0 },
-    { why: 'changes found by diff', r: report([entry('A/a', 'configured')]), findings: true, want: 1 },
-    { why: 'nothing to change for diff', r: report([entry('A/a', 'unchanged')]), findings: true, want: 0 },
+describe('exitStatus', () => {
+  it.each<{ why: string; r: Report; policy: ExitPolicy; want: number }>([
+    { why: 'error', r: report([], { ok: false, error: 'x' }), policy: 'errors', want: 2 },
+    {
+      why: 'error wins over findings',
+      r: report([entry('A/a', 'created')], { ok: false }),
+      policy: 'changes',
+      want: 2,
+    },
+    { why: 'changes in apply mode', r: report([entry('A/a', 'created')]), policy: 'errors', want: 0 },
+    { why: 'changes found by diff', r: report([entry('A/a', 'configured')]), policy: 'changes', want: 1 },
+    { why: 'nothing to change for diff', r: report([entry('A/a', 'unchanged')]), policy: 'changes', want: 0 },
     {
       why: 'only a prune found by diff',
       r: report([entry('A/a', 'unchanged')], { pruned: [{ subject: 'B/b', action: 'deleted' }] }),
-      findings: true,
+      policy: 'changes',
       want: 1,
     },
     {
       why: 'a prune that is skipped is no finding',
       r: report([entry('A/a', 'unchanged')], { pruned: [{ subject: 'B/b', action: 'skipped', reason: 'x' }] }),
-      findings: true,
+      policy: 'changes',
       want: 0,
     },
     {
       why: 'a prune in apply mode',
       r: report([], { pruned: [{ subject: 'B/b', action: 'deleted' }] }),
-      findings: false,
+      policy: 'errors',
       want: 0,
     },
-  ])('$why → $want', ({ r, findings, want }) => {
-    expect(exitCode(r, findings)).toBe(want);
+  ])('$why → $want', ({ r, policy, want }) => {
+    expect(exitStatus(r, policy)).toBe(want);
   });
 });
 

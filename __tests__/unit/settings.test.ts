@@ -154,6 +154,7 @@ describe('settingsOf', () => {
     [{ path: 'deploy', kustomizations: ['ks.yaml'] }, 'set either path ("deploy") or kustomizations, not both'],
     [{ kustomizations: ['ks.yaml'], targetNamespace: 'x' }, 'target-namespace applies to path'],
     [{ kustomizations: ['ks.yaml'], wait: 'true' }, 'wait and timeout apply to path'],
+    [{ kustomizations: ['ks.yaml'], timeout: '0s' }, 'wait and timeout apply to path'],
     [{ wait: 'yes' }, 'wait must be true or false; got "yes"'],
     [{ allowRemoteBases: 'yes' }, 'allow-remote-bases must be true or false; got "yes"'],
     [{ kustomizations: ['ks.yaml'], prune: 'true' }, 'prune and force apply to path'],
@@ -182,6 +183,10 @@ describe('settingsOf', () => {
     [{ buildTimeout: 'soon' }, 'build-timeout must be a duration such as 90s or 10m; got "soon"'],
     [{ buildTimeout: '0s' }, 'build-timeout must be longer than 0, such as 5s or 1m; got "0s"'],
     [{ timeout: 'soon' }, 'timeout must be a duration such as 90s or 10m; got "soon"'],
+    // Checked here once: the Kustomization of the path input takes it in milliseconds (flux/from-inputs.ts).
+    [{ timeout: '5 minutes' }, 'timeout must be a duration such as 90s or 10m; got "5 minutes"'],
+    [{ timeout: '5' }, 'timeout must be a duration such as 90s or 10m; got "5"'],
+    [{ timeout: '1d' }, 'timeout must be a duration such as 90s or 10m; got "1d"'],
     [{ buildMemoryLimit: 'lots' }, 'build-memory-limit must be a size such as 512Mi or 2Gi; got "lots"'],
     [{ buildMemoryLimit: '1Mi' }, 'build-memory-limit must be at least 64Mi; got "1Mi"'],
   ])('%j is refused', (raw, error) => {

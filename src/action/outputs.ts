@@ -8,6 +8,7 @@ import { movedObjects } from '../report/destructive.js';
 import type { GitHubContext } from '../github/context.js';
 import type { Published } from '../github/publish.js';
 import { hasChanges, type Report } from '../report/model.js';
+import type { ExitStatus } from '../report/exit.js';
 import { renderSummary } from '../report/render.js';
 import { mdText } from '../util/markdown.js';
 import { stripTerminalControls } from '../util/terminal.js';
@@ -105,7 +106,7 @@ export async function writeSummary(report: Report, published: Published): Promis
 }
 
 /** Fails the step for exit code 2 (with the report's error) or 1 (drift found, with the totals). */
-export function failFor(report: Report, code: 0 | 1 | 2): void {
+export function failFor(report: Report, code: ExitStatus): void {
   if (code === 2) core.setFailed(report.error ?? 'failed');
   if (code === 1)
     core.setFailed(

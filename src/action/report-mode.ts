@@ -9,13 +9,13 @@ import { parseMatrix } from '../fanout/matrix.js';
 import { readReportFiles } from '../report/merge-files.js';
 import { mergeReports } from '../report/merge.js';
 import type { NamedReportFile } from '../report/merge.js';
-import { exitCode } from '../report/model.js';
+import { exitStatusOf } from '../report/exit.js';
 import { closingLines } from '../report/render.js';
 import { scrubReport } from '../report/scrub.js';
 import type { Settings } from '../options/settings.js';
 import { failFor, publishReport, reportKey, setOutputs, writeSummary } from './outputs.js';
 
-/** Runs mode: report; returns the exit code (2: a job failed, 1: drift found, else 0). */
+/** Runs mode: report; returns the exit status, as a run of the merged report's mode (report/exit.ts). */
 export async function run(event: unknown, settings: Settings, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const patterns = settings.reports;
   if (patterns.length === 0) {
@@ -38,7 +38,7 @@ export async function run(event: unknown, settings: Settings, env: NodeJS.Proces
   setOutputs(report, revisionOf(files), published);
   core.setOutput('jobs', files.length);
   await writeSummary(report, published);
-  const code = exitCode(report, report.mode === 'drift');
+  const code = exitStatusOf('action', report.mode, report);
   failFor(report, code);
   return code;
 }

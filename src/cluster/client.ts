@@ -15,7 +15,7 @@ import {
 } from './failure.js';
 import { DEFAULT_TIMEOUTS, type ClusterTimeouts } from './timeouts.js';
 import { sleep } from '../util/poll.js';
-import { retryable as retryableStatus } from '../util/retry.js';
+import { backoffMs, retryable as retryableStatus, retryAfterMs } from '../util/retry.js';
 
 export interface RequestOptions {
   query?: Record<string, string | boolean | number | undefined>;
@@ -158,7 +158,7 @@ export class ClusterClient {
       } catch (err) {
         // Another request found the server unreachable meanwhile: this one fails with its error.
         this.breaker.check();
-        const wait = backoff(attempt);
+        const wait = backoffMs(attempt);
         if (retryable(err, attempt) && Date.now() + wait < deadline) {
           await sleep(wait);
           this.breaker.check();
@@ -178,7 +178,7 @@ export class ClusterClient {
         const text = unauthorizedText(err.message.slice(what.length + 2), this.kc.getCurrentUser()?.name);
         throw this.breaker.trip(new Error(`${what} to ${this.server}: ${text}`, { cause: err }));
       }
-      const wait = retryAfter ?? backoff(attempt);
+      const wait = retryAfter ?? backoffMs(attempt);
       if (
         !retryableStatus(status) ||
         attempt >= MAX_ATTEMPTS ||
@@ -246,11 +246,10 @@ export class ClusterClient {
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('error', fail);
           res.on('end', () => {
-            const ra = Number(res.headers['retry-after']);
             resolve({
               status: res.statusCode ?? 0,
               body: Buffer.concat(chunks).toString('utf8'),
-              retryAfter: Number.isFinite(ra) && ra > 0 ? Math.min(ra, 30) * 1000 : undefined,
+              retryAfter: retryAfterMs(res.headers['retry-after']),
             });
           });
         },
@@ -322,8 +321,4 @@ function anonymousTls(kc: KubeConfig, o: https.RequestOptions): void {
   if (cluster.tlsServerName) o.servername = cluster.tlsServerName;
   if (cluster.caFile) o.ca = readFileSync(cluster.caFile);
   else if (cluster.caData) o.ca = Buffer.from(cluster.caData, 'base64');
-}
-
-function backoff(attempt: number): number {
-  return Math.min(200 * 2 ** (attempt - 1), 5000) + Math.floor(Math.random() * 100);
 }

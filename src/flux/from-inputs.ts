@@ -1,22 +1,22 @@
 import { Problems, SpecError } from './fields.js';
 import { DEFAULT_NAMESPACE } from './parse.js';
-import { effectiveTimeout, readDuration, readNamespaceName, readObjectName, readSourcePath } from './values.js';
+import { effectiveTimeout, readNamespaceName, readObjectName, readSourcePath } from './values.js';
 import type { KustomizationSpec } from './types.js';
 import { derivedName } from '../objects/names.js';
 
-/** The action inputs that describe one Kustomization when no Kustomization file is given. */
-export interface SpecInputs {
+/**
+ * The action inputs that describe one Kustomization when no Kustomization file is given: the spec
+ * fields the settings hold as the spec does (prune, wait, force; timeout in milliseconds, read and
+ * checked with the settings), and the texts to read as a Kustomization file's fields.
+ */
+export type SpecInputs = Partial<Pick<KustomizationSpec, 'prune' | 'wait' | 'force' | 'timeout'>> & {
   path: string;
-  prune?: boolean;
-  wait?: boolean;
-  force?: boolean;
-  timeout?: string;
   targetNamespace?: string;
   name?: string;
   namespace?: string;
   /** The repository the path is in (see Settings.run.source): part of the derived name. */
   source: string;
-}
+};
 
 /** Action inputs arrive as strings, and an input that is not set arrives as "". */
 function given(value: string | undefined): string | undefined {
@@ -37,7 +37,7 @@ function readKustomizationName(p: Problems, value: string, at: string): string |
  * Builds the single Kustomization that the action's inputs describe, with the rules and defaults of a
  * Kustomization file: there is no interval, so the timeout defaults to 5m (and, as in Flux, is never
  * under 30s). Without a `name` input the name is derived from the repository and the whole path,
- * so that two folders or two repositories never share an inventory. Problems name the input, e.g. `input "timeout": ...`, and are thrown as one SpecError.
+ * so that two folders or two repositories never share an inventory. Problems name the input, e.g. `input "path": ...`, and are thrown as one SpecError.
  */
 export function specFromInputs(inputs: SpecInputs): KustomizationSpec {
   const p = new Problems();
@@ -48,7 +48,6 @@ export function specFromInputs(inputs: SpecInputs): KustomizationSpec {
       ? derivedName(inputs.source, path ?? inputs.path)
       : readKustomizationName(p, explicitName, 'input "name"');
   const namespace = readNamespaceName(p, given(inputs.namespace), 'input "namespace"') ?? DEFAULT_NAMESPACE;
-  const timeout = readDuration(p, given(inputs.timeout), 'input "timeout"');
   const targetNamespace = readNamespaceName(p, given(inputs.targetNamespace), 'input "target-namespace"');
   if (p.items.length > 0 || path === undefined || name === undefined) throw new SpecError(p.items);
 
@@ -57,7 +56,7 @@ export function specFromInputs(inputs: SpecInputs): KustomizationSpec {
     namespace,
     origin: { kind: 'inputs' },
     path,
-    timeout: effectiveTimeout(undefined, timeout),
+    timeout: effectiveTimeout(undefined, inputs.timeout),
     prune: inputs.prune ?? false,
     wait: inputs.wait ?? false,
     force: inputs.force ?? false,

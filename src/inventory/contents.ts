@@ -1,47 +1,14 @@
 /**
- * What lives in the Namespaces a prune is about to delete, read for the guard of
- * plan.ts (namespaceRefusal): deleting a Namespace deletes everything in it, whoever
- * applied it. One metadata-only list (paged) per namespaced resource the server can list, only for
- * the Namespaces being pruned; events and metrics are left out, and resources the credentials may
- * not list (or whose list fails) are named in a note.
+ * The Namespace prune guard with what lives in the Namespaces: plan.ts's namespaceRefusal over
+ * the lists of cluster/contents.ts, read only when a Namespace is being pruned.
  */
-import type { ClusterClient } from '../cluster/client.js';
-import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
-import { list } from '../cluster/verbs.js';
-import { ApiError } from '../cluster/errors.js';
+import type { NamespaceContents } from '../cluster/contents.js';
 import type { Entry } from '../objects/id.js';
-import {
-  namespaceRefusal,
-  prunedNamespaces,
-  type NamespaceContents,
-  type NamespacedObject,
-  type PruneGuard,
-} from './plan.js';
-import { mapLimit } from '../util/concurrency.js';
-import { LIST_PAGE_SIZE } from '../cluster/live.js';
+import { namespaceRefusal, prunedNamespaces, type PruneGuard } from './plan.js';
 
-/** Metadata only: no Secret value is read, and the lists stay small. */
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json';
-
-/** Lists in flight at once. */
-const CONCURRENCY = 8;
-
-/**
- * Not objects a Namespace's deletion takes along: events are records of what happened, and the
- * metrics API serves a PodMetrics for every running Pod (whose owner counts).
- */
-const LEFT_OUT = new Set(['/events', 'events.k8s.io/events']);
-const LEFT_OUT_GROUPS = new Set(['metrics.k8s.io']);
-
-/** One item of a PartialObjectMetadataList. */
-interface MetadataItem {
-  metadata?: {
-    name?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    ownerReferences?: unknown[];
-    deletionTimestamp?: string;
-  };
+/** Reads what lives in Namespaces (a ResourceManager, ssa/manager.ts). */
+export interface ContentsReader {
+  namespaceContents(namespaces: readonly string[], note: (line: string) => void): Promise<NamespaceContents[]>;
 }
 
 /**
@@ -49,8 +16,7 @@ interface MetadataItem {
  * the cluster only when a Namespace is being pruned and allow-large-prune is off.
  */
 export async function namespacePruneRefusal(
-  client: ClusterClient,
-  discovery: Discovery,
+  reader: ContentsReader,
   stale: readonly Entry[],
   next: readonly Entry[],
   owner: { name: string; namespace: string },
@@ -59,76 +25,6 @@ export async function namespacePruneRefusal(
 ): Promise<string | undefined> {
   const namespaces = prunedNamespaces(stale);
   if (guard.allowLarge || namespaces.length === 0) return undefined;
-  const contents = await namespaceContents(client, discovery, namespaces, note);
+  const contents = await reader.namespaceContents(namespaces, note);
   return namespaceRefusal(contents, owner, next, guard);
-}
-
-/** The objects of every listable namespaced resource in each of `namespaces`. */
-export async function namespaceContents(
-  client: ClusterClient,
-  discovery: Discovery,
-  namespaces: readonly string[],
-  note: (line: string) => void,
-): Promise<NamespaceContents[]> {
-  const resources = (await discovery.namespacedLists()).filter(
-    (m) => !LEFT_OUT.has(`${m.group}/${m.resource}`) && !LEFT_OUT_GROUPS.has(m.group),
-  );
-  const out: NamespaceContents[] = [];
-  for (const namespace of namespaces) {
-    const forbidden: string[] = [];
-    const failed: string[] = [];
-    const lists = await mapLimit(resources, CONCURRENCY, async (m) => {
-      const name = m.group === '' ? m.resource : `${m.resource}.${m.group}`;
-      try {
-        return await listAll(client, m, namespace);
-      } catch (err) {
-        // Anything but an API answer (the server unreachable) fails the run, as the deletes would.
-        if (!(err instanceof ApiError)) throw err;
-        // Gone since discovery (a CRD deleted), or not listable after all: nothing of it can be there.
-        if (err.status === 404 || err.status === 405) return [];
-        if (err.status === 401 || err.status === 403) forbidden.push(name);
-        // An aggregated API that is down answers 503: one resource must not stop every prune.
-        else failed.push(`${name} (${err.message})`);
-        return [];
-      }
-    });
-    if (forbidden.length > 0) {
-      note(
-        `Namespace ${namespace} is being pruned, but the credentials may not list ${forbidden.sort().join(', ')} ` +
-          'in it, so objects of those kinds were not looked for before deleting it (grant list on them to have ' +
-          'the prune guard see them)',
-      );
-    }
-    if (failed.length > 0) {
-      note(
-        `Namespace ${namespace} is being pruned, but listing ${failed.sort().join('; ')} in it failed, so ` +
-          'objects of those kinds were not looked for before deleting it',
-      );
-    }
-    out.push({ namespace, objects: lists.flat() });
-  }
-  return out;
-}
-
-async function listAll(client: ClusterClient, m: ResourceMapping, namespace: string): Promise<NamespacedObject[]> {
-  const items = await list<MetadataItem>(
-    client,
-    { resource: m, namespace },
-    { accept: METADATA_LIST, pageSize: LIST_PAGE_SIZE },
-  );
-  const objects: NamespacedObject[] = [];
-  for (const item of items) {
-    const md = item.metadata ?? {};
-    if (md.name === undefined) continue;
-    objects.push({
-      group: m.group,
-      kind: m.kind,
-      name: md.name,
-      ...(md.labels ? { labels: md.labels } : {}),
-      ...(md.annotations ? { annotations: md.annotations } : {}),
-      ...(md.ownerReferences?.length ? { owned: true } : {}),
-      ...(md.deletionTimestamp ? { terminating: true } : {}),
-    });
-  }
-  return objects;
 }

@@ -1,13 +1,9 @@
 /**
- * A run that lost its lock (src/inventory/lease.ts has the rule): what it says, and the lookup of
- * which of the objects it wrote still exist. It writes nothing more, not even its record: the
- * objects it wrote that the new holder's record does not hold are named in its report instead.
+ * A run that lost its lock (src/inventory/lease.ts has the rule): what it says. It writes nothing
+ * more, not even its record: the objects it wrote that the new holder's record does not hold (those
+ * that still exist: ResourceManager.existing, ssa/manager.ts) are named in its report instead.
  */
-import type { ClusterClient } from '../cluster/client.js';
-import type { Discovery, Resource } from '../cluster/discovery.js';
-import { get } from '../cluster/verbs.js';
-import { isNotFound } from '../cluster/errors.js';
-import { entryOf, refOf, subjectOfEntry, type Entry, type ObjectRef } from '../objects/id.js';
+import { entryOf, subjectOfEntry, type Entry, type ObjectRef } from '../objects/id.js';
 
 /**
  * What is read here of ssa's ChangeSetEntry and PruneResult: written as shapes so that inventory/
@@ -50,30 +46,4 @@ export function lostLockMessage(
       : '',
     cause !== undefined ? `\n${cause}` : '',
   ].join('');
-}
-
-/** Which of `entries` exist in the cluster now (an entry whose kind is not served does not). */
-export async function stillThere(
-  client: ClusterClient,
-  discovery: Discovery,
-  entries: readonly Entry[],
-): Promise<Entry[]> {
-  const found: Entry[] = [];
-  for (const entry of entries) {
-    const ref = refOf(entry);
-    let resource: Resource;
-    try {
-      resource = await discovery.mapping(ref.apiVersion, ref.kind);
-    } catch {
-      continue;
-    }
-    try {
-      await get(client, { resource, namespace: ref.namespace, name: ref.name });
-      found.push(entry);
-    } catch (err) {
-      // Not known to be gone: keep it, a later run looks it up again.
-      if (!isNotFound(err)) found.push(entry);
-    }
-  }
-  return found;
 }

@@ -8,6 +8,9 @@ import { hasMarker, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_KEEP_MARKERS 
 import { refOf, type Entry } from '../objects/id.js';
 import { minus, union } from './entries.js';
 import { INVENTORY_LABEL, KS_NAME_LABEL, KS_NAMESPACE_LABEL } from './store.js';
+import type { NamespaceContents, NamespacedObject } from '../cluster/contents.js';
+
+export type { NamespaceContents, NamespacedObject };
 
 export interface PruneGuard {
   /** Largest share (0–1) of the inventory one run may delete. */
@@ -71,26 +74,6 @@ export function entriesAfter(old: readonly Entry[], next: readonly Entry[], outc
  */
 export function mergeConcurrent(base: readonly Entry[], latest: readonly Entry[], ours: readonly Entry[]): Entry[] {
   return union(ours, minus(latest, base));
-}
-
-/** An object found in a Namespace about to be pruned: its metadata, as a metadata-only list returns it. */
-export interface NamespacedObject {
-  /** API group, '' for the core group. */
-  group: string;
-  kind: string;
-  name: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  /** It has ownerReferences: the garbage collector deletes it with its owner, which is counted instead. */
-  owned?: boolean;
-  /** It has a deletionTimestamp: it is going anyway. */
-  terminating?: boolean;
-}
-
-/** What lives in one Namespace about to be pruned. */
-export interface NamespaceContents {
-  namespace: string;
-  objects: readonly NamespacedObject[];
 }
 
 /** Objects every Namespace gets from the control plane; counted only when a Kustomization labelled them. */

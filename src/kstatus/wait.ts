@@ -1,6 +1,6 @@
 import { isUnreachable } from '../cluster/failure.js';
-import type { ClusterClient } from '../cluster/client.js';
-import { isUnservedKind, mappingKey, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
+import { isUnservedKind, mappingKey, type ResourceMapping } from '../cluster/discovery.js';
+import type { ManagedCluster } from '../cluster/managed.js';
 import { collectionKey } from '../cluster/verbs.js';
 import { pollUntil, systemClock, type Clock } from '../util/poll.js';
 import { formatDuration } from '../util/duration.js';
@@ -31,12 +31,13 @@ export interface HealthResult {
   message: string;
 }
 
+/**
+ * How one wait goes. How many objects are read at once, and where its lines go (one per change of an
+ * object's status, not one per poll), are the manager's.
+ */
 export interface WaitOptions {
   timeoutMs: number;
   intervalMs?: number;
-  concurrency: number;
-  /** One line per change of an object's status, not one per poll. */
-  log?: (line: string) => void;
   /** A status rule consulted before kstatus (spec.healthCheckExprs); undefined falls through to kstatus. */
   custom?: (live: Record<string, unknown>) => StatusResult | undefined;
   /**
@@ -63,13 +64,15 @@ export interface WaitOutcome {
   results: HealthResult[];
 }
 
+/** What a wait uses of its manager (ResourceManager.wait, ssa/manager.ts). */
+type Waiter = Pick<ManagedCluster, 'client' | 'discovery' | 'concurrency' | 'log'>;
+
 /**
  * Polls the objects' status (kstatus rules) until all are Current, one is Failed (fail-fast, as
  * Flux), or the timeout passes. Objects already Current are not read again.
  */
 export async function waitForHealth(
-  client: ClusterClient,
-  discovery: Discovery,
+  m: Waiter,
   targets: readonly HealthTarget[],
   opts: WaitOptions,
 ): Promise<WaitOutcome> {
@@ -82,7 +85,7 @@ export async function waitForHealth(
   const look = async (): Promise<WaitOutcome | undefined> => {
     await opts.checkpoint?.();
     const pending = targets.filter((t) => last.get(t.subject)?.status !== 'Current');
-    const read = await readStatuses(client, discovery, pending, opts);
+    const read = await readStatuses(m, pending, opts);
     const waited = clock.now() - started;
     const results = read.map(({ result, unclaimedBy, unserved }) => {
       if (unserved !== undefined) {
@@ -105,7 +108,7 @@ export async function waitForHealth(
     for (const r of results) {
       const before = last.get(r.subject);
       if (!before || before.status !== r.status || before.message !== r.message) {
-        opts.log?.(`${r.subject}: ${r.status}${r.message ? ` (${r.message})` : ''}`);
+        m.log(`${r.subject}: ${r.status}${r.message ? ` (${r.message})` : ''}`);
       }
       last.set(r.subject, r);
     }
@@ -172,16 +175,15 @@ function unclaimedResult(subject: string, controller: string, graceMs: number): 
  * may have lost its labels); the others by GET.
  */
 async function readStatuses(
-  client: ClusterClient,
-  discovery: Discovery,
+  m: Waiter,
   targets: readonly HealthTarget[],
-  opts: Pick<WaitOptions, 'concurrency' | 'custom'>,
+  opts: Pick<WaitOptions, 'custom'>,
 ): Promise<{ result: HealthResult; unclaimedBy?: string; unserved?: HealthTarget }[]> {
-  const reader = new LiveObjects(client);
+  const reader = new LiveObjects(m.client);
   const mapped = await Promise.all(
     targets.map(async (t) => {
       try {
-        return { t, mapping: await discovery.mapping(t.apiVersion, t.kind) };
+        return { t, mapping: await m.discovery.mapping(t.apiVersion, t.kind) };
       } catch (err) {
         if (isUnreachable(err)) throw err;
         return { t, error: err as Error };
@@ -200,7 +202,7 @@ async function readStatuses(
    * Each result, with the controller that should have written the object's status when none has, or
    * the target when the server does not serve its kind (discovery was read again before saying so).
    */
-  return mapLimit(mapped, opts.concurrency, async ({ t, mapping, error }) => {
+  return mapLimit(mapped, m.concurrency, async ({ t, mapping, error }) => {
     if (!mapping) {
       const result: HealthResult = { subject: t.subject, status: 'Unknown', message: error.message };
       return isUnservedKind(error) ? { result, unserved: t } : { result };

@@ -1,15 +1,26 @@
 /**
- * An error about one object. `subject` names it (`Kind/namespace/name`), so that a report can
- * point at the file the object came from (a check-run annotation) without reading the message.
+ * An error about one object. `subject` names it (`Kind/namespace/name`), `file` the file it came
+ * from when known, `detail` what is wrong with it; the message is made of them
+ * (`subject (file): detail`), so that a report can point at the file (a check-run annotation) and
+ * place it in the text without reading the message back.
  */
 export class ObjectError extends Error {
+  readonly file?: string;
+
   constructor(
     readonly subject: string,
-    message: string,
-    options?: { cause?: unknown },
+    readonly detail: string,
+    options?: { cause?: unknown; file?: string },
   ) {
-    super(message, options);
+    const file = options?.file;
+    super(`${subject}${file === undefined ? '' : ` (${file})`}: ${detail}`, { cause: options?.cause });
     this.name = 'ObjectError';
+    if (file !== undefined) this.file = file;
+  }
+
+  /** The same error placed in `file` (its cause is this one). */
+  at(file: string): ObjectError {
+    return new ObjectError(this.subject, this.detail, { cause: this, file });
   }
 }
 

@@ -1,4 +1,4 @@
-import { yamlAliasProblem } from '../util/bounded.js';
+import { yamlAliasFinding } from '../util/bounded.js';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { clip } from '../util/truncate.js';
 
@@ -22,7 +22,28 @@ export interface YamlDocument {
   /** 1-based line where the document's content starts, when known. */
   line?: number;
   value?: unknown;
+  /** Why it cannot be read: `source, document N: problem` (failure's message). */
   error?: string;
+  /** The same in parts. */
+  failure?: YamlError;
+}
+
+/** A YAML text that cannot be read, in parts: the text's name, the document (when known), and why. */
+export class YamlError extends Error {
+  constructor(
+    readonly source: string,
+    readonly document: number | undefined,
+    readonly problem: string,
+  ) {
+    super(`${source}${document === undefined ? '' : `, document ${document}`}: ${problem}`);
+    this.name = 'YamlError';
+  }
+}
+
+/** A document that cannot be read, its error said whole and in parts. */
+function unreadable(source: string, document: number | undefined, problem: string): YamlDocument {
+  const failure = new YamlError(source, document, problem);
+  return { document: document ?? 1, error: failure.message, failure };
 }
 
 /**
@@ -38,15 +59,16 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
     const line = text.slice(0, control.index).split('\n').length;
     const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
     return [
-      {
-        document: 1,
-        error: `${source}: control character U+${code} at line ${line}; YAML allows only printable characters (write it escaped, e.g. "\\u${code}")`,
-      },
+      unreadable(
+        source,
+        undefined,
+        `control character U+${code} at line ${line}; YAML allows only printable characters (write it escaped, e.g. "\\u${code}")`,
+      ),
     ];
   }
   // A recursive alias would make a circular value; aliases that explode, a huge one (util/bounded.ts).
-  const aliases = yamlAliasProblem(text, source);
-  if (aliases !== undefined) return [{ document: 1, error: aliases }];
+  const aliases = yamlAliasFinding(text);
+  if (aliases !== undefined) return [unreadable(source, aliases.document, aliases.problem)];
   const lines = new LineCounter();
   let docs: Document.Parsed[];
   try {
@@ -57,15 +79,14 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
       logLevel: 'error',
     }) as Document.Parsed[];
   } catch (err) {
-    return [{ document: 1, error: `${source}: ${yamlErrorText({ message: describeError(err) })}` }];
+    return [unreadable(source, undefined, yamlErrorText({ message: describeError(err) }))];
   }
   if (!Array.isArray(docs)) return [];
   const lineOf = (offset: number | undefined) => (offset === undefined ? undefined : lines.linePos(offset).line);
   const out: YamlDocument[] = [];
   let previousEnded = false;
   docs.forEach((doc, i) => {
-    const where = `${source}, document ${i + 1}`;
-    const fail = (error: string) => out.push({ document: i + 1, error: `${where}: ${error}` });
+    const fail = (problem: string) => out.push(unreadable(source, i + 1, problem));
     const afterEnd = previousEnded && doc.directives.docStart !== true;
     previousEnded = doc.directives.docEnd;
     const syntax = doc.errors[0];
@@ -104,10 +125,10 @@ export function parseYamlStream(text: string, source: string): YamlDocument[] {
 export function parseYamlValue(text: string, source: string): unknown {
   const docs = parseYamlStream(text, source);
   const bad = docs.find((d) => d.error !== undefined);
-  if (bad) throw new Error(bad.error);
+  if (bad) throw bad.failure ?? new Error(bad.error);
   const values = docs.filter((d) => d.value !== null && d.value !== undefined);
   if (values.length > 1) {
-    throw new Error(`${source}: holds ${values.length} YAML documents; it must hold one`);
+    throw new YamlError(source, undefined, `holds ${values.length} YAML documents; it must hold one`);
   }
   return values[0]?.value ?? null;
 }

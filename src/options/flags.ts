@@ -9,6 +9,7 @@ import type { OptionValues } from './settings.js';
 import { parseVarFlags } from '../substitute/variables.js';
 import { maskSecret } from './read.js';
 import { flagName } from './spelling.js';
+import { UserError } from '../util/user-error.js';
 import { OPTIONS } from './table.js';
 import type { Option } from './types.js';
 
@@ -62,15 +63,14 @@ export function parseFlags(argv: readonly string[]): { positionals: string[]; va
 function varFlags(flag: string, list: readonly string[], secret: boolean): Record<string, string> {
   if (secret) {
     if (list.some((item) => item.indexOf('=') <= 0)) {
-      throw new Error(`--${flag}: expected name=value (the argument is not shown: it may be the secret)`);
+      throw new UserError(`--${flag}: expected name=value (the argument is not shown: it may be the secret)`);
     }
-    try {
-      parseVarFlags(list.map((item) => item.slice(0, item.indexOf('=') + 1)));
-    } catch (err) {
-      throw new Error((err as Error).message.replace(/^--var /, `--${flag} `), { cause: err });
-    }
+    parseVarFlags(
+      list.map((item) => item.slice(0, item.indexOf('=') + 1)),
+      flag,
+    );
   }
-  return parseVarFlags(list);
+  return parseVarFlags(list, flag);
 }
 
 /**
@@ -81,7 +81,7 @@ export function pairFlags(flag: string, list: readonly string[]): Record<string,
   const out: Record<string, string> = {};
   for (const item of list) {
     const eq = item.indexOf('=');
-    if (eq <= 0) throw new Error(`--${flag}: expected HOST=VALUE (the argument is not shown: it may be a secret)`);
+    if (eq <= 0) throw new UserError(`--${flag}: expected HOST=VALUE (the argument is not shown: it may be a secret)`);
     Object.defineProperty(out, item.slice(0, eq), {
       value: item.slice(eq + 1),
       enumerable: true,
@@ -96,7 +96,7 @@ async function readKeyFile(path: string, flag: string, read: (path: string) => P
   try {
     return await read(path);
   } catch (err) {
-    throw new Error(`--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+    throw new UserError(`--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
       cause: err,
     });
   }

@@ -106,9 +106,9 @@ const PARSERS: { [P in Parser]: (v: RawValue | undefined, name: string) => Parse
   'flux-duration'(v, name) {
     const t = typeof v === 'string' ? v.trim() : '';
     if (t === '') return undefined;
-    if (parseDuration(t) === undefined)
-      throw new UserError(`${name} must be a duration such as 90s or 10m; got "${t}"`);
-    return t;
+    const ms = parseDuration(t);
+    if (ms === undefined) throw new UserError(`${name} must be a duration such as 90s or 10m; got "${t}"`);
+    return ms;
   },
 };
 

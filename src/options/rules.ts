@@ -26,7 +26,7 @@ const RULES: readonly Rule[] = [
       ? 'prune and force apply to path; with kustomizations, set spec.prune and spec.force in the Kustomization files'
       : undefined,
   (s, files) =>
-    files && (s.wait || s.timeout)
+    files && (s.wait || s.timeout !== undefined)
       ? 'wait and timeout apply to path; with kustomizations, set spec.wait and spec.timeout in the Kustomization files'
       : undefined,
   (s, files) =>

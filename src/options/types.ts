@@ -54,7 +54,7 @@ export interface RegistryLogin {
  * value each gives. hosts: a map of host to token; logins: a map of registry host to USER:PASSWORD;
  * checkout-source: [KIND/]NS/NAME, in its normal form; vault-addresses: Vault base URLs;
  * kustomization-names: NAMESPACE/NAME entries, each once; located: a kubeconfig the edge found
- * (kubeconfigSource); flux-duration: a Flux duration kept as written (spec.timeout).
+ * (kubeconfigSource); flux-duration: a Flux duration (spec.timeout), in milliseconds.
  */
 export interface ParsedBy {
   hosts: Record<string, string>;
@@ -63,7 +63,7 @@ export interface ParsedBy {
   'vault-addresses': string[];
   'kustomization-names': string[];
   located: KubeconfigSource;
-  'flux-duration': string;
+  'flux-duration': number;
 }
 export type Parser = keyof ParsedBy;
 

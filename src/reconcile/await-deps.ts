@@ -17,7 +17,6 @@ import { scrubText } from '../report/scrub.js';
 import { exists, NAMESPACES } from '../cluster/verbs.js';
 import { inventoryStore, InventoryRun } from '../inventory/session.js';
 import { wouldCreateOn } from './phases.js';
-import { renderSpec } from './render.js';
 import { resolveTarget } from './resolve.js';
 
 /** What a dependency's recorded status says to a dependent waiting for `commit`. */
@@ -220,21 +219,14 @@ export async function recordNotApplied(ctx: RunContext, spec: KustomizationSpec,
 async function foresee(ctx: RunContext, deps: readonly { dep: Dependency; spec: KustomizationSpec }[]): Promise<void> {
   const created = wouldCreateOn(ctx);
   const found: string[] = [];
+  const builds = ctx.builds;
+  if (builds === undefined) return;
   for (const d of deps) {
     // On this cluster only; built from this checkout (one that fails to build here is left out).
-    if (d.spec.kubeConfig !== undefined || (d.spec.sourceRef !== undefined && ctx.settings.run.sourceRef !== undefined))
-      continue;
+    if (d.spec.kubeConfig !== undefined || !builds.buildsHere(d.spec)) continue;
     let objects;
     try {
-      objects = (
-        await renderSpec(
-          ctx.settings,
-          d.spec,
-          ctx.management,
-          { secret: ctx.secrets.add, note: () => undefined },
-          false,
-        )
-      ).objects;
+      objects = (await builds.objects(d.spec, { decrypt: false })).objects;
     } catch (err) {
       ctx.log.info(
         `${d.dep.namespace}/${d.dep.name} (another job) could not be built to foresee its Namespaces: ${firstLine((err as Error).message)}`,

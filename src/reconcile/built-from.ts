@@ -1,7 +1,7 @@
 /**
- * Where a Kustomization is built from, the same for a run (graph.ts) and for `build` (cli.ts): this
- * checkout, or the tree of its own source, fetched or made once per run (source/fetched.ts), with the
- * settings a build of that tree takes.
+ * Where a Kustomization is built from, for the run's build service (builds.ts: a run and `build`
+ * alike): this checkout, or the tree of its own source, fetched or made once per run
+ * (source/fetched.ts), with the settings a build of that tree takes.
  */
 import type { SourceVerdict } from '../flux/checkout.js';
 import type { KustomizationSpec } from '../flux/types.js';
@@ -21,14 +21,6 @@ export type BuiltFrom =
       tree: SourceTree;
       verdict: Extract<SourceVerdict, { kind: 'fetch' }>;
     };
-
-/**
- * Whether a Kustomization is built from this checkout, by the verdicts on the sources (`namespace/name`):
- * one without a verdict (a job does not judge the ones it does not reconcile) is taken as this checkout's.
- */
-export function fromCheckout(sources: ReadonlyMap<string, SourceVerdict>): (spec: KustomizationSpec) => boolean {
-  return (spec) => (sources.get(`${spec.namespace}/${spec.name}`)?.kind ?? 'checkout') === 'checkout';
-}
 
 /** The verdict on `spec`'s source (sources: by `namespace/name`), its tree fetched when it is not this checkout; a failed fetch throws. */
 export async function builtFrom(

@@ -42,12 +42,11 @@ export class Children {
   private readonly byKey: ReadonlyMap<string, KustomizationSpec>;
   private parents: Promise<Map<string, KustomizationSpec>> | undefined;
   private outside: Promise<Map<string, KustomizationSpec[]>> | undefined;
-  private readonly builds = new Map<string, Promise<Built>>();
 
   constructor(
     private readonly root: string,
     all: readonly KustomizationSpec[],
-    /** Renders a parent as its own reconcile would (without decryption): its objects and their files. */
+    /** Renders a parent as its own reconcile would (without decryption): its objects and their files, once a run (builds.ts). */
     private readonly renderParent: (parent: KustomizationSpec) => Promise<ParentBuild>,
     /** Whether a Kustomization is built from this checkout (one of another source builds other files). */
     private readonly builtHere: (spec: KustomizationSpec) => boolean = () => true,
@@ -143,16 +142,10 @@ export class Children {
   }
 
   private build(parent: KustomizationSpec): Promise<Built> {
-    const key = keyOf(parent);
-    let built = this.builds.get(key);
-    if (built === undefined) {
-      built = this.renderParent(parent).then(
-        (build): Built => build,
-        (err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }),
-      );
-      this.builds.set(key, built);
-    }
-    return built;
+    return this.renderParent(parent).then(
+      (build): Built => build,
+      (err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }),
+    );
   }
 
   /** For each child's key, the loaded Kustomization whose build reads its file (read once per run). */

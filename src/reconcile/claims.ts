@@ -4,8 +4,9 @@
  * the one it left (or kept by an owner-label check, depending on which runs first). This run has
  * every Kustomization file of the repository: before a Kustomization deletes what left its build,
  * it asks here whether another one on the same cluster builds it now. Builds this run made are
- * used as they are; the others are rendered once, on demand (without decryption: only names count),
- * whatever order the Kustomizations run in, in one job or in fan-out jobs.
+ * used as they are; the others are rendered once, on demand (without decryption: only names count;
+ * by the run's build service, builds.ts), whatever order the Kustomizations run in, in one job or in
+ * fan-out jobs. What is kept here is each build's ids.
  */
 import type { KustomizationSpec } from '../flux/types.js';
 import type { KubeObject } from '../objects/kube.js';

@@ -1,8 +1,11 @@
 /**
- * What every phase of a run is given: the settings, the clusters, discovery, a logger with groups,
- * the secret registry and the clock. The edges (the action, the CLI, tests) build one with
- * `runContext`; the graph runner derives one per Kustomization (`forKustomization`).
+ * What every phase of a run is given: the settings, the clusters, the resource manager (client,
+ * discovery, field manager, concurrency and lines: ssa/manager.ts), a logger with groups, the secret
+ * registry and the clock. The edges (the action, the CLI, tests) build one with `runContext`; the
+ * graph runner derives one per Kustomization, and one.ts one per target cluster and lock, each by
+ * `retarget`, which keeps the manager in step with the client and the logger.
  */
+import type { Builds } from './builds.js';
 import type { Children } from './children.js';
 import type { Claims } from './claims.js';
 import type { ClusterClient } from '../cluster/client.js';
@@ -10,6 +13,7 @@ import type { Discovery } from '../cluster/discovery.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { Settings } from '../options/settings.js';
 import type { Created } from '../ssa/apply.js';
+import { ResourceManager } from '../ssa/manager.js';
 import { systemClock, type Clock } from '../util/poll.js';
 
 /** What a caller gives a run: where its lines go, and every credential as soon as it is known. */
@@ -68,8 +72,11 @@ export interface RunContext {
   management: ClusterClient;
   /** The cluster the objects, inventory and lock are in (the management one without spec.kubeConfig). */
   client: ClusterClient;
-  /** Discovery of `client`. */
-  discovery: Discovery;
+  /**
+   * The objects' I/O (apply, delete, wait, lists) over `client`, with its discovery, the field
+   * manager, the concurrency and `log`'s lines. Changed with `retarget` only, which keeps it so.
+   */
+  manager: ResourceManager;
   log: Logger;
   secrets: SecretRegistry;
   clock: Clock;
@@ -85,6 +92,11 @@ export interface RunContext {
    * written for them, a fan-out job's failure record neither (the inventory is the new holder's).
    */
   lostLocks: Set<string>;
+  /**
+   * The run's build service (builds.ts): each Kustomization as the run builds it (its parent's build,
+   * its source, its render), once a run, whoever asks. Absent: the render phase renders alone.
+   */
+  builds?: Builds;
   /**
    * Parents and children (children.ts): a child whose parent this run loads is reconciled from the
    * object its parent's build produces, and the parent does not write it. Absent: each from its file.
@@ -124,13 +136,18 @@ export function runContext(
   hooks: Hooks,
   clock: Clock = systemClock,
 ): RunContext {
+  const log = loggerOf(hooks);
   return {
     settings,
     applying: settings.mode === 'apply',
     management: client,
     client,
-    discovery,
-    log: loggerOf(hooks),
+    manager: new ResourceManager(client, discovery, {
+      fieldManager: settings.fieldManager,
+      concurrency: settings.concurrency,
+      log: log.info,
+    }),
+    log,
     secrets: new SecretRegistry(hooks.secret),
     clock,
     wouldCreate: new Map(),
@@ -142,4 +159,26 @@ export function runContext(
 export interface KustomizationContext extends RunContext {
   spec: KustomizationSpec;
   note: (line: string) => void;
+}
+
+/**
+ * `ctx` over another client (of the same cluster: a lock's guarded writer; or of another one, with
+ * its `discovery`), or with another logger: its manager follows, so that what it writes, reads and
+ * logs is what the context says.
+ */
+export function retarget<T extends RunContext>(
+  ctx: T,
+  change: { client?: ClusterClient; discovery?: Discovery; log?: Logger },
+): T {
+  const { client, discovery, log } = change;
+  return {
+    ...ctx,
+    ...(client ? { client } : {}),
+    ...(log ? { log } : {}),
+    manager: ctx.manager.with({
+      ...(client ? { client } : {}),
+      ...(discovery ? { discovery } : {}),
+      ...(log ? { log: log.info } : {}),
+    }),
+  };
 }

@@ -8,8 +8,7 @@
  * an object is refused in its stage's dry-run, before anything of the stage is written. A preview
  * lists the objects an apply would need the yes for.
  */
-import type { ClusterClient } from '../cluster/client.js';
-import type { Discovery } from '../cluster/discovery.js';
+import type { ManagedCluster } from '../cluster/managed.js';
 import { find } from '../cluster/verbs.js';
 import { OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../objects/flux.js';
 import { groupOf, refOf, subjectOfEntry, type Entry } from '../objects/id.js';
@@ -49,17 +48,16 @@ export const destructiveEntry = (e: Entry): boolean => {
  * live, still `owner`'s (prune skips another's), and without the approving annotation.
  */
 export async function needingApproval(
-  client: ClusterClient,
-  discovery: Discovery,
+  cluster: Pick<ManagedCluster, 'client' | 'discovery'>,
   entries: readonly Entry[],
   owner: { name: string; namespace: string },
 ): Promise<Entry[]> {
   const out: Entry[] = [];
   for (const e of entries.filter(destructiveEntry)) {
     const r = refOf(e);
-    const resource = await discovery.mapping(r.apiVersion, r.kind).catch(() => undefined);
+    const resource = await cluster.discovery.mapping(r.apiVersion, r.kind).catch(() => undefined);
     if (resource === undefined) continue;
-    const live = await find<Live>(client, { resource, namespace: r.namespace, name: r.name });
+    const live = await find<Live>(cluster.client, { resource, namespace: r.namespace, name: r.name });
     if (live === undefined || approvedByAnnotation(live)) continue;
     const labels = live.metadata?.labels ?? {};
     if (labels[OWNER_NAME_LABEL] !== owner.name || labels[OWNER_NAMESPACE_LABEL] !== owner.namespace) continue;

@@ -8,17 +8,17 @@ import type { SourceVerdict } from '../flux/checkout.js';
 import { runInDependencyOrder } from '../flux/graph.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
-import { describePlan, runSources } from '../source/fetched.js';
-import { builtFrom, fromCheckout, type BuiltFrom } from './built-from.js';
-import { secretReader } from '../source/secret.js';
-import { prefixed, type RunContext } from './context.js';
+import { describePlan } from '../source/fetched.js';
+import type { BuiltFrom } from './built-from.js';
+import { KUSTOMIZATIONS_AT_ONCE } from './builds.js';
+import { prefixed, retarget, type RunContext } from './context.js';
 import { awaitDependencies, readyExprProblem, recordNotApplied } from './await-deps.js';
 import { reconcileTarget } from './one.js';
 import { combine, outcomeOf, skippedReport } from './report.js';
 import { dotted } from '../report/render.js';
 import { PreviewViews } from './would-create.js';
 
-const KUSTOMIZATION_CONCURRENCY = 4;
+const KUSTOMIZATION_CONCURRENCY = KUSTOMIZATIONS_AT_ONCE;
 
 /** Every Kustomization of the run, in dependsOn order, as one report. */
 export async function reconcileAll(
@@ -36,17 +36,15 @@ export async function reconcileAll(
     if (verdict?.kind !== 'other') return undefined;
     return skippedReport(settings, spec, `${describeSpec(spec)}: ${verdict.problem}`, 'resolve');
   };
-  const fetched = runSources(settings, {
-    secret: ctx.secrets.add,
-    readSecret: secretReader(ctx.management),
-    log: ctx.log.info,
-  });
+  // Where each is built from (this checkout, or its source fetched once a run): the run's build service.
+  const { builds } = ctx;
+  if (builds === undefined) throw new Error('reconcileAll needs the build service of the run (ctx.builds)');
   /** The Kustomization, built from its own source when that is not this checkout; the report names the source. */
   const run = async (c: RunContext, spec: KustomizationSpec): Promise<Report> => {
     const verdict = sources.get(`${spec.namespace}/${spec.name}`);
     let from: BuiltFrom;
     try {
-      from = await builtFrom(settings, spec, sources, fetched);
+      from = await builds.source(spec);
     } catch (err) {
       // Only a fetch throws: the verdict was to fetch.
       const plan = verdict?.kind === 'fetch' ? verdict.source : undefined;
@@ -55,7 +53,7 @@ export async function reconcileAll(
       });
       return plan === undefined
         ? failed
-        : { ...failed, notes: [...failed.notes, ...fetched.notesOf(plan)], source: { ref: describePlan(plan) } };
+        : { ...failed, notes: [...failed.notes, ...builds.notesOf(plan)], source: { ref: describePlan(plan) } };
     }
     if (from.kind !== 'fetched') {
       const report = await reconcileTarget(c, spec);
@@ -66,122 +64,177 @@ export async function reconcileAll(
     const report = await reconcileTarget({ ...c, settings: from.settings }, spec);
     return {
       ...report,
-      notes: [...report.notes, ...fetched.notesOf(from.verdict.source)],
+      notes: [...report.notes, ...builds.notesOf(from.verdict.source)],
       source: { ref, revision: tree.revision, ...(tree.originRevision ? { originRevision: tree.originRevision } : {}) },
     };
   };
-  try {
-    return await reconcileEach(ctx, specs, levels, started, wrongSource, run, all, fromCheckout(sources));
-  } finally {
-    await fetched.cleanup();
-  }
+  return reconcileEach(ctx, { specs, levels, all, started, wrongSource, run, buildsHere: (s) => builds.buildsHere(s) });
 }
 
-async function reconcileEach(
-  ctx: RunContext,
-  specs: KustomizationSpec[],
-  levels: KustomizationSpec[][],
-  started: number,
-  wrongSource: (spec: KustomizationSpec) => Report | undefined,
-  run: (c: RunContext, spec: KustomizationSpec) => Promise<Report>,
-  all: readonly KustomizationSpec[],
-  fromCheckout: (spec: KustomizationSpec) => boolean,
-): Promise<Report> {
-  const { settings, management: client } = ctx;
-  const byKey = new Map(specs.map((s) => [`${s.namespace}/${s.name}`, s]));
+/** What reconcileEach runs, and how each Kustomization is had (reconcileAll decides). */
+interface EachOptions {
+  /** This run's Kustomizations, in the order of the files. */
+  specs: KustomizationSpec[];
+  /** The same in dependsOn levels (level 0 depends on none of them). */
+  levels: KustomizationSpec[][];
+  /** Every Kustomization of the files: those not in `specs` are other jobs' (input select). */
+  all: readonly KustomizationSpec[];
+  /** When the run started: the combined report's duration. */
+  started: number;
+  /** The report of a Kustomization whose source cannot be had: failed, nothing built. */
+  wrongSource: (spec: KustomizationSpec) => Report | undefined;
+  /** One Kustomization reconciled, built from its source. */
+  run: (c: RunContext, spec: KustomizationSpec) => Promise<Report>;
+  /** Whether a Kustomization is built from this checkout (a preview foresees only those). */
+  buildsHere: (spec: KustomizationSpec) => boolean;
+}
+
+/**
+ * Each Kustomization of the run, as one report: one alone; several in dependsOn order, each once
+ * its dependencies and its parent have finished. A Kustomization that fails records so in its
+ * inventory, for the jobs that wait for it.
+ */
+async function reconcileEach(ctx: RunContext, each: EachOptions): Promise<Report> {
+  const byKey = new Map(each.specs.map((s) => [keyOf(s), s]));
+  const jobs = new OtherJobs(byKey, each.all);
+  if (each.specs.length === 1) {
+    const spec = each.specs[0]!;
+    const report = each.wrongSource(spec) ?? (await awaitOtherJobs(ctx, spec, jobs)) ?? (await each.run(ctx, spec));
+    return recorded(ctx, spec, report);
+  }
   // In a preview, each Kustomization sees what its dependencies would create, not its siblings.
-  const views = new PreviewViews(ctx, byKey, fromCheckout);
-  const others = new Map(
-    all.filter((s) => !byKey.has(`${s.namespace}/${s.name}`)).map((s) => [`${s.namespace}/${s.name}`, s]),
+  const step: InOrder = { each, byKey, jobs, views: new PreviewViews(ctx, byKey, each.buildsHere) };
+  const reports = await runInDependencyOrder<Report>(
+    each.levels.flat(),
+    KUSTOMIZATION_CONCURRENCY,
+    async (spec, done) => recorded(ctx, spec, await reconcileInOrder(ctx, step, spec, done)),
+    await parentsFirst(ctx, each.levels),
   );
-  /** The dependencies of `spec` that other jobs reconcile (input select). */
-  const elsewhere = (spec: KustomizationSpec) =>
-    spec.dependsOn.flatMap((dep) => {
-      const s = others.get(`${dep.namespace}/${dep.name}`);
+  return combine(
+    ctx.settings,
+    each.specs.map((s) => reports.get(keyOf(s))!),
+    ctx.clock.now() - each.started,
+    ctx.management.server,
+  );
+}
+
+const keyOf = (spec: Pick<KustomizationSpec, 'namespace' | 'name'>): string => `${spec.namespace}/${spec.name}`;
+
+/** What a Kustomization of several needs to know of the others. */
+interface InOrder {
+  each: EachOptions;
+  /** This run's Kustomizations by `namespace/name`. */
+  byKey: ReadonlyMap<string, KustomizationSpec>;
+  jobs: OtherJobs;
+  views: PreviewViews;
+}
+
+/**
+ * One Kustomization of several, once its dependencies and parent have finished: refused (its source
+ * cannot be had), skipped (a dependency is not ready, the cluster is unreachable), or reconciled.
+ */
+async function reconcileInOrder(
+  ctx: RunContext,
+  { each, byKey, jobs, views }: InOrder,
+  spec: KustomizationSpec,
+  done: ReadonlyMap<string, Report>,
+): Promise<Report> {
+  const key = keyOf(spec);
+  const refused = each.wrongSource(spec);
+  if (refused) {
+    ctx.log.info(`[${key}] ${refused.error ?? ''}`);
+    return refused;
+  }
+  const blocked = dependencyProblem(spec, byKey, done);
+  if (blocked) {
+    const reason = `skipped: ${blocked}`;
+    ctx.log.info(`[${key}] ${reason}`);
+    return skippedReport(ctx.settings, spec, reason, 'dependency');
+  }
+  if (ctx.management.unreachable)
+    return skippedReport(ctx.settings, spec, 'skipped: the cluster could not be reached', 'dependency');
+  const log = prefixed(ctx.log, `[${key}]`);
+  const own = { ...retarget(ctx, { log }), wouldCreate: views.viewOf(spec, log) };
+  const waited = await awaitOtherJobs(own, spec, jobs);
+  if (waited) return waited;
+  ctx.log.info(`[${key}] ${ctx.applying ? 'reconciling' : 'planning'} ${dotted(spec.path)}`);
+  return each.run(own, spec);
+}
+
+/** A dependency of this job's Kustomization that another job reconciles (input select), with its spec. */
+type OtherJobsDependency = { dep: KustomizationSpec['dependsOn'][number]; spec: KustomizationSpec };
+
+/** The Kustomizations of the files that other jobs reconcile (input select), as this job's depend on them. */
+class OtherJobs {
+  private readonly others: ReadonlyMap<string, KustomizationSpec>;
+
+  constructor(
+    private readonly mine: ReadonlyMap<string, KustomizationSpec>,
+    all: readonly KustomizationSpec[],
+  ) {
+    this.others = new Map(all.filter((s) => !mine.has(keyOf(s))).map((s) => [keyOf(s), s]));
+  }
+
+  /** The dependencies of `spec` that other jobs reconcile. */
+  dependenciesOf(spec: KustomizationSpec): OtherJobsDependency[] {
+    return spec.dependsOn.flatMap((dep) => {
+      const s = this.others.get(keyOf(dep));
       return s ? [{ dep, spec: s }] : [];
     });
+  }
+
   /** The dependencies in other jobs of `spec`, and of those, all the way up (for a preview's foresight). */
-  const upstream = (spec: KustomizationSpec) => {
-    const seen = new Map<string, { dep: KustomizationSpec['dependsOn'][number]; spec: KustomizationSpec }>();
+  upstreamOf(spec: KustomizationSpec): OtherJobsDependency[] {
+    const seen = new Map<string, OtherJobsDependency>();
     const visit = (s: KustomizationSpec) => {
       for (const dep of s.dependsOn) {
-        const key = `${dep.namespace}/${dep.name}`;
-        const next = others.get(key) ?? byKey.get(key);
+        const key = keyOf(dep);
+        const next = this.others.get(key) ?? this.mine.get(key);
         if (!next || seen.has(key)) continue;
-        if (others.has(key)) seen.set(key, { dep, spec: next });
+        if (this.others.has(key)) seen.set(key, { dep, spec: next });
         visit(next);
       }
     };
     visit(spec);
     return [...seen.values()];
-  };
-  /** Waits for the dependencies other jobs reconcile; the report of a skip when one is not ready. */
-  const awaited = async (c: RunContext, spec: KustomizationSpec): Promise<Report | undefined> => {
-    const reason = await awaitDependencies(c, spec, elsewhere(spec), upstream(spec));
-    if (reason === undefined) return undefined;
-    c.log.info(`skipped: ${reason}`);
-    return skippedReport(settings, spec, `skipped: ${reason}`, 'dependency');
-  };
-  /**
-   * A fan-out job's failed or skipped Kustomization: its inventory says so for this commit, so
-   * that jobs waiting for it in other processes skip at once (await-deps.ts). Not when it lost its
-   * lock: the inventory is the new holder's, whose record must not be written over.
-   */
-  const recorded = async (c: RunContext, spec: KustomizationSpec, report: Report): Promise<Report> => {
-    const lost = c.lostLocks.has(`${spec.namespace}/${spec.name}`);
-    if (!report.ok && !c.client.unreachable && !lost) await recordNotApplied(c, spec, report.error ?? 'failed');
-    return report;
-  };
-  if (specs.length === 1) {
-    const spec = specs[0]!;
-    return recorded(ctx, spec, wrongSource(spec) ?? (await awaited(ctx, spec)) ?? (await run(ctx, spec)));
   }
-  // A child starts once its parent (children.ts) has finished, as under Flux, where the parent applies
-  // it; whatever the parent's outcome (the child is built from the parent's build, not its apply).
-  // Never against dependsOn: a parent that depends on its child is not waited for.
+}
+
+/** Waits for the dependencies other jobs reconcile; the report of a skip when one is not ready. */
+async function awaitOtherJobs(c: RunContext, spec: KustomizationSpec, jobs: OtherJobs): Promise<Report | undefined> {
+  const reason = await awaitDependencies(c, spec, jobs.dependenciesOf(spec), jobs.upstreamOf(spec));
+  if (reason === undefined) return undefined;
+  c.log.info(`skipped: ${reason}`);
+  return skippedReport(c.settings, spec, `skipped: ${reason}`, 'dependency');
+}
+
+/**
+ * A fan-out job's failed or skipped Kustomization: its inventory says so for this commit, so
+ * that jobs waiting for it in other processes skip at once (await-deps.ts). Not when it lost its
+ * lock: the inventory is the new holder's, whose record must not be written over.
+ */
+async function recorded(c: RunContext, spec: KustomizationSpec, report: Report): Promise<Report> {
+  const lost = c.lostLocks.has(keyOf(spec));
+  if (!report.ok && !c.client.unreachable && !lost) await recordNotApplied(c, spec, report.error ?? 'failed');
+  return report;
+}
+
+/**
+ * What a Kustomization waits for besides its dependencies: its parent (children.ts), as under Flux,
+ * where the parent applies it; whatever the parent's outcome (the child is built from the parent's
+ * build, not its apply). Never against dependsOn: a parent that depends on its child is not waited for.
+ */
+async function parentsFirst(
+  ctx: RunContext,
+  levels: readonly KustomizationSpec[][],
+): Promise<(spec: KustomizationSpec) => string[]> {
   const parents = ctx.children ? await ctx.children.parentKeys() : new Map<string, string>();
-  const level = new Map<string, number>(
-    levels.flatMap((l, n) => l.map((s): [string, number] => [`${s.namespace}/${s.name}`, n])),
-  );
-  const after = (spec: KustomizationSpec): string[] => {
-    const key = `${spec.namespace}/${spec.name}`;
+  const level = new Map<string, number>(levels.flatMap((l, n) => l.map((s): [string, number] => [keyOf(s), n])));
+  return (spec) => {
+    const key = keyOf(spec);
     const parent = parents.get(key);
     return parent !== undefined && (level.get(parent) ?? Infinity) <= (level.get(key) ?? -1) ? [parent] : [];
   };
-  const reports = await runInDependencyOrder<Report>(
-    levels.flat(),
-    KUSTOMIZATION_CONCURRENCY,
-    async (spec, done) => recorded(ctx, spec, await reconcileNext(spec, done)),
-    after,
-  );
-  async function reconcileNext(spec: KustomizationSpec, done: ReadonlyMap<string, Report>): Promise<Report> {
-    const key = `${spec.namespace}/${spec.name}`;
-    const refused = wrongSource(spec);
-    if (refused) {
-      ctx.log.info(`[${key}] ${refused.error ?? ''}`);
-      return refused;
-    }
-    const blocked = dependencyProblem(spec, byKey, done);
-    if (blocked) {
-      const reason = `skipped: ${blocked}`;
-      ctx.log.info(`[${key}] ${reason}`);
-      return skippedReport(settings, spec, reason, 'dependency');
-    }
-    if (client.unreachable)
-      return skippedReport(settings, spec, 'skipped: the cluster could not be reached', 'dependency');
-    const log = prefixed(ctx.log, `[${key}]`);
-    const own = { ...ctx, log, wouldCreate: views.viewOf(spec, log) };
-    const waited = await awaited(own, spec);
-    if (waited) return waited;
-    ctx.log.info(`[${key}] ${ctx.applying ? 'reconciling' : 'planning'} ${dotted(spec.path)}`);
-    return run(own, spec);
-  }
-  return combine(
-    settings,
-    specs.map((s) => reports.get(`${s.namespace}/${s.name}`)!),
-    ctx.clock.now() - started,
-    client.server,
-  );
 }
 
 /** The source of a Kustomization built from this checkout, for its report. */

@@ -11,7 +11,7 @@ import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
 import { find, list, NAMESPACES } from '../cluster/verbs.js';
 import { groupOf, refOf, type Entry } from '../objects/id.js';
 import type { KubeObject } from '../objects/kube.js';
-import { namespaceContents } from '../inventory/contents.js';
+import { namespaceContents } from '../cluster/contents.js';
 import {
   claimsAtRisk,
   impliedDeletions,
@@ -121,7 +121,7 @@ export async function impliedOf(r: ImpliedReads): Promise<Implied[]> {
   });
   // A Namespace's cost is what it holds (metadata-only lists, as the prune guard reads them).
   const held = found.filter((d) => d.kind === 'Namespace').map((d) => d.name);
-  const contents = held.length > 0 ? await namespaceContents(r.client, r.discovery, held, r.note) : [];
+  const contents = held.length > 0 ? await namespaceContents(r, held, r.note) : [];
   const counts = new Map(contents.map((c) => [c.namespace, c.objects.length]));
   return found.map((d) => ({
     ...d,

@@ -3,27 +3,25 @@
  * render, plan, apply, health, prune, record), then the Kustomizations removed from the repository
  * (removed.ts). Failures land in the report, never thrown. See docs/architecture.md.
  */
-import type { ClusterClient } from '../cluster/client.js';
 import { Discovery } from '../cluster/discovery.js';
-import type { SourceVerdict } from '../flux/checkout.js';
 import { driftFound, reportOf, type RemovedKustomization, type Report } from '../report/model.js';
 import { runMode, type Settings } from '../options/settings.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { runContext, systemClock, type Clock, type Hooks, type RunContext } from './context.js';
-import { Children } from './children.js';
+import { Builds } from './builds.js';
 import { Claims } from './claims.js';
-import { fromCheckout } from './built-from.js';
 import { failureOf } from './errors.js';
-import { renderSpec } from './render.js';
 import { reconcileAll } from './graph.js';
 import { handleRemoved, type RemovalReport } from './removed.js';
 import { emptyReport } from './report.js';
 import { checkSources, resolveRun, specProblems } from './resolve.js';
+import type { SourceVerdict } from '../flux/checkout.js';
 
 export type { Hooks } from './context.js';
 export { StageError, type Failure, type Stage } from './errors.js';
 export { checkSources, checkSupported, refuseCrossNamespaceRefs, resolveSpecs } from './resolve.js';
-export { forkHint, renderSpec } from './render.js';
+export { forkHint } from './render.js';
+export { renderSpec } from './render-spec.js';
 export { healthTargets } from './phases.js';
 
 /**
@@ -68,58 +66,56 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock: Clock = sy
     };
   }
   const { specs, levels, sources, client, all, handlesRemoved, levelOf } = resolved;
+  let builds: Builds | undefined;
   try {
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const ctx = runContext(settings, client, new Discovery(client), hooks, clock);
-    ctx.children = childrenOf(settings, all, ctx.management, sources, ctx.secrets.add);
-    ctx.claims = claimsOf(ctx, all);
+    builds = await openBuilds(ctx, all, sources);
+    ctx.builds = builds;
+    ctx.children = builds.children;
+    ctx.claims = claimsOf(builds, all);
     const report = withLevels(await reconcileAll(ctx, specs, levels, sources, started, all), settings, levelOf);
     // A fan-out job leaves removed Kustomizations to the job of the cluster's first one.
     return handlesRemoved ? await withRemoved(ctx, report, all) : report;
   } finally {
-    client.close();
+    try {
+      await builds?.close();
+    } finally {
+      client.close();
+    }
   }
 }
 
 /**
- * The parents and children of `all` (children.ts), for a run and for `build`: a parent is rendered
- * for its children as its own reconcile renders it, without decryption (a Kustomization object is
- * not encrypted), once. A Kustomization of another source builds that source's files, not this
- * checkout's; one without a verdict in `sources` (a job does not check the ones it does not
- * reconcile) is taken as this checkout's, whose files decide parenthood.
+ * The run's build service (builds.ts) over every Kustomization of the files: the sources of those
+ * another job reconciles are judged silently, for the questions asked about them (children, claims).
  */
-export function childrenOf(
-  settings: Settings,
+export function openBuilds(
+  ctx: Pick<RunContext, 'settings' | 'management' | 'secrets' | 'log'>,
   all: readonly KustomizationSpec[],
-  client: ClusterClient | undefined,
   sources: ReadonlyMap<string, SourceVerdict>,
-  secret: (value: string) => void,
-): Children {
-  const quiet = { secret, note: () => undefined };
-  return new Children(
-    settings.root,
+): Promise<Builds> {
+  return Builds.open({
+    settings: ctx.settings,
     all,
-    (parent) => renderSpec(settings, parent, client, quiet, false),
-    fromCheckout(sources),
-  );
+    sources,
+    client: ctx.management,
+    secret: ctx.secrets.add,
+    log: ctx.log.info,
+    judge: (specs) => checkSources(ctx.settings, specs, () => undefined),
+  });
 }
 
 /**
  * Which Kustomization of `all` builds an object (claims.ts): one not rendered yet by this run is
- * rendered as its reconcile would render it (as its parent builds it), without decryption.
+ * rendered as its reconcile would render it (as its parent builds it), without decryption; one
+ * built from another source claims nothing here (its files are not this checkout's).
  */
-function claimsOf(ctx: RunContext, all: readonly KustomizationSpec[]): Claims {
-  const quiet = { secret: ctx.secrets.add, note: () => undefined };
-  const children = ctx.children;
-  // Which are built from this checkout, for all of them (a fan-out job checked its own only); one
-  // built from another source claims nothing here: its files are not this checkout's.
-  let here: Promise<(spec: KustomizationSpec) => boolean> | undefined;
+function claimsOf(builds: Builds, all: readonly KustomizationSpec[]): Claims {
   return new Claims(all, async (spec) => {
-    here ??= checkSources(ctx.settings, all, () => undefined).then(fromCheckout, () => () => true);
-    if (!(await here)(spec)) return undefined;
-    const built = children === undefined ? spec : (await children.asBuilt(spec)).spec;
-    const { objects } = await renderSpec(ctx.settings, built, ctx.management, quiet, false);
-    return children === undefined ? objects : objects.filter((o) => !children.defines(o));
+    if (!builds.buildsHere(spec)) return undefined;
+    const { objects } = await builds.objects((await builds.prepared(spec)).spec, { decrypt: false });
+    return objects.filter((o) => !builds.children.defines(o));
   });
 }
 

@@ -15,7 +15,7 @@ import type { KustomizationSpec } from '../flux/types.js';
 import { ApplyError } from '../ssa/apply.js';
 import { withMoves } from '../ssa/moved.js';
 import { PruneStopped } from '../ssa/delete.js';
-import type { KustomizationContext, RunContext } from './context.js';
+import { retarget, type KustomizationContext, type RunContext } from './context.js';
 import { failureOf, rootCause, StageError, type Failure, type Location, type Stage } from './errors.js';
 import { inventoryStore, InventoryRun } from '../inventory/session.js';
 import { legacyStore } from '../inventory/predecessor.js';
@@ -73,7 +73,7 @@ export async function reconcileTarget(run: RunContext, given: KustomizationSpec)
   }
   run.log.info(`Reconciling into ${remote.server} (spec.kubeConfig.secretRef ${spec.namespace}/${ref.name})`);
   try {
-    return await reconcileOne({ ...ctx, client: remote, discovery: new Discovery(remote) }, notes);
+    return await reconcileOne(retarget(ctx, { client: remote, discovery: new Discovery(remote) }), notes);
   } finally {
     remote.close();
   }
@@ -130,7 +130,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
   });
   // From here on every write of this Kustomization (applies, prunes, its inventory; each retry
   // too) passes its lock's checkpoint: once the lock is lost, nothing more is written.
-  const ctx: KustomizationContext = { ...target, client: inventory.writer };
+  const ctx = retarget(target, { client: inventory.writer });
   const finish = (failure?: Failure): Report =>
     reportOf({
       mode: runMode(settings),
@@ -171,7 +171,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
       note(`${describeSpec(spec)} is suspended (spec.suspend: true); nothing was built or applied`);
       return finish();
     }
-    ctx.discovery.warm();
+    ctx.manager.discovery.warm();
     ready = (applying ? inventory.lock(ctx.log.info, note) : inventory.peek(note)).catch((err: unknown) => {
       throw StageError.of('resolve', err, { reason: 'ReconciliationFailed' });
     });

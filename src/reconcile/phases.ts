@@ -4,16 +4,16 @@
  * render.ts.) Each is called by reconcileOne (one.ts) in order, as kustomize-controller's
  * reconciler calls one method per step.
  */
-import type { ClusterClient } from '../cluster/client.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { Settings } from '../options/settings.js';
 import { impersonatedUser } from '../flux/support.js';
 import { effectiveTimeout } from '../flux/values.js';
 import type { KustomizationSpec } from '../flux/types.js';
-import { applyAll, type Created } from '../ssa/apply.js';
+import type { Created } from '../ssa/apply.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
 import { namespacePruneRefusal } from '../inventory/contents.js';
-import { deleteStale, type PruneResult } from '../ssa/delete.js';
+import type { PruneResult } from '../ssa/delete.js';
+import type { ResourceManager } from '../ssa/manager.js';
 import { adoptPaths, ignoredPaths, stripPaths } from '../ssa/ignore.js';
 import { selectorFor } from '../cluster/live.js';
 import { prevalidate } from '../ssa/prevalidate.js';
@@ -27,7 +27,7 @@ import { pruneRefusal } from '../inventory/plan.js';
 import { celStatusReader } from '../kstatus/cel.js';
 import { definedKinds } from '../kstatus/unserved.js';
 import { formatDuration } from '../util/duration.js';
-import { healthFailure, timeoutSource, waitForHealth, type HealthResult, type HealthTarget } from '../kstatus/wait.js';
+import { healthFailure, timeoutSource, type HealthResult, type HealthTarget } from '../kstatus/wait.js';
 import { mergeSecretPaths, secretPathsId, type SecretPaths } from '../substitute/provenance.js';
 import type { KustomizationContext, RunContext } from './context.js';
 import { entryOfObject, type InventoryRun } from '../inventory/session.js';
@@ -38,8 +38,8 @@ import { cappedTimeout } from '../source/tree-timeout.js';
 /** What the apply phase sends, and as whom. */
 export interface Plan {
   objects: KubeObject[];
-  /** The client of the applies, health reads and prunes (impersonating, when the spec says so). */
-  actor: ClusterClient;
+  /** The manager of the applies, health reads and prunes (impersonating, when the spec says so). */
+  actor: ResourceManager;
   secretPaths: SecretPaths;
   /** Before each write in a run that writes: rejects once the lock is not this run's any more. */
   checkpoint?: () => Promise<void>;
@@ -62,7 +62,7 @@ export async function plan(ctx: KustomizationContext, rendered: Rendered, invent
   const { settings, spec, note } = ctx;
   const apply = ctx.applying;
   // Names, label keys and kinds the server would refuse fail the run before any object is written.
-  await prevalidate(rendered.objects, ctx.discovery);
+  await prevalidate(rendered.objects, ctx.manager.discovery);
   const checkpoint = apply ? inventory.checkpoint : undefined;
   await checkpoint?.();
   // Under the lock the inventory is read here, as the pending entries are recorded.
@@ -74,7 +74,7 @@ export async function plan(ctx: KustomizationContext, rendered: Rendered, invent
   // What Kubernetes' own deleters take because of this change counts as deleted by it (implied.ts).
   const implied = await impliedOf({
     client: ctx.client,
-    discovery: ctx.discovery,
+    discovery: ctx.manager.discovery,
     objects: rendered.objects,
     doomed: () => doomedOf(ctx, rendered, inventory),
     note,
@@ -85,7 +85,7 @@ export async function plan(ctx: KustomizationContext, rendered: Rendered, invent
   const unread = readableOf(ctx, inventory);
   return {
     objects: rendered.objects,
-    actor: actingAs(ctx.client, spec, settings, note),
+    actor: actingAs(ctx.manager, spec, settings, note),
     // This run's secret fields and those earlier runs recorded (a value's old text stays secret).
     secretPaths: mergeSecretPaths(rendered.secretPaths, inventory.secretPaths),
     ...(checkpoint ? { checkpoint } : {}),
@@ -97,7 +97,7 @@ export async function plan(ctx: KustomizationContext, rendered: Rendered, invent
 
 /** Its own inventory's objects, and those another inventory of the repository holds (readable.ts). */
 function mayReadOf(ctx: KustomizationContext, own: ReadonlySet<string>): (obj: KubeObject) => Promise<boolean> {
-  const elsewhere = elsewhereReader(ctx);
+  const elsewhere = elsewhereReader({ ...ctx, discovery: ctx.manager.discovery });
   return async (obj) => own.has(entryOfObject(obj).id) || elsewhere(obj);
 }
 
@@ -128,43 +128,36 @@ async function destructiveDeletions(ctx: KustomizationContext, rendered: Rendere
   if (stale.length === 0) return [];
   // Only what prune would delete: not what moved, nor what it holds back.
   const { doomed } = await splitStale(ctx, stale);
-  return needingApproval(ctx.client, ctx.discovery, doomed, ctx.spec);
+  return needingApproval(ctx.manager, doomed, ctx.spec);
 }
 
 /**
- * The client a Kustomization's dry-runs, applies, health reads and prunes go through: as Flux, the
- * ServiceAccount of spec.serviceAccountName (or the default-service-account input) in the
+ * The manager a Kustomization's dry-runs, applies, health reads and prunes go through: as Flux, as
+ * the ServiceAccount of spec.serviceAccountName (or the default-service-account input) in the
  * Kustomization's namespace, impersonated by user name alone (no groups), so that RBAC bindings to
  * that account are what it may do.
  */
 export function actingAs(
-  client: ClusterClient,
+  manager: ResourceManager,
   spec: Pick<KustomizationSpec, 'namespace' | 'serviceAccountName'>,
   settings: Pick<Settings, 'defaultServiceAccount'>,
   note: (line: string) => void,
-): ClusterClient {
+): ResourceManager {
   const user = impersonatedUser(spec, settings);
   if (user !== undefined) note(`Acting as ${user}${spec.serviceAccountName ? '' : ' (input default-service-account)'}`);
-  return actAs(client, user);
+  return manager.actingAs(user);
 }
-
-/** `client` impersonating `user` by name alone, or `client` itself without one. */
-export const actAs = (client: ClusterClient, user: string | undefined): ClusterClient =>
-  user === undefined ? client : client.impersonating(user);
 
 /** The apply phase: staged server-side apply (in a preview, dry-runs only). Throws ApplyError. */
 export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeSetEntry[]> {
   const { settings, spec } = ctx;
-  return applyAll(planned.actor, ctx.discovery, planned.objects, {
+  return planned.actor.apply(planned.objects, {
     force: spec.force,
     ...(spec.ignore.length > 0
       ? { ignoredPaths: (obj: KubeObject) => ignoredPaths(spec.ignore, obj), strip: stripPaths, adopt: adoptPaths }
       : {}),
-    fieldManager: settings.fieldManager,
     dryRunOnly: !ctx.applying,
-    concurrency: settings.concurrency,
     alwaysDryRun: settings.alwaysDryRun,
-    log: ctx.log.info,
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     secretPaths: (o) => planned.secretPaths.get(secretPathsId(o)) ?? [],
     // In an untrusted run the server's quoted values are hidden from errors about those objects.
@@ -237,12 +230,10 @@ export async function health(ctx: KustomizationContext, planned: Plan, changeset
   log.info(
     `Waiting up to ${formatDuration(timeoutMs)} (${timeoutMs < spec.timeout ? 'spec.timeout capped by the timeout input in an untrusted run' : source}) for ${targets.length} object(s) to become healthy`,
   );
-  const outcome = await waitForHealth(planned.actor, ctx.discovery, targets, {
+  const outcome = await planned.actor.wait(targets, {
     timeoutMs,
     // A kind the server does not serve fails at once, unless a CRD this run applied defines it.
     definedKinds: definedKinds(planned.objects),
-    concurrency: ctx.settings.concurrency,
-    log: log.info,
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     ...(spec.healthCheckExprs.length > 0 ? { custom: celStatusReader(spec.healthCheckExprs) } : {}),
   });
@@ -309,15 +300,14 @@ export async function prune(
   // account's: its deletion takes everything in it, whatever that account may see.
   const refusal =
     pruneRefusal(kept, next, stale, guard) ??
-    (await namespacePruneRefusal(ctx.client, ctx.discovery, stale, next, spec, guard, note));
+    (await namespacePruneRefusal(ctx.manager, stale, next, spec, guard, note));
   if (refusal !== undefined) return { next, survivors: [...stale, ...held], moved, error: `prune refused: ${refusal}` };
   const renamed = await renamesOf(ctx, planned, changeset, stale);
   log.info(`Pruning ${stale.length} object(s)${applying ? '' : ' (dry run)'}`);
-  const results = await deleteStale(planned.actor, ctx.discovery, stale, {
+  const results = await planned.actor.delete(stale, {
     owner: spec,
     formerOwners: inventory.formerOwners,
     dryRun: !applying,
-    log: log.info,
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
   });
   const failed = failedDeletions(results);
@@ -357,7 +347,7 @@ async function renamesOf(
     const ref = refOf(entry);
     const group = groupOf(ref.apiVersion);
     if (!kinds.has(`${group}/${ref.kind}`)) continue;
-    const resource = await ctx.discovery.mapping(ref.apiVersion, ref.kind).catch(() => undefined);
+    const resource = await ctx.manager.discovery.mapping(ref.apiVersion, ref.kind).catch(() => undefined);
     if (resource === undefined) continue;
     const live = await find(ctx.client, { resource, namespace: ref.namespace, name: ref.name }).catch(() => undefined);
     if (live !== undefined) olds.push({ subject: subjectOfEntry(entry), group, kind: ref.kind, object: live });

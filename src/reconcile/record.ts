@@ -3,7 +3,7 @@
  * src/inventory/plan.ts). A failed run never records what it did not apply, and a run that lost
  * its lock writes nothing: the inventory is the run's that holds it (src/inventory/lease.ts).
  */
-import { lostLockMessage, stillThere, written } from '../inventory/lost-run.js';
+import { lostLockMessage, written } from '../inventory/lost-run.js';
 import { entryOf, type Entry } from '../objects/id.js';
 import type { Problem } from '../report/problems.js';
 import { scrubText } from '../report/scrub.js';
@@ -79,9 +79,7 @@ export async function recordFailure(
       );
     try {
       return {
-        message: message(
-          await inventory.unrecorded(await stillThere(ctx.client, ctx.discovery, written(done.changeset))),
-        ),
+        message: message(await inventory.unrecorded(await ctx.manager.existing(written(done.changeset)))),
         locate: false,
       };
     } catch (readErr) {

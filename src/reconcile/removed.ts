@@ -5,27 +5,28 @@
  * recorded deletionPolicy under its lock and remove the inventory.
  */
 import type { ClusterClient } from '../cluster/client.js';
-import type { Discovery } from '../cluster/discovery.js';
-import { CONFIGMAPS, list, waitGone } from '../cluster/verbs.js';
+import { CONFIGMAPS, list } from '../cluster/verbs.js';
 import { ApiError } from '../cluster/errors.js';
 import { staleEntries, union } from '../inventory/entries.js';
-import { refOf, subjectOfEntry, type Entry } from '../objects/id.js';
+import { subjectOfEntry, type Entry } from '../objects/id.js';
 import type { InventoryRecord } from '../inventory/codec.js';
 import { fluxHolds } from '../inventory/flux.js';
 import { readFluxKustomization } from '../inventory/flux-object.js';
 import { shareRefusal } from '../inventory/plan.js';
 import { ownershipProblem } from '../inventory/identity.js';
-import { removalAction, removedOf, setIdentity } from '../inventory/removal.js';
+import { removalAction, removedOf, setIdentity, type RemovalAction } from '../inventory/removal.js';
 import { INVENTORY_LABEL, InventoryStore, listedInventories, type ConfigMap } from '../inventory/store.js';
 import { formatDuration } from '../util/duration.js';
 import type { PrunedObject, RemovedKustomization } from '../report/model.js';
 import { impersonatedUser } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { namespacePruneRefusal } from '../inventory/contents.js';
-import { deleteStale, PruneStopped, type PruneResult } from '../ssa/delete.js';
+import { PruneStopped, type PruneResult } from '../ssa/delete.js';
+import type { ResourceManager } from '../ssa/manager.js';
 import type { RunContext } from './context.js';
 import { acquireLock, explained } from '../inventory/session.js';
-import { actAs, describeFailure, failedDeletions } from './phases.js';
+import type { Lock } from '../inventory/lock.js';
+import { describeFailure, failedDeletions } from './phases.js';
 import { gateMessage, gateOf, needingApproval } from './gate.js';
 
 export interface RemovalReport {
@@ -121,7 +122,7 @@ export async function handleRemoved(
   const refused: string[] = [];
   for (const f of gone) {
     const r = await removeOne(ctx, f, handed.get(f.kustomization), held.get(f.kustomization)).catch(
-      (err: unknown): { removed: RemovedKustomization; pruned: PrunedObject[] } => ({
+      (err: unknown): Removal => ({
         removed: { ...orphaned(f, ''), action: 'failed', reason: (err as Error).message },
         pruned: [],
       }),
@@ -253,6 +254,16 @@ async function listInventories(
   return found.map((f) => ({ ...f, ...(f.record.status.set ? { set: f.record.status.set } : {}) }));
 }
 
+/** What removing one Kustomization did: its report row, and what became of its objects. */
+interface Removal {
+  removed: RemovedKustomization;
+  pruned: PrunedObject[];
+}
+
+/**
+ * One removed Kustomization under its lock (a preview takes none): its record read again, its
+ * policy decided, then released (orphan), refused by a guard, or its objects deleted.
+ */
 async function removeOne(
   ctx: RunContext,
   f: Found,
@@ -260,137 +271,158 @@ async function removeOne(
   handed: ReadonlyMap<string, string> | undefined,
   /** Why its objects stay whatever its policy says (a Flux Kustomization reconciles them). */
   heldBy?: string,
-): Promise<{ removed: RemovedKustomization; pruned: PrunedObject[] }> {
-  const { client, discovery, settings } = ctx;
-  const log = ctx.log.info;
-  const [namespace, name] = f.kustomization.split('/') as [string, string];
-  const dryRun = !ctx.applying;
-  const lock = dryRun ? undefined : await explained(f.store, () => acquireLock(client, f.store, settings, log));
-  // Before each write: stop once another run took the lock over (src/inventory/lease.ts); every
-  // attempt of every write (retries too) passes it, through `writer`.
-  const checkpoint = lock ? () => lock.assertHeld() : undefined;
-  const writer = checkpoint ? client.guarded(checkpoint) : client;
-  const store = f.store.using(writer);
+): Promise<Removal> {
+  const held = await underLock(ctx, f);
   try {
     // Read again under the lock: the last run before the file went may have changed it.
-    const record = dryRun ? f.record : ((await store.read()).record ?? f.record);
+    const record = held.dryRun ? f.record : ((await held.store.read()).record ?? f.record);
     const policy = removalAction(record.status);
     const { action, why } = heldBy === undefined ? policy : { action: 'orphan' as const, why: heldBy };
-    const base = described(f, record);
-    if (action === 'orphan') {
-      await checkpoint?.();
-      if (!dryRun) await store.remove();
-      log(`Kustomization ${f.kustomization} was removed: ${why}, its objects stay; inventory removed`);
-      return {
-        removed: { ...base, action: 'released', reason: `${why}: its objects stay in the cluster` },
-        pruned: [],
-      };
-    }
-    // As prune: a Namespace goes only when nothing else lives in it.
+    if (action === 'orphan') return await release(ctx, held, f, record, why);
     const doomed = staleEntries(kept(record, handed), []);
-    const refusal = await namespacePruneRefusal(
-      client,
-      discovery,
-      doomed,
-      [],
-      { name, namespace },
-      { allowLarge: settings.allowLargePrune },
-      log,
-    );
-    if (refusal !== undefined) return { removed: { ...base, action: 'refused', reason: refusal }, pruned: [] };
-    // Destructive kinds need a reviewer's yes (gate.ts), checked before the first deletion.
-    const gate = dryRun ? undefined : gateOf(settings);
-    const unapproved = gate ? await needingApproval(client, discovery, doomed, { name, namespace }) : [];
-    if (gate && unapproved.length > 0) {
-      const action = `delete ${unapproved.map(subjectOfEntry).join(', ')}`;
-      return {
-        removed: { ...base, action: 'refused', reason: gateMessage(action, gate, `Kustomization ${f.kustomization}`) },
-        pruned: [],
-      };
-    }
-    log(`Kustomization ${f.kustomization} was removed: ${why}, deleting ${base.objects} object(s)`);
-    // As the run that applied them recorded; an inventory without a record (written before it was
-    // kept, or forged) acts as default-service-account when set, as a present Kustomization would.
-    const user = record.status.impersonate ?? impersonatedUser({ namespace }, settings);
-    const actor = actAs(writer, user);
-    const prunedOf = (results: PruneResult[]): PrunedObject[] =>
-      results.map(({ subject, action: a, reason }) => ({
-        subject,
-        action: a,
-        reason: reason ? `${f.kustomization} removed; ${reason}` : `${f.kustomization} removed`,
-        removedWith: f.kustomization,
-      }));
-    let results: PruneResult[];
-    try {
-      results = await deleteStale(actor, discovery, doomed, {
-        owner: { name, namespace },
-        dryRun,
-        log,
-        ...(checkpoint ? { checkpoint } : {}),
-      });
-    } catch (err) {
-      // The lock was lost: what was deleted before is reported; the inventory is the new holder's.
-      if (!(err instanceof PruneStopped)) throw err;
-      return { removed: { ...base, action: 'failed', reason: err.message }, pruned: prunedOf(err.results) };
-    }
-    const pruned = prunedOf(results);
-    const survivors = failedDeletions(results);
-    if (survivors.length > 0) {
-      if (!dryRun) {
-        await checkpoint?.();
-        await store.update((latest) => ({
-          entries: survivors.map((s) => s.entry),
-          pending: [],
-          status: { ...(latest ?? record).status, result: 'Failed', message: 'removal of the Kustomization failed' },
-        }));
-      }
-      return {
-        removed: {
-          ...base,
-          action: 'failed',
-          reason: `${survivors.length} object(s) could not be deleted and stay in the inventory: ${survivors
-            .map(describeFailure)
-            .join('; ')}`,
-        },
-        pruned,
-      };
-    }
-    let reason = why;
-    if (action === 'delete-and-wait' && !dryRun) {
-      const left = await waitForDeletion(
-        actor,
-        discovery,
-        results.filter((r) => r.action === 'deleted' && r.reason !== 'already gone').map((r) => r.entry),
-        record.status.timeoutMs,
-      );
-      // As Flux's finalizer: a timeout is reported, and the Kustomization is removed all the same.
-      reason +=
-        left.length === 0
-          ? '; all objects terminated'
-          : `; ${left.length} object(s) had not terminated after ${formatDuration(record.status.timeoutMs)}: ${left.join(', ')}`;
-    }
-    await checkpoint?.();
-    if (!dryRun) await store.remove();
-    return { removed: { ...base, action: 'deleted', reason }, pruned };
+    const refusal = await refusalOf(ctx, f, doomed, held.dryRun);
+    if (refusal === undefined) return await deleteAll(ctx, held, f, record, doomed, { action, why });
+    return { removed: { ...described(f, record), action: 'refused', reason: refusal }, pruned: [] };
   } finally {
     // The Kustomization is gone: its lock goes with it.
-    await lock?.remove();
+    await held.lock?.remove();
   }
 }
 
-/** Polls (every 2s, as Flux) until the objects are gone; returns the subjects still there at the timeout. */
-async function waitForDeletion(
-  client: ClusterClient,
-  discovery: Discovery,
-  entries: Entry[],
-  timeoutMs: number,
-): Promise<string[]> {
-  const refs = [];
-  for (const entry of entries) {
-    const r = refOf(entry);
-    const resource = await discovery.mapping(r.apiVersion, r.kind);
-    refs.push({ resource, ...(r.namespace ? { namespace: r.namespace } : {}), name: r.name, entry });
+/** A removed Kustomization's inventory as removeOne works on it. */
+interface Held {
+  /** A preview: no lock, no deletion but dry-runs, no write to the inventory. */
+  dryRun: boolean;
+  lock?: Lock;
+  /** Before each write: rejects once another run took the lock over (src/inventory/lease.ts). */
+  checkpoint?: () => Promise<void>;
+  /** The run's manager over a client whose every write (retries too) passes the checkpoint. */
+  manager: ResourceManager;
+  /** Its inventory, written through that client. */
+  store: InventoryStore;
+}
+
+/** Takes the lock of `f`'s inventory when the run writes. */
+async function underLock(ctx: RunContext, f: Found): Promise<Held> {
+  if (!ctx.applying) return { dryRun: true, manager: ctx.manager, store: f.store.using(ctx.client) };
+  const lock = await explained(f.store, () => acquireLock(ctx.client, f.store, ctx.settings, ctx.log.info));
+  const checkpoint = () => lock.assertHeld();
+  const writer = ctx.client.guarded(checkpoint);
+  const manager = ctx.manager.with({ client: writer });
+  return { dryRun: false, lock, checkpoint, manager, store: f.store.using(writer) };
+}
+
+/** The policy (or a Flux Kustomization holding them) leaves its objects: only the inventory goes. */
+async function release(ctx: RunContext, held: Held, f: Found, record: InventoryRecord, why: string): Promise<Removal> {
+  await held.checkpoint?.();
+  if (!held.dryRun) await held.store.remove();
+  ctx.log.info(`Kustomization ${f.kustomization} was removed: ${why}, its objects stay; inventory removed`);
+  return {
+    removed: { ...described(f, record), action: 'released', reason: `${why}: its objects stay in the cluster` },
+    pruned: [],
+  };
+}
+
+/**
+ * Why `doomed` may not be deleted, or undefined: as prune, a Namespace goes only when nothing else
+ * lives in it; and in a run that writes, destructive kinds need a reviewer's yes (gate.ts), checked
+ * before the first deletion. Read with the run's own credentials.
+ */
+async function refusalOf(
+  ctx: RunContext,
+  f: Found,
+  doomed: readonly Entry[],
+  dryRun: boolean,
+): Promise<string | undefined> {
+  const { settings } = ctx;
+  const [namespace, name] = f.kustomization.split('/') as [string, string];
+  const owner = { name, namespace };
+  const guard = { allowLarge: settings.allowLargePrune };
+  const refusal = await namespacePruneRefusal(ctx.manager, doomed, [], owner, guard, ctx.log.info);
+  if (refusal !== undefined) return refusal;
+  const gate = dryRun ? undefined : gateOf(settings);
+  const unapproved = gate ? await needingApproval(ctx.manager, doomed, owner) : [];
+  if (!gate || unapproved.length === 0) return undefined;
+  return gateMessage(`delete ${unapproved.map(subjectOfEntry).join(', ')}`, gate, `Kustomization ${f.kustomization}`);
+}
+
+/**
+ * Deletes `doomed` as the account the run that applied them recorded; an inventory without a
+ * record (written before it was kept, or forged) acts as default-service-account when set, as a
+ * present Kustomization would. Then the inventory goes, or keeps what could not be deleted.
+ */
+async function deleteAll(
+  ctx: RunContext,
+  held: Held,
+  f: Found,
+  record: InventoryRecord,
+  doomed: readonly Entry[],
+  { action, why }: { action: RemovalAction; why: string },
+): Promise<Removal> {
+  const base = described(f, record);
+  const [namespace, name] = f.kustomization.split('/') as [string, string];
+  ctx.log.info(`Kustomization ${f.kustomization} was removed: ${why}, deleting ${base.objects} object(s)`);
+  const actor = held.manager.actingAs(record.status.impersonate ?? impersonatedUser({ namespace }, ctx.settings));
+  const prunedOf = (results: PruneResult[]): PrunedObject[] =>
+    results.map(({ subject, action: a, reason }) => ({
+      subject,
+      action: a,
+      reason: reason ? `${f.kustomization} removed; ${reason}` : `${f.kustomization} removed`,
+      removedWith: f.kustomization,
+    }));
+  let results: PruneResult[];
+  try {
+    results = await actor.delete(doomed, {
+      owner: { name, namespace },
+      dryRun: held.dryRun,
+      ...(held.checkpoint ? { checkpoint: held.checkpoint } : {}),
+    });
+  } catch (err) {
+    // The lock was lost: what was deleted before is reported; the inventory is the new holder's.
+    if (!(err instanceof PruneStopped)) throw err;
+    return { removed: { ...base, action: 'failed', reason: err.message }, pruned: prunedOf(err.results) };
   }
-  const left = await waitGone(client, refs, { timeoutMs, intervalMs: 2000 });
-  return left.map((r) => subjectOfEntry(r.entry));
+  const pruned = prunedOf(results);
+  const survivors = failedDeletions(results);
+  if (survivors.length > 0) return { removed: await keepSurvivors(held, record, base, survivors), pruned };
+  const reason = action === 'delete-and-wait' && !held.dryRun ? why + (await terminated(actor, results, record)) : why;
+  await held.checkpoint?.();
+  if (!held.dryRun) await held.store.remove();
+  return { removed: { ...base, action: 'deleted', reason }, pruned };
+}
+
+/** Deletions failed: the inventory keeps those objects (marked Failed), so a later run tries again. */
+async function keepSurvivors(
+  held: Held,
+  record: InventoryRecord,
+  base: ReturnType<typeof described>,
+  survivors: readonly PruneResult[],
+): Promise<RemovedKustomization> {
+  if (!held.dryRun) {
+    await held.checkpoint?.();
+    await held.store.update((latest) => ({
+      entries: survivors.map((s) => s.entry),
+      pending: [],
+      status: { ...(latest ?? record).status, result: 'Failed', message: 'removal of the Kustomization failed' },
+    }));
+  }
+  return {
+    ...base,
+    action: 'failed',
+    reason: `${survivors.length} object(s) could not be deleted and stay in the inventory: ${survivors
+      .map(describeFailure)
+      .join('; ')}`,
+  };
+}
+
+/**
+ * deletionPolicy WaitForTermination: waits for what was deleted to be gone. As Flux's finalizer, a
+ * timeout is reported, and the Kustomization is removed all the same.
+ */
+async function terminated(actor: ResourceManager, results: readonly PruneResult[], record: InventoryRecord) {
+  const deleted = results.filter((r) => r.action === 'deleted' && r.reason !== 'already gone').map((r) => r.entry);
+  const left = await actor.waitGone(deleted, record.status.timeoutMs);
+  return left.length === 0
+    ? '; all objects terminated'
+    : `; ${left.length} object(s) had not terminated after ${formatDuration(record.status.timeoutMs)}: ${left.join(', ')}`;
 }

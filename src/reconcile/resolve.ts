@@ -48,7 +48,7 @@ export async function resolveSpecs(settings: Settings, note?: (line: string) => 
       wait: settings.wait,
       prune: settings.prune,
       force: settings.force,
-      ...(settings.timeout ? { timeout: settings.timeout } : {}),
+      ...(settings.timeout !== undefined ? { timeout: settings.timeout } : {}),
       ...(settings.targetNamespace ? { targetNamespace: settings.targetNamespace } : {}),
     }),
   ];

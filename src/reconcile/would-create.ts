@@ -9,16 +9,16 @@
  * - what its own earlier stages would create (apply.ts adds to the view as it plans);
  * - never what a Kustomization it does not depend on adds concurrently. Where its dry-run finds the
  *   Namespace missing, `foresee` tells which other Kustomizations of the run would create it, from
- *   their builds (made once a run, and only then): the object is planned with a note saying so (under
- *   Flux it fails until that one has been applied, then succeeds on a retry; when that one is its
- *   parent, which applies it, the Namespace exists first), or, when only its own dependants would
- *   create it, fails with a hint (Flux would never get there).
+ *   their builds (made by the run's build service, once a run, and only then): the object is
+ *   planned with a note saying so (under Flux it fails until that one has been applied, then
+ *   succeeds on a retry; when that one is its parent, which applies it, the Namespace exists
+ *   first), or, when only its own dependants would create it, fails with a hint (Flux would never
+ *   get there).
  */
 import type { KustomizationSpec } from '../flux/types.js';
 import type { Created, Foreseen } from '../ssa/apply.js';
 import { mapLimit } from '../util/concurrency.js';
 import type { Logger, RunContext } from './context.js';
-import { renderSpec } from './render.js';
 
 const keyOf = (s: { namespace: string; name: string }) => `${s.namespace}/${s.name}`;
 
@@ -28,8 +28,8 @@ const FORESEE_CONCURRENCY = 2;
 export class PreviewViews {
   /** Each started Kustomization's view, by `namespace/name`: complete once it has finished. */
   private readonly views = new Map<string, Map<string, Created>>();
-  /** The Namespaces each Kustomization's build holds (built without decryption, once a run). */
-  private readonly builds = new Map<string, Promise<ReadonlySet<string>>>();
+  /** The Kustomizations whose build a foresight asked for (the run's build service renders each once). */
+  private readonly asked = new Set<string>();
 
   constructor(
     private readonly ctx: RunContext,
@@ -102,7 +102,7 @@ export class PreviewViews {
         return key !== self && !deps.has(key) && s.kubeConfig === undefined && this.fromCheckout(s);
       })
       .sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
-    const unbuilt = candidates.filter((s) => !this.builds.has(keyOf(s))).length;
+    const unbuilt = candidates.filter((s) => !this.asked.has(keyOf(s))).length;
     if (unbuilt > 0)
       log.info(
         `Namespace ${namespace} does not exist: building ${unbuilt} other Kustomization(s) to see which would create it`,
@@ -125,30 +125,23 @@ export class PreviewViews {
     };
   }
 
-  /** The Namespaces in the build of `spec` (none when it does not build here). */
-  private namespacesOf(spec: KustomizationSpec): Promise<ReadonlySet<string>> {
-    const key = keyOf(spec);
-    let build = this.builds.get(key);
-    if (build === undefined) {
-      const quiet = { secret: this.ctx.secrets.add, note: () => undefined };
+  /** The Namespaces in the build of `spec`, built without decryption (none when it cannot be built). */
+  private async namespacesOf(spec: KustomizationSpec): Promise<ReadonlySet<string>> {
+    this.asked.add(keyOf(spec));
+    const builds = this.ctx.builds;
+    if (builds === undefined) return new Set();
+    try {
       // A child as its parent's build has it, when the run knows its parent (children.ts).
-      const asBuilt = this.ctx.children
-        ? this.ctx.children.asBuilt(spec).then(
-            (b) => b.spec,
-            () => spec,
-          )
-        : Promise.resolve(spec);
-      build = asBuilt
-        .then((s) => renderSpec(this.ctx.settings, s, this.ctx.management, quiet, false))
-        .then(
-          (r) =>
-            new Set(
-              r.objects.filter((o) => o.kind === 'Namespace' && o.apiVersion === 'v1').map((o) => o.metadata.name),
-            ),
-          () => new Set<string>(),
-        );
-      this.builds.set(key, build);
+      const built = await builds.asBuilt(spec).then(
+        (b) => b.spec,
+        () => spec,
+      );
+      const { objects } = await builds.objects(built, { decrypt: false });
+      return new Set(
+        objects.filter((o) => o.kind === 'Namespace' && o.apiVersion === 'v1').map((o) => o.metadata.name),
+      );
+    } catch {
+      return new Set();
     }
-    return build;
   }
 }

@@ -2,7 +2,9 @@
  * The report in a report file, checked field by field (file.ts): report files are untrusted input
  * (mode: report may merge files a fork's run wrote). Every field is of its type, every enum one of
  * its values, every name without control characters; a field this version does not write is
- * refused. The value returned is built from the checked fields only. Pure.
+ * refused. The value returned is built from the checked fields only. Each record's schema is typed
+ * by the type it reads (`Schema<Report>`): a field added to or taken from Report, or made optional,
+ * fails to compile until its schema says how it is read. Pure.
  */
 import type { RenamedObject } from '../ssa/renames.js';
 import type { HealthResult } from '../kstatus/wait.js';
@@ -67,6 +69,22 @@ const shown = (v: unknown): string => {
 
 type Obj = Record<string, unknown>;
 
+/** Reads the value at `at` (a path of the document) as a T, or throws a SchemaError naming the path. */
+type Read<T> = (v: unknown, at: string) => T;
+
+/** One field of a record: how it is read, and whether it may be left out. */
+interface Field<T, Optional extends boolean> {
+  read: Read<T>;
+  optional: Optional;
+}
+type IsOptional<T, K extends keyof T> = Partial<Pick<T, K>> extends Pick<T, K> ? true : false;
+
+/** How each field of T is read: every key of T, and optional exactly where T's is. */
+export type Schema<T> = { [K in keyof T]-?: Field<Exclude<T[K], undefined>, IsOptional<T, K>> };
+
+const required = <T>(read: Read<T>): Field<T, false> => ({ read, optional: false });
+const optional = <T>(read: Read<T>): Field<T, true> => ({ read, optional: true });
+
 /** An object with only `allowed` keys (each present key then read by the caller). */
 function object(v: unknown, at: string, allowed: readonly string[]): Obj {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new SchemaError(`${at}: expected an object`);
@@ -77,17 +95,32 @@ function object(v: unknown, at: string, allowed: readonly string[]): Obj {
   return v as Obj;
 }
 
-function text(o: Obj, key: string, at: string): string {
-  const v = o[key];
-  if (typeof v !== 'string')
-    throw new SchemaError(`${at}.${key}: expected a string${v === undefined ? '' : ` (got ${shown(v)})`}`);
-  return v;
+/**
+ * A record read by its schema (less the `omit` fields, then unknown ones): only the fields it
+ * declares, each checked in the schema's order; an optional one that is absent stays absent.
+ */
+function record<T>(schema: Schema<T>, omit: readonly (keyof T & string)[] = []): Read<T> {
+  const keys = (Object.keys(schema) as (keyof T & string)[]).filter((k) => !omit.includes(k));
+  return (v, at) => {
+    const o = object(v, at, keys);
+    const out: Obj = {};
+    for (const key of keys) {
+      const field = schema[key] as Field<unknown, boolean>;
+      if (field.optional && o[key] === undefined) continue;
+      out[key] = field.read(o[key], `${at}.${key}`);
+    }
+    return out as T;
+  };
 }
 
+const text: Read<string> = (v, at) => {
+  if (typeof v !== 'string')
+    throw new SchemaError(`${at}: expected a string${v === undefined ? '' : ` (got ${shown(v)})`}`);
+  return v;
+};
+
 /** A name: a string without control characters, of bounded length. */
-function name(o: Obj, key: string, at: string): string {
-  return asName(text(o, key, at), `${at}.${key}`);
-}
+const name: Read<string> = (v, at) => asName(text(v, at), at);
 
 /** `v` when it is a name: no control characters, at most MAX_NAME characters. */
 function asName(v: string, at: string): string {
@@ -98,271 +131,187 @@ function asName(v: string, at: string): string {
   return v;
 }
 
-function optional<T>(
-  o: Obj,
-  key: string,
-  read: (o: Obj, key: string, at: string) => T,
-  at: string,
-): { [k: string]: T } {
-  return o[key] === undefined ? {} : { [key]: read(o, key, at) };
-}
-
 /** A flag that is present only when true. */
-function literalTrue(o: Obj, key: string, at: string): true {
-  if (o[key] !== true) throw new SchemaError(`${at}.${key}: expected true, or no ${key} at all`);
-  return true;
-}
+const literalTrue =
+  (key: string): Read<true> =>
+  (v, at) => {
+    if (v !== true) throw new SchemaError(`${at}: expected true, or no ${key} at all`);
+    return true;
+  };
 
-function bool(o: Obj, key: string, at: string): boolean {
-  const v = o[key];
-  if (typeof v !== 'boolean') throw new SchemaError(`${at}.${key}: expected true or false`);
+const bool: Read<boolean> = (v, at) => {
+  if (typeof v !== 'boolean') throw new SchemaError(`${at}: expected true or false`);
   return v;
-}
+};
 
 /** A whole number ≥ 0. */
-function count(o: Obj, key: string, at: string): number {
-  const v = o[key];
+const count: Read<number> = (v, at) => {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
-    throw new SchemaError(`${at}.${key}: expected a whole number ≥ 0${v === undefined ? '' : ` (got ${shown(v)})`}`);
+    throw new SchemaError(`${at}: expected a whole number ≥ 0${v === undefined ? '' : ` (got ${shown(v)})`}`);
   }
   return v;
-}
+};
 
-function oneOf<T extends string>(values: Record<T, true>): (o: Obj, key: string, at: string) => T {
-  return (o, key, at) => {
-    const v = o[key];
+/** A number of milliseconds ≥ 0. */
+const milliseconds: Read<number> = (v, at) => {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+    throw new SchemaError(`${at}: expected a number of milliseconds ≥ 0`);
+  }
+  return v;
+};
+
+function oneOf<T extends string>(values: Record<T, true>): Read<T> {
+  return (v, at) => {
     if (typeof v !== 'string' || !Object.hasOwn(values, v)) {
-      throw new SchemaError(`${at}.${key}: expected one of ${Object.keys(values).join(', ')} (got ${shown(v)})`);
+      throw new SchemaError(`${at}: expected one of ${Object.keys(values).join(', ')} (got ${shown(v)})`);
     }
     return v as T;
   };
 }
 
-function list<T>(o: Obj, key: string, at: string, item: (v: unknown, at: string) => T, max = Infinity): T[] {
-  const v = o[key];
-  if (!Array.isArray(v)) throw new SchemaError(`${at}.${key}: expected a list`);
-  if (v.length > max) throw new SchemaError(`${at}.${key}: ${v.length} entries, more than ${max}`);
-  return v.map((x, i) => item(x, `${at}.${key}[${i}]`));
+function list<T>(item: Read<T>, max = Infinity): Read<T[]> {
+  return (v, at) => {
+    if (!Array.isArray(v)) throw new SchemaError(`${at}: expected a list`);
+    if (v.length > max) throw new SchemaError(`${at}: ${v.length} entries, more than ${max}`);
+    return v.map((x, i) => item(x, `${at}[${i}]`));
+  };
 }
 
-const strings = (v: unknown, at: string): string => {
+/** A list item that is a string. */
+const strings: Read<string> = (v, at) => {
   if (typeof v !== 'string') throw new SchemaError(`${at}: expected a string`);
   return v;
 };
 
 /** A list item that is a name. */
-const names = (v: unknown, at: string): string => asName(strings(v, at), at);
+const names: Read<string> = (v, at) => asName(strings(v, at), at);
 
-function fieldChange(v: unknown, at: string): FieldChange {
-  const o = object(v, at, ['path', 'kind', 'before', 'after']);
-  return {
-    path: text(o, 'path', at),
-    kind: oneOf(CHANGE_KINDS)(o, 'kind', at),
-    ...('before' in o ? { before: o['before'] } : {}),
-    ...('after' in o ? { after: o['after'] } : {}),
-  };
-}
+/** Any JSON value (a field's value before and after a change). */
+const anything: Read<unknown> = (v) => v;
 
-function changeSetEntry(v: unknown, at: string): ChangeSetEntry {
-  const o = object(v, at, [
-    'subject',
-    'action',
-    'apiVersion',
-    'kind',
-    'namespace',
-    'name',
-    'diff',
-    'yamlDiff',
-    'note',
-    'movedFrom',
-    'recreated',
-  ]);
-  return {
-    subject: name(o, 'subject', at),
-    action: oneOf(ACTIONS)(o, 'action', at),
-    apiVersion: name(o, 'apiVersion', at),
-    kind: name(o, 'kind', at),
-    ...optional(o, 'namespace', name, at),
-    name: name(o, 'name', at),
-    ...(o['diff'] === undefined ? {} : { diff: list(o, 'diff', at, fieldChange) }),
-    ...(o['yamlDiff'] === undefined ? {} : { yamlDiff: list(o, 'yamlDiff', at, strings) }),
-    ...optional(o, 'note', text, at),
-    ...optional(o, 'movedFrom', name, at),
-    ...(o['recreated'] === undefined ? {} : { recreated: list(o, 'recreated', at, strings, 100) }),
-  };
-}
+/** A cluster: a name, and a directory's (`clusters/<name>/`). */
+const cluster: Read<string> = (v, at) => {
+  const c = name(v, at);
+  if (c.includes('/')) throw new SchemaError(`${at}: a directory name has no "/"`);
+  return c;
+};
 
-function health(v: unknown, at: string): HealthResult {
-  const o = object(v, at, ['subject', 'status', 'message']);
-  return { subject: name(o, 'subject', at), status: oneOf(STATUSES)(o, 'status', at), message: text(o, 'message', at) };
-}
+const fieldChange = record<FieldChange>({
+  path: required(text),
+  kind: required(oneOf(CHANGE_KINDS)),
+  before: optional(anything),
+  after: optional(anything),
+});
 
-function pruned(v: unknown, at: string): PrunedObject {
-  const o = object(v, at, ['subject', 'action', 'reason', 'removedWith', 'movedTo', 'by']);
-  return {
-    subject: name(o, 'subject', at),
-    action: oneOf(PRUNE_ACTIONS)(o, 'action', at),
-    ...optional(o, 'reason', text, at),
-    ...optional(o, 'removedWith', name, at),
-    ...optional(o, 'movedTo', name, at),
-    ...optional(o, 'by', text, at),
-  };
-}
+const changeSetEntry = record<ChangeSetEntry>({
+  subject: required(name),
+  action: required(oneOf(ACTIONS)),
+  apiVersion: required(name),
+  kind: required(name),
+  namespace: optional(name),
+  name: required(name),
+  diff: optional(list(fieldChange)),
+  yamlDiff: optional(list(strings)),
+  note: optional(text),
+  movedFrom: optional(name),
+  recreated: optional(list(strings, 100)),
+});
 
-function removed(v: unknown, at: string): RemovedKustomization {
-  const o = object(v, at, [
-    'kustomization',
-    'inventory',
-    'objects',
-    'deletionPolicy',
-    'action',
-    'reason',
-    'handedTo',
-    'handedOver',
-  ]);
-  return {
-    kustomization: name(o, 'kustomization', at),
-    inventory: name(o, 'inventory', at),
-    objects: count(o, 'objects', at),
-    deletionPolicy: oneOf(POLICIES)(o, 'deletionPolicy', at),
-    action: oneOf(REMOVED_ACTIONS)(o, 'action', at),
-    reason: text(o, 'reason', at),
-    ...(o['handedTo'] === undefined ? {} : { handedTo: list(o, 'handedTo', at, names, 100) }),
-    ...optional(o, 'handedOver', count, at),
-  };
-}
+const health = record<HealthResult>({
+  subject: required(name),
+  status: required(oneOf(STATUSES)),
+  message: required(text),
+});
 
-function approval(v: unknown, at: string): { label: string; objects: string[] } {
-  const o = object(v, at, ['label', 'objects']);
-  return { label: name(o, 'label', at), objects: list(o, 'objects', at, names) };
-}
+const pruned = record<PrunedObject>({
+  subject: required(name),
+  action: required(oneOf(PRUNE_ACTIONS)),
+  reason: optional(text),
+  removedWith: optional(name),
+  movedTo: optional(name),
+  by: optional(text),
+});
 
-function renamedObject(v: unknown, at: string): RenamedObject {
-  const o = object(v, at, ['from', 'to', 'cost']);
-  return { from: name(o, 'from', at), to: name(o, 'to', at), cost: text(o, 'cost', at) };
-}
+const removed = record<RemovedKustomization>({
+  kustomization: required(name),
+  inventory: required(name),
+  objects: required(count),
+  deletionPolicy: required(oneOf(POLICIES)),
+  action: required(oneOf(REMOVED_ACTIONS)),
+  reason: required(text),
+  handedTo: optional(list(names, 100)),
+  handedOver: optional(count),
+});
 
-function problem(v: unknown, at: string): Problem {
-  const o = object(v, at, ['subject', 'message', 'file', 'line']);
-  return {
-    subject: name(o, 'subject', at),
-    message: text(o, 'message', at),
-    ...optional(o, 'file', name, at),
-    ...optional(o, 'line', count, at),
-  };
-}
+const approval = record<NonNullable<Report['approval']>>({ label: required(name), objects: required(list(names)) });
 
-function counts(o: Obj, key: string, at: string): Counts {
-  const c = object(o[key], `${at}.${key}`, ['created', 'configured', 'unchanged', 'skipped', 'deleted']);
-  const where = `${at}.${key}`;
-  return {
-    created: count(c, 'created', where),
-    configured: count(c, 'configured', where),
-    unchanged: count(c, 'unchanged', where),
-    skipped: count(c, 'skipped', where),
-    deleted: count(c, 'deleted', where),
-  };
-}
+const renamedObject = record<RenamedObject>({ from: required(name), to: required(name), cost: required(text) });
 
-function failure(o: Obj, key: string, at: string): Failure {
-  const where = `${at}.${key}`;
-  const f = object(o[key], where, ['stage', 'reason', 'message', 'userError']);
-  return {
-    stage: oneOf(STAGES)(f, 'stage', where),
-    reason: name(f, 'reason', where),
-    message: text(f, 'message', where),
-    ...(f['userError'] === undefined ? {} : { userError: literalTrue(f, 'userError', where) }),
-  };
-}
+const problem = record<Problem>({
+  subject: required(name),
+  message: required(text),
+  file: optional(name),
+  line: optional(count),
+});
 
-function drift(o: Obj, key: string, at: string): NonNullable<Report['drift']> {
-  const where = `${at}.${key}`;
-  const d = object(o[key], where, ['detected', 'corrected']);
-  return { detected: bool(d, 'detected', where), corrected: bool(d, 'corrected', where) };
-}
+const counts = record<Counts>({
+  created: required(count),
+  configured: required(count),
+  unchanged: required(count),
+  skipped: required(count),
+  deleted: required(count),
+});
 
-function source(o: Obj, key: string, at: string): NonNullable<Report['source']> {
-  const where = `${at}.${key}`;
-  const s = object(o[key], where, ['ref', 'revision', 'originRevision']);
-  return {
-    ref: text(s, 'ref', where),
-    ...optional(s, 'revision', name, where),
-    ...optional(s, 'originRevision', name, where),
-  };
-}
+const failure = record<Failure>({
+  stage: required(oneOf(STAGES)),
+  reason: required(name),
+  message: required(text),
+  userError: optional(literalTrue('userError')),
+});
 
-const REPORT_FIELDS = [
-  'mode',
-  'kustomization',
-  'cluster',
-  'level',
-  'path',
-  'server',
-  'ok',
-  'changeset',
-  'counts',
-  'durationMs',
-  'health',
-  'pruned',
-  'renamed',
-  'approval',
-  'removed',
-  'inventory',
-  'notes',
-  'kustomizations',
-  'problems',
-  'drift',
-  'source',
-  'error',
-  'failure',
-];
+const drift = record<NonNullable<Report['drift']>>({ detected: required(bool), corrected: required(bool) });
+
+const source = record<NonNullable<Report['source']>>({
+  ref: required(text),
+  revision: optional(name),
+  originRevision: optional(name),
+});
+
+/** A report as a job wrote it: its Kustomizations' reports one level deep (a job's combined report). */
+const REPORT: Schema<Report> = {
+  mode: required(oneOf(MODES)),
+  kustomization: required(name),
+  cluster: optional(cluster),
+  level: optional(count),
+  path: required(text),
+  server: required(name),
+  ok: required(bool),
+  changeset: required(list(changeSetEntry)),
+  counts: required(counts),
+  durationMs: required(milliseconds),
+  health: optional(list(health)),
+  pruned: optional(list(pruned)),
+  renamed: optional(list(renamedObject)),
+  approval: optional(approval),
+  removed: optional(list(removed)),
+  inventory: optional(name),
+  notes: required(list(strings)),
+  kustomizations: optional(list((v, at) => kustomizationReport(v, at), MAX_KUSTOMIZATIONS_PER_FILE)),
+  problems: optional(list(problem)),
+  drift: optional(drift),
+  source: optional(source),
+  error: optional(text),
+  failure: optional(failure),
+};
+
+const jobReport = record(REPORT);
+/** A Kustomization's report in a job's: one has no Kustomizations of its own. */
+const kustomizationReport = record(REPORT, ['kustomizations']);
 
 /**
  * A report as a job wrote it: its Kustomizations' reports one level deep (a job's combined report),
  * at most MAX_KUSTOMIZATIONS_PER_FILE of them.
  */
-export function checkReport(v: unknown, at = 'report', nested = false): Report {
-  const o = object(v, at, nested ? REPORT_FIELDS.filter((k) => k !== 'kustomizations') : REPORT_FIELDS);
-  const cluster = o['cluster'] === undefined ? undefined : name(o, 'cluster', at);
-  if (cluster !== undefined && cluster.includes('/'))
-    throw new SchemaError(`${at}.cluster: a directory name has no "/"`);
-  const durationMs = o['durationMs'];
-  if (typeof durationMs !== 'number' || !Number.isFinite(durationMs) || durationMs < 0) {
-    throw new SchemaError(`${at}.durationMs: expected a number of milliseconds ≥ 0`);
-  }
-  return {
-    mode: oneOf(MODES)(o, 'mode', at),
-    kustomization: name(o, 'kustomization', at),
-    ...(cluster !== undefined ? { cluster } : {}),
-    ...optional(o, 'level', count, at),
-    path: text(o, 'path', at),
-    server: name(o, 'server', at),
-    ok: bool(o, 'ok', at),
-    changeset: list(o, 'changeset', at, changeSetEntry),
-    counts: counts(o, 'counts', at),
-    durationMs,
-    ...(o['health'] === undefined ? {} : { health: list(o, 'health', at, health) }),
-    ...(o['pruned'] === undefined ? {} : { pruned: list(o, 'pruned', at, pruned) }),
-    ...(o['renamed'] === undefined ? {} : { renamed: list(o, 'renamed', at, renamedObject) }),
-    ...(o['approval'] === undefined ? {} : { approval: approval(o['approval'], `${at}.approval`) }),
-    ...(o['removed'] === undefined ? {} : { removed: list(o, 'removed', at, removed) }),
-    ...optional(o, 'inventory', name, at),
-    notes: list(o, 'notes', at, strings),
-    ...(o['kustomizations'] === undefined
-      ? {}
-      : {
-          kustomizations: list(
-            o,
-            'kustomizations',
-            at,
-            (k, where) => checkReport(k, where, true),
-            MAX_KUSTOMIZATIONS_PER_FILE,
-          ),
-        }),
-    ...(o['problems'] === undefined ? {} : { problems: list(o, 'problems', at, problem) }),
-    ...(o['drift'] === undefined ? {} : { drift: drift(o, 'drift', at) }),
-    ...(o['source'] === undefined ? {} : { source: source(o, 'source', at) }),
-    ...optional(o, 'error', text, at),
-    ...(o['failure'] === undefined ? {} : { failure: failure(o, 'failure', at) }),
-  };
+export function checkReport(v: unknown, at = 'report'): Report {
+  return jobReport(v, at);
 }

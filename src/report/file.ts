@@ -5,6 +5,7 @@
  */
 import { checkReport, SchemaError } from './file-schema.js';
 import type { Report } from './model.js';
+import { ReportFileError } from './file-error.js';
 
 export const REPORT_FILE_KIND = 'kustomize-reconcile/report';
 export const REPORT_FILE_VERSION = 1;
@@ -50,28 +51,32 @@ export const MAX_REPORT_FILE_BYTES = 32 * 1024 * 1024;
  */
 export function parseReportFile(text: string, name: string): ReportFile {
   if (text.length > MAX_REPORT_FILE_BYTES) {
-    throw new Error(`${name}: not a report file this version writes (over ${MAX_REPORT_FILE_BYTES / 1024 / 1024} MiB)`);
+    throw new ReportFileError(
+      name,
+      `not a report file this version writes (over ${MAX_REPORT_FILE_BYTES / 1024 / 1024} MiB)`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${name}: not a kustomize-reconcile report file (not JSON: ${(err as Error).message})`, {
+    throw new ReportFileError(name, `not a kustomize-reconcile report file (not JSON: ${(err as Error).message})`, {
       cause: err,
     });
   }
   const v = value as Partial<ReportFile> | null;
   if (typeof v !== 'object' || v === null || Array.isArray(v) || v.kind !== REPORT_FILE_KIND) {
-    throw new Error(`${name}: not a kustomize-reconcile report file (kind is not "${REPORT_FILE_KIND}")`);
+    throw new ReportFileError(name, `not a kustomize-reconcile report file (kind is not "${REPORT_FILE_KIND}")`);
   }
   if ((v.version as number | undefined) !== REPORT_FILE_VERSION) {
-    throw new Error(
-      `${name}: report file version ${String(v.version)} is not ${REPORT_FILE_VERSION}: written by another version of kustomize-reconcile; use the same version in every job`,
+    throw new ReportFileError(
+      name,
+      `report file version ${String(v.version)} is not ${REPORT_FILE_VERSION}: written by another version of kustomize-reconcile; use the same version in every job`,
     );
   }
   const report: unknown = v.report;
   if (typeof report !== 'object' || report === null) {
-    throw new Error(`${name}: the report in it is incomplete (no report)`);
+    throw new ReportFileError(name, `the report in it is incomplete (no report)`);
   }
   try {
     const o = v as Record<string, unknown>;
@@ -97,7 +102,7 @@ export function parseReportFile(text: string, name: string): ReportFile {
     };
   } catch (err) {
     if (!(err instanceof SchemaError)) throw err;
-    throw new Error(`${name}: not a report file this version writes: ${err.message}`, { cause: err });
+    throw new ReportFileError(name, `not a report file this version writes: ${err.message}`, { cause: err });
   }
 }
 

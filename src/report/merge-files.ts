@@ -4,6 +4,7 @@
  */
 import { glob, lstat, readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { ReportFileError } from './file-error.js';
 import { MAX_REPORT_FILE_BYTES, parseReportFile } from './file.js';
 import type { NamedReportFile } from './merge.js';
 
@@ -58,8 +59,7 @@ export async function readReportFiles(patterns: readonly string[], root: string)
     try {
       files.push({ name, file: parseReportFile(await readBounded(path), name) });
     } catch (err) {
-      const message = (err as Error).message;
-      problems.push(message.startsWith(`${name}:`) ? message : `${name}: ${message}`);
+      problems.push(ReportFileError.of(name, err).message);
     }
   }
   if (problems.length > 0) {

@@ -171,13 +171,3 @@ export function driftFound(report: Pick<Report, 'counts'>): boolean {
 export function hasChanges(report: Pick<Report, 'counts'>): boolean {
   return report.counts.created + report.counts.configured + report.counts.deleted > 0;
 }
-
-/**
- * The exit code: 2 on error; 1 when changes (deletions included) were found and the mode reports
- * rather than corrects them (CLI `diff`, action `drift`); else 0.
- */
-export function exitCode(report: Pick<Report, 'ok' | 'counts' | 'drift'>, changesAreFindings: boolean): 0 | 1 | 2 {
-  if (!report.ok) return 2;
-  if (report.drift) return report.drift.detected && !report.drift.corrected ? 1 : 0;
-  return changesAreFindings && hasChanges(report) ? 1 : 0;
-}

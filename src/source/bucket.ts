@@ -16,7 +16,7 @@
  *
  * The requests go through s3.ts: addressing as minio-go's, signed with AWS Signature Version 4 when
  * there are credentials. Region: spec.region, else that of an Amazon S3 host name, else the bucket's
- * location (GetBucketLocation), `us-east-1` when it has none. The credentials: spec.secretRef's
+ * location (GetBucketLocation), `us-east-1` when it has none. The credentials (bucket-auth.ts): spec.secretRef's
  * `accesskey` and `secretkey`, else for provider aws the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
  * AWS_SESSION_TOKEN variables, but only for an Amazon S3 endpoint over https (s3.ts
  * envCredentialsRefusal: spec.endpoint is the tree's to choose; elsewhere a note says why they were
@@ -34,19 +34,19 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { environmentCredentials } from '../aws/sigv4.js';
 import { byBytes } from '../util/order.js';
 import type { BucketDef } from '../flux/source-defs.js';
 import { isIgnored, readPatterns, SOURCEIGNORE_FILE, type IgnorePattern } from '../kustomize/sourceignore.js';
 import { mapLimit } from '../util/concurrency.js';
+import type { RetryPolicy } from '../util/retry.js';
 import { scratchDir } from '../util/scratch.js';
 import { MAX_LIST_BYTES, readBounded } from './bounded.js';
 import type { ExtractBudget } from './budget.js';
 import type { Fetched } from './git.js';
+import { authFor, type Auth, type BucketAuthOptions } from './bucket-auth.js';
 import {
   bucketNameProblem,
   endpointProblem,
-  envCredentialsRefusal,
   failureOf,
   findRegion,
   hostnameOf,
@@ -59,7 +59,6 @@ import {
   s3Url,
   trimEtag,
   type ListPage,
-  type S3Auth,
 } from './s3.js';
 
 export const BUCKET_MAX_OBJECTS = 20_000;
@@ -68,16 +67,9 @@ export const BUCKET_TIMEOUT_MS = 60_000;
 /** Downloads in flight at once (source-controller allows 100; a runner has 2 cores). */
 export const BUCKET_CONCURRENCY = 16;
 
-export interface BucketFetchOptions {
-  /** Masks a value in every later log line. */
-  secret: (value: string) => void;
-  /** Reads a Secret's data, decoded (spec.secretRef, in the Bucket's namespace). */
-  readSecret?: (namespace: string, name: string) => Promise<Record<string, string>>;
-  /** The environment (process.env): AWS_ACCESS_KEY_ID and the like, for provider aws. */
-  env?: Readonly<Record<string, string | undefined>>;
+export interface BucketFetchOptions extends BucketAuthOptions {
   /** Each phase's timeout (listing, then downloading); 60 s, Flux's default spec.timeout. */
   timeoutMs?: number;
-  log?: (line: string) => void;
   /** `max-keys` of each ListObjectsV2 page; the server's default (1,000 on S3) when unset. */
   pageSize?: number;
   /** At most this many objects (20,000). */
@@ -86,8 +78,8 @@ export interface BucketFetchOptions {
   maxBytes?: number;
   /** The run's budget for extracted files, shared with every other source (budget.ts). */
   budget?: ExtractBudget;
-  /** Why no credential at all may be used (the trust rule, trust.ts): the requests are unsigned. */
-  anonymous?: string;
+  /** How often a request is tried (util/retry.ts's HTTP_RETRY by default). */
+  retry?: RetryPolicy;
 }
 
 // ---- providers ----------------------------------------------------------------------------------
@@ -152,82 +144,25 @@ export function bucketRevision(index: ReadonlyMap<string, string>): string {
   return `sha256:${createHash('sha256').update(indexText(index), 'utf8').digest('hex')}`;
 }
 
-// ---- credentials --------------------------------------------------------------------------------
-
-interface Auth extends S3Auth {
-  /** Where the credentials come from, or why there are none: said when the server refuses. */
-  note: string;
-}
-
-async function authFor(def: BucketDef, aws: boolean, opts: BucketFetchOptions): Promise<Auth> {
-  if (opts.anonymous !== undefined) return { note: `the requests were unsigned: ${opts.anonymous}`, secrets: [] };
-  const notes: string[] = [];
-  if (def.secretRef !== undefined) {
-    const ref = `spec.secretRef ${def.secretRef}`;
-    let data: Record<string, string> | undefined;
-    if (opts.readSecret === undefined) notes.push(`${ref} could not be read (no cluster to read it from)`);
-    else {
-      try {
-        data = await opts.readSecret(def.namespace, def.secretRef);
-      } catch (err) {
-        notes.push(`${ref} could not be read: ${(err as Error).message}`);
-      }
-    }
-    if (data !== undefined) {
-      for (const v of Object.values(data)) if (v.trim() !== '') opts.secret(v);
-      const accessKey = data['accesskey'];
-      const secretKey = data['secretkey'];
-      if (accessKey === undefined || secretKey === undefined) {
-        throw new Error(`invalid '${def.secretRef}' secret data: required fields 'accesskey' and 'secretkey'`);
-      }
-      // As minio-go's static credentials: both or none (anonymous), and no fallback past a Secret.
-      if (accessKey === '' || secretKey === '') {
-        return { note: `the requests were unsigned: ${ref} has an empty accesskey or secretkey`, secrets: [] };
-      }
-      return {
-        creds: { accessKeyId: accessKey, secretAccessKey: secretKey },
-        note: `signed with the accesskey and secretkey of ${ref}`,
-        secrets: [secretKey],
-      };
-    }
-  }
-  if (aws) {
-    const env = opts.env ?? {};
-    const fromEnv = environmentCredentials(env);
-    // The runner's credentials go to Amazon S3 only: spec.endpoint is the pull request's to choose.
-    // Tests admit their loopback S3 emulator by name (KR_TEST_S3_ENDPOINTS, the runner's environment, never the tree's).
-    const admitted =
-      (env['KR_TEST_S3_ENDPOINTS'] ?? '').split(',').includes(def.endpoint) &&
-      /^(127\.\d+\.\d+\.\d+|localhost)(:\d+)?$/.test(def.endpoint);
-    const refusal = admitted ? undefined : envCredentialsRefusal(def.endpoint, def.insecure === true);
-    if (fromEnv && refusal !== undefined) {
-      const note = `the environment's AWS credentials are not sent: ${refusal}; give the Bucket a spec.secretRef for this endpoint`;
-      opts.log?.(`Bucket ${def.namespace}/${def.name}: ${note}; fetching it unsigned`);
-      notes.push(note);
-    } else if (fromEnv) {
-      const { accessKeyId, secretAccessKey, sessionToken } = fromEnv;
-      for (const v of [accessKeyId, secretAccessKey, sessionToken]) if (v) opts.secret(v);
-      return {
-        creds: fromEnv,
-        note: 'signed with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY',
-        secrets: [secretAccessKey, sessionToken ?? ''],
-      };
-    }
-    notes.push('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set');
-  } else if (def.secretRef === undefined) {
-    notes.push('no spec.secretRef');
-  }
-  return { note: `the requests were unsigned: ${notes.join('; ')}`, secrets: [] };
-}
-
 // ---- steps --------------------------------------------------------------------------------------
 
-/** Says what step failed; a missing bucket in Flux's words. */
-function stepError(step: string, err: unknown, bucket: string): Error {
-  if (err instanceof S3Failure && err.code === 'NoSuchBucket') {
-    return new Error(`bucket '${bucket}' not found (${step}: ${err.message})`, { cause: err });
+/**
+ * A step of the fetch that failed, in parts: the step, the bucket, and whether the bucket is
+ * missing (S3's NoSuchBucket), which is said in Flux's words: `bucket 'name' not found (step: …)`.
+ */
+export class BucketStepError extends Error {
+  readonly missing: boolean;
+  constructor(
+    readonly step: string,
+    readonly bucketName: string,
+    cause: unknown,
+  ) {
+    const missing = cause instanceof S3Failure && cause.code === 'NoSuchBucket';
+    const said = `${step}: ${(cause as Error).message}`;
+    super(missing ? `bucket '${bucketName}' not found (${said})` : said, { cause });
+    this.name = 'BucketStepError';
+    this.missing = missing;
   }
-  return new Error(`${step}: ${(err as Error).message}`, { cause: err });
 }
 
 /** Runs one phase under its own timeout; a timeout is said as such. */
@@ -279,126 +214,201 @@ async function download(res: Response, path: string, budget: Limits, key: string
 
 // ---- fetching -----------------------------------------------------------------------------------
 
+/** One fetch of one Bucket: what every step needs. */
+interface BucketFetch {
+  def: BucketDef;
+  opts: BucketFetchOptions;
+  /** `Bucket ns/name (file)`, and `scheme://endpoint`: what a failure names. */
+  what: string;
+  from: string;
+  /** Where the credentials came from, or why there were none (said on a 401 or 403). */
+  note: string;
+  client: S3Client;
+  /** The scratch directory the objects are written to, and its removal. */
+  root: string;
+  cleanup: () => Promise<void>;
+  /** `Bucket ns/name`. */
+  name: string;
+  prefix: string;
+  /** Each phase's timeout. */
+  timeoutMs: number;
+  maxObjects: number;
+  budget: Limits;
+}
+
+/** Key → ETag of every object to fetch. */
+type BucketIndex = Map<string, string>;
+
+/** The region: spec.region, else that of an Amazon S3 host name, else the bucket's location. */
+async function locate(f: BucketFetch, signal: AbortSignal): Promise<void> {
+  const { client, def } = f;
+  client.region = def.region || regionOfS3Host(hostnameOf(client.target.endpoint));
+  if (client.region) return;
+  try {
+    client.region = await findRegion(client, signal, f.opts.log);
+  } catch (err) {
+    throw new BucketStepError('getting its location', def.bucketName, err);
+  }
+}
+
+/** The root `.sourceignore`, downloaded into the artifact, and with spec.ignore the patterns that decide which keys count. */
+async function ignorePatterns(f: BucketFetch, signal: AbortSignal): Promise<IgnorePattern[]> {
+  let sourceignore: string | undefined;
+  try {
+    const res = await f.client.get(
+      s3Url(f.client.target, f.client.region, SOURCEIGNORE_FILE),
+      signal,
+      SOURCEIGNORE_FILE,
+    );
+    await download(res, join(f.root, SOURCEIGNORE_FILE), f.budget, SOURCEIGNORE_FILE);
+    sourceignore = await readFile(join(f.root, SOURCEIGNORE_FILE), 'utf8');
+  } catch (err) {
+    if (!(err instanceof S3Failure && err.code === 'NoSuchKey')) {
+      throw new BucketStepError(`getting ${SOURCEIGNORE_FILE}`, f.def.bucketName, err);
+    }
+  }
+  return bucketPatterns(sourceignore, f.def.ignore);
+}
+
+/** The keys under spec.prefix to fetch, page by page, within the limits on objects and bytes. */
+async function listObjects(
+  f: BucketFetch,
+  patterns: readonly IgnorePattern[],
+  signal: AbortSignal,
+): Promise<BucketIndex> {
+  const { client, prefix, maxObjects, budget } = f;
+  const index: BucketIndex = new Map();
+  let bytes = 0;
+  let token: string | undefined;
+  const tokens = new Set<string>();
+  const step = prefix ? `listing the objects under '${prefix}'` : 'listing the objects';
+  for (;;) {
+    let page: ListPage;
+    try {
+      const res = await client.get(
+        s3Url(client.target, client.region, undefined, listQuery(prefix, token, f.opts.pageSize)),
+        signal,
+      );
+      page = parseListObjectsV2((await readBounded(res, MAX_LIST_BYTES, 'the page')).toString('utf8'));
+    } catch (err) {
+      throw new BucketStepError(step, f.def.bucketName, err);
+    }
+    for (const o of page.objects) {
+      if (judgeKey(patterns, o.key) !== 'fetch') continue;
+      const problem = keyProblem(o.key);
+      if (problem !== undefined) throw new Error(`object key ${JSON.stringify(o.key)} is refused: ${problem}`);
+      if (!index.has(o.key)) bytes += o.size;
+      index.set(o.key, o.etag);
+      if (index.size > maxObjects) throw new Error(`more than ${maxObjects} objects to fetch (the limit)`);
+      if (bytes > budget.left) throw new Error(`the objects are larger than ${budget.max} bytes in all (the limit)`);
+    }
+    f.opts.budget?.check(bytes, index.size, `${f.name}, its ${index.size} objects to fetch`);
+    if (!page.truncated) return index;
+    if (page.nextToken === undefined) throw new Error(`${step}: the answer is truncated without a continuation token`);
+    if (tokens.has(page.nextToken)) throw new Error(`${step}: the server repeats a continuation token`);
+    tokens.add(page.nextToken);
+    token = page.nextToken;
+  }
+}
+
+/**
+ * Downloads every key of `index` (in byte order, a few at once), the first failure stopping the
+ * rest; an ETag the download answers replaces the listed one, and a key gone by then is dropped.
+ */
+async function downloadObjects(f: BucketFetch, index: BucketIndex, timeout: AbortSignal): Promise<void> {
+  const { client } = f;
+  const failed = new AbortController();
+  const signal = AbortSignal.any([timeout, failed.signal]);
+  await mapLimit([...index.keys()].sort(byBytes), BUCKET_CONCURRENCY, async (key) => {
+    try {
+      const path = objectPath(f.root, key);
+      let res: Response;
+      try {
+        res = await client.get(s3Url(client.target, client.region, key), signal, key);
+      } catch (err) {
+        if (err instanceof S3Failure && err.code === 'NoSuchKey') {
+          f.opts.log?.(`${f.name}: object '${key}' disappeared from the bucket`);
+          index.delete(key);
+          return;
+        }
+        throw err;
+      }
+      const etag = trimEtag(res.headers.get('etag') ?? '');
+      await download(res, path, f.budget, key);
+      if (etag !== '' && etag !== index.get(key)) index.set(key, etag);
+    } catch (err) {
+      failed.abort();
+      throw new BucketStepError(`getting object '${key}'`, f.def.bucketName, err);
+    }
+  });
+}
+
 /** Fetches `def` into a new temporary directory; throws a sentence naming it on failure. */
 export async function fetchBucket(def: BucketDef, opts: BucketFetchOptions): Promise<Fetched> {
+  const f = await start(def, opts);
+  try {
+    const index = await phase('listing the bucket', f.timeoutMs, async (signal) => {
+      await locate(f, signal);
+      return listObjects(f, await ignorePatterns(f, signal), signal);
+    });
+    await phase('downloading the objects', f.timeoutMs, (signal) => downloadObjects(f, index, signal));
+    return fetched(f, index);
+  } catch (err) {
+    await f.cleanup();
+    throw fetchError(f, err);
+  }
+}
+
+/** The fetch of `def` set up: refused (provider, endpoint, bucket name), else its credentials found and its scratch directory made. */
+async function start(def: BucketDef, opts: BucketFetchOptions): Promise<BucketFetch> {
   const what = `Bucket ${def.namespace}/${def.name} (${def.file})`;
   const refusal = providerRefusal(def.provider) ?? endpointProblem(def.endpoint) ?? bucketNameProblem(def.bucketName);
   if (refusal !== undefined) throw new Error(`fetching ${what}: ${refusal}`);
-  const target = s3Target(def);
-  const from = `${target.scheme}://${target.endpoint}`;
-  const bucket = `bucket '${def.bucketName}'`;
   let auth: Auth;
   try {
     auth = await authFor(def, def.provider === 'aws', opts);
   } catch (err) {
     throw new Error(`fetching ${what}: ${(err as Error).message}`, { cause: err });
   }
-  const timeoutMs = opts.timeoutMs ?? BUCKET_TIMEOUT_MS;
-  const maxObjects = opts.maxObjects ?? BUCKET_MAX_OBJECTS;
+  const target = s3Target(def);
   const maxBytes = opts.maxBytes ?? BUCKET_MAX_BYTES;
-  const prefix = def.prefix ?? '';
-  const client = new S3Client(target, auth);
-
-  const { dir: root, remove: cleanup } = await scratchDir('kr-bucket-');
   const name = `Bucket ${def.namespace}/${def.name}`;
-  const budget: Limits = { left: maxBytes, max: maxBytes, what: name, ...(opts.budget ? { run: opts.budget } : {}) };
-  try {
-    const index = new Map<string, string>();
-    await phase('listing the bucket', timeoutMs, async (signal) => {
-      client.region = def.region || regionOfS3Host(hostnameOf(target.endpoint));
-      if (!client.region) {
-        try {
-          client.region = await findRegion(client, signal, opts.log);
-        } catch (err) {
-          throw stepError('getting its location', err, def.bucketName);
-        }
-      }
-      let sourceignore: string | undefined;
-      try {
-        const res = await client.get(s3Url(target, client.region, SOURCEIGNORE_FILE), signal, SOURCEIGNORE_FILE);
-        await download(res, join(root, SOURCEIGNORE_FILE), budget, SOURCEIGNORE_FILE);
-        sourceignore = await readFile(join(root, SOURCEIGNORE_FILE), 'utf8');
-      } catch (err) {
-        if (!(err instanceof S3Failure && err.code === 'NoSuchKey')) {
-          throw stepError(`getting ${SOURCEIGNORE_FILE}`, err, def.bucketName);
-        }
-      }
-      const patterns = bucketPatterns(sourceignore, def.ignore);
-      let bytes = 0;
-      let token: string | undefined;
-      const tokens = new Set<string>();
-      const step = prefix ? `listing the objects under '${prefix}'` : 'listing the objects';
-      for (;;) {
-        let page: ListPage;
-        try {
-          const res = await client.get(
-            s3Url(target, client.region, undefined, listQuery(prefix, token, opts.pageSize)),
-            signal,
-          );
-          page = parseListObjectsV2((await readBounded(res, MAX_LIST_BYTES, 'the page')).toString('utf8'));
-        } catch (err) {
-          throw stepError(step, err, def.bucketName);
-        }
-        for (const o of page.objects) {
-          if (judgeKey(patterns, o.key) !== 'fetch') continue;
-          const problem = keyProblem(o.key);
-          if (problem !== undefined) throw new Error(`object key ${JSON.stringify(o.key)} is refused: ${problem}`);
-          if (!index.has(o.key)) bytes += o.size;
-          index.set(o.key, o.etag);
-          if (index.size > maxObjects) throw new Error(`more than ${maxObjects} objects to fetch (the limit)`);
-          if (bytes > budget.left) throw new Error(`the objects are larger than ${maxBytes} bytes in all (the limit)`);
-        }
-        opts.budget?.check(bytes, index.size, `${name}, its ${index.size} objects to fetch`);
-        if (!page.truncated) break;
-        if (page.nextToken === undefined)
-          throw new Error(`${step}: the answer is truncated without a continuation token`);
-        if (tokens.has(page.nextToken)) throw new Error(`${step}: the server repeats a continuation token`);
-        tokens.add(page.nextToken);
-        token = page.nextToken;
-      }
-    });
+  const { dir: root, remove: cleanup } = await scratchDir('kr-bucket-');
+  return {
+    def,
+    opts,
+    what,
+    from: `${target.scheme}://${target.endpoint}`,
+    note: auth.note,
+    client: new S3Client(target, auth, opts.retry),
+    root,
+    cleanup,
+    name,
+    prefix: def.prefix ?? '',
+    timeoutMs: opts.timeoutMs ?? BUCKET_TIMEOUT_MS,
+    maxObjects: opts.maxObjects ?? BUCKET_MAX_OBJECTS,
+    budget: { left: maxBytes, max: maxBytes, what: name, ...(opts.budget ? { run: opts.budget } : {}) },
+  };
+}
 
-    const listed = [...index.keys()].sort(byBytes);
-    await phase('downloading the objects', timeoutMs, async (timeout) => {
-      const failed = new AbortController();
-      const signal = AbortSignal.any([timeout, failed.signal]);
-      await mapLimit(listed, BUCKET_CONCURRENCY, async (key) => {
-        try {
-          const path = objectPath(root, key);
-          let res: Response;
-          try {
-            res = await client.get(s3Url(target, client.region, key), signal, key);
-          } catch (err) {
-            if (err instanceof S3Failure && err.code === 'NoSuchKey') {
-              opts.log?.(`Bucket ${def.namespace}/${def.name}: object '${key}' disappeared from the bucket`);
-              index.delete(key);
-              return;
-            }
-            throw err;
-          }
-          const etag = trimEtag(res.headers.get('etag') ?? '');
-          await download(res, path, budget, key);
-          if (etag !== '' && etag !== index.get(key)) index.set(key, etag);
-        } catch (err) {
-          failed.abort();
-          throw stepError(`getting object '${key}'`, err, def.bucketName);
-        }
-      });
-    });
+/** The artifact: its revision from the index, said in the log. */
+function fetched(f: BucketFetch, index: BucketIndex): Fetched {
+  const revision = bucketRevision(index);
+  f.opts.log?.(
+    `Fetched ${f.name}: ${index.size} object(s), ${f.budget.max - f.budget.left} bytes of bucket '${f.def.bucketName}' at ${f.from}` +
+      `${f.prefix ? ` under '${f.prefix}'` : ''}, revision ${revision}`,
+  );
+  return { root: f.root, revision, cleanup: f.cleanup };
+}
 
-    const revision = bucketRevision(index);
-    const bytes = maxBytes - budget.left;
-    opts.log?.(
-      `Fetched Bucket ${def.namespace}/${def.name}: ${index.size} object(s), ${bytes} bytes of ${bucket} at ${from}` +
-        `${prefix ? ` under '${prefix}'` : ''}, revision ${revision}`,
-    );
-    return { root, revision, cleanup };
-  } catch (err) {
-    await cleanup();
-    const status = failureOf(err)?.status;
-    const hint = status === 401 || status === 403 ? ` (${auth.note})` : '';
-    const message = (err as Error).message;
-    const said = message.startsWith(`${bucket} not found`) ? message : `${bucket}: ${message}`;
-    throw new Error(`fetching ${what} from ${from}: ${said}${hint}`, { cause: err });
-  }
+/**
+ * A failed fetch as one sentence: the Bucket, the endpoint, the bucket (unless a missing bucket
+ * says it in Flux's words), what failed, and on a 401 or 403 which credentials were used.
+ */
+function fetchError(f: BucketFetch, err: unknown): Error {
+  const status = failureOf(err)?.status;
+  const hint = status === 401 || status === 403 ? ` (${f.note})` : '';
+  const message = (err as Error).message;
+  const said = err instanceof BucketStepError && err.missing ? message : `bucket '${f.def.bucketName}': ${message}`;
+  return new Error(`fetching ${f.what} from ${f.from}: ${said}${hint}`, { cause: err });
 }

@@ -29,6 +29,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RE2JS } from 're2js';
 import type { OCIRepositoryDef } from '../flux/source-defs.js';
+import type { RetryPolicy } from '../util/retry.js';
 import { scratchDir } from '../util/scratch.js';
 import { MAX_MANIFEST_BYTES } from './bounded.js';
 import type { ExtractBudget } from './budget.js';
@@ -45,6 +46,8 @@ import {
   sameRegistry,
   selectLayer,
   sha256Digest,
+  type Descriptor,
+  type ImageManifest,
   type Login,
   type OciLocation,
 } from './registry.js';
@@ -76,6 +79,8 @@ export interface OciFetchOptions {
   checkUrl?: (url: string) => Promise<void>;
   /** Why no credential at all may be used (the trust rule, trust.ts): the pull is anonymous. */
   anonymous?: string;
+  /** How often a request is tried (util/retry.ts's HTTP_RETRY by default). */
+  retry?: RetryPolicy;
 }
 
 /** A pulled artifact's tree; `filtered` is false when Flux applies no ignore rule to it (operation copy). */
@@ -216,113 +221,175 @@ async function loginFor(def: OCIRepositoryDef, registry: string, opts: OciFetchO
   return { missing: notes.join(', ') };
 }
 
+/** One pull of one OCIRepository: what a failure says, filled in as the steps learn it. */
+interface Pull {
+  /** What spec.ref chose, as said: `tag v1`, `tag v1.2.0 (semver ^1.0)`, `digest sha256:…`. */
+  describe: string;
+  /** Which login was refused, or why there was none: said after an AuthError. */
+  hint: string;
+  scratch?: { dir: string; remove: () => Promise<void> };
+}
+
+/** The manifest a reference names: its digest (checked), and the manifest read. */
+interface PulledManifest {
+  tag: string | undefined;
+  digest: string;
+  manifest: ImageManifest;
+}
+
 /** Pulls `def`'s artifact into a new temporary directory; throws a sentence naming it on failure. */
 export async function fetchOCIRepository(def: OCIRepositoryDef, opts: OciFetchOptions): Promise<OciFetched> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const signal = AbortSignal.timeout(timeoutMs);
-  const name = `OCIRepository ${def.namespace}/${def.name}`;
-  let describe = 'spec.ref';
-  let hint = '';
-  let scratch: { dir: string; remove: () => Promise<void> } | undefined;
+  const pull: Pull = { describe: 'spec.ref', hint: '' };
   try {
     const plan = ociRefPlan(def.ref);
-    describe = plan.describe;
-    if (def.provider !== undefined && def.provider !== 'generic') {
-      throw new Error(
-        `spec.provider ${def.provider} (cloud workload identity) is not supported here: use provider generic with the registry-credentials input or a dockerconfigjson spec.secretRef`,
-      );
-    }
-    if (def.verify === true) {
-      throw new Error(
-        'spec.verify is set, and signature verification is not done here: the artifact is not pulled rather than used unverified',
-      );
-    }
+    pull.describe = plan.describe;
+    refuseUnsupported(def);
     const loc = parseOciUrl(def.url, def.insecure === true);
-    const who = await loginFor(def, loc.registry, opts);
-    hint = who.login !== undefined ? `the login from ${who.from} for ${loc.registry} was refused` : who.missing;
-    const client = new RegistryClient(loc, who.login, opts.secret, signal, opts.checkUrl);
-
-    let tag: string | undefined;
-    let reference: string;
-    if (plan.kind === 'digest') reference = plan.digest;
-    else if (plan.kind === 'tag') reference = tag = plan.tag;
-    else {
-      const tags = await client.tags();
-      tag = semverTag(tags, plan.range, plan.filter);
-      if (tag === undefined) {
-        const some = tags.slice(0, 10).join(', ') + (tags.length > 10 ? ', …' : '');
-        throw new Error(`no match found for semver: ${plan.range} (tags: ${some || 'none'})`);
-      }
-      describe = `tag ${tag} (${plan.describe})`;
-      opts.log?.(`OCIRepository ${def.namespace}/${def.name}: ${plan.describe} chose tag ${tag}`);
-      reference = tag;
-    }
-
-    const accept = [OCI_MANIFEST, DOCKER_MANIFEST, OCI_INDEX, DOCKER_LIST].join(', ');
-    const what = tag !== undefined ? `the manifest of tag "${tag}"` : `the manifest ${reference}`;
-    const { res, body } = await client.get(
-      `/v2/${loc.repository}/manifests/${reference}`,
-      accept,
-      MAX_MANIFEST_BYTES,
-      what,
-    );
-    const digest = sha256Digest(body);
-    const said = res.headers.get('docker-content-digest');
-    if (said !== null && said.startsWith('sha256:') && said !== digest) {
-      throw new Error(`${what}: the registry says its digest is ${said}, but its content's is ${digest}`);
-    }
-    if (plan.kind === 'digest' && digest !== plan.digest) {
-      throw new Error(`${what}: the registry answered a manifest whose digest is ${digest}`);
-    }
-    const manifest = parseManifest(body, res.headers.get('content-type'));
-    const layer = selectLayer(manifest, def.layerSelector?.mediaType);
-    if (!DIGEST.test(layer.digest)) throw new Error(`the layer's digest ${layer.digest} is not a sha256 digest`);
-    if (!Number.isSafeInteger(layer.size) || layer.size < 0 || layer.size > DEFAULT_MAX_BYTES) {
-      throw new Error(`the layer's size ${layer.size} is outside 0..${DEFAULT_MAX_BYTES} bytes`);
-    }
-    const blob = (
-      await client.get(
-        `/v2/${loc.repository}/blobs/${layer.digest}`,
-        undefined,
-        layer.size,
-        `the layer ${layer.digest}`,
-      )
-    ).body;
-    if (blob.length !== layer.size || sha256Digest(blob) !== layer.digest) {
-      throw new Error(`the layer ${layer.digest} downloaded does not match its digest or size (${blob.length} bytes)`);
-    }
-    if (!isGzip(blob)) {
-      throw new Error(`the layer ${layer.digest} (${layer.mediaType}) is not gzip-compressed: Flux requires tar+gzip`);
-    }
-    scratch = await scratchDir('kr-oci-pull-');
-    const root = scratch.dir;
-    const budget = opts.budget;
-    const layerName = `${name}, layer ${layer.digest}`;
-    const limits = budget
-      ? {
-          spend: (bytes: number, files: number) => {
-            budget.take(bytes, files, layerName);
-          },
-        }
-      : {};
-    try {
-      await extractTarGz(blob, root, limits);
-    } catch (err) {
-      throw new Error(`failed to extract layer contents from artifact: ${(err as Error).message}`, { cause: err });
-    }
+    const client = await connect(def, loc, opts, signal, pull);
+    const reference = await chooseReference(client, plan, def, opts, pull);
+    const { tag, digest, manifest } = await getManifest(client, loc, reference, plan);
+    const { layer, blob } = await getLayer(client, loc, manifest, def);
+    pull.scratch = await scratchDir('kr-oci-pull-');
+    const root = pull.scratch.dir;
+    await extractLayer(blob, root, `OCIRepository ${def.namespace}/${def.name}, layer ${layer.digest}`, opts.budget);
     const copy = def.layerSelector?.operation === 'copy';
     if (!copy && def.ignore !== undefined) await appendFile(join(root, '.sourceignore'), `\n${def.ignore}\n`);
     const revision = ociRevision(tag, digest);
     opts.log?.(
       `OCIRepository ${def.namespace}/${def.name}: pulled ${revision} (${layer.mediaType}, ${layer.size} bytes)`,
     );
-    return { root, revision, cleanup: scratch.remove, filtered: !copy };
+    return { root, revision, cleanup: pull.scratch.remove, filtered: !copy };
   } catch (err) {
-    if (scratch !== undefined) await scratch.remove();
-    const auth = err instanceof AuthError && hint !== '' ? ` (${hint})` : '';
-    const what = `${name} (${def.file}): ${redactUrl(def.url)} at ${describe}`;
-    const said = (err as Error).message;
-    const message = signal.aborted ? `timed out after ${timeoutMs / 1000}s (${said})` : said;
-    throw new Error(`fetching ${what} failed: ${message}${auth}`, { cause: err });
+    await pull.scratch?.remove();
+    throw pullError(def, pull, err, signal.aborted ? timeoutMs : undefined);
   }
+}
+
+/** spec.provider other than generic and spec.verify are refused, not skipped. */
+function refuseUnsupported(def: OCIRepositoryDef): void {
+  if (def.provider !== undefined && def.provider !== 'generic') {
+    throw new Error(
+      `spec.provider ${def.provider} (cloud workload identity) is not supported here: use provider generic with the registry-credentials input or a dockerconfigjson spec.secretRef`,
+    );
+  }
+  if (def.verify === true) {
+    throw new Error(
+      'spec.verify is set, and signature verification is not done here: the artifact is not pulled rather than used unverified',
+    );
+  }
+}
+
+/** The registry's client, with the login for its host when there is one (which `pull.hint` names). */
+async function connect(
+  def: OCIRepositoryDef,
+  loc: OciLocation,
+  opts: OciFetchOptions,
+  signal: AbortSignal,
+  pull: Pull,
+): Promise<RegistryClient> {
+  const who = await loginFor(def, loc.registry, opts);
+  pull.hint = who.login !== undefined ? `the login from ${who.from} for ${loc.registry} was refused` : who.missing;
+  return new RegistryClient(loc, who.login, opts.secret, signal, opts.checkUrl, opts.retry);
+}
+
+/** The tag or digest to pull: spec.ref's, or for semver the highest matching tag of the repository. */
+async function chooseReference(
+  client: RegistryClient,
+  plan: OciRefPlan,
+  def: OCIRepositoryDef,
+  opts: OciFetchOptions,
+  pull: Pull,
+): Promise<{ tag?: string; reference: string }> {
+  if (plan.kind === 'digest') return { reference: plan.digest };
+  if (plan.kind === 'tag') return { tag: plan.tag, reference: plan.tag };
+  const tags = await client.tags();
+  const tag = semverTag(tags, plan.range, plan.filter);
+  if (tag === undefined) {
+    const some = tags.slice(0, 10).join(', ') + (tags.length > 10 ? ', …' : '');
+    throw new Error(`no match found for semver: ${plan.range} (tags: ${some || 'none'})`);
+  }
+  pull.describe = `tag ${tag} (${plan.describe})`;
+  opts.log?.(`OCIRepository ${def.namespace}/${def.name}: ${plan.describe} chose tag ${tag}`);
+  return { tag, reference: tag };
+}
+
+/** The manifest `reference` names, its digest checked against the registry's word and a pinned digest. */
+async function getManifest(
+  client: RegistryClient,
+  loc: OciLocation,
+  { tag, reference }: { tag?: string; reference: string },
+  plan: OciRefPlan,
+): Promise<PulledManifest> {
+  const accept = [OCI_MANIFEST, DOCKER_MANIFEST, OCI_INDEX, DOCKER_LIST].join(', ');
+  const what = tag !== undefined ? `the manifest of tag "${tag}"` : `the manifest ${reference}`;
+  const { res, body } = await client.get(
+    `/v2/${loc.repository}/manifests/${reference}`,
+    accept,
+    MAX_MANIFEST_BYTES,
+    what,
+  );
+  const digest = sha256Digest(body);
+  const said = res.headers.get('docker-content-digest');
+  if (said !== null && said.startsWith('sha256:') && said !== digest) {
+    throw new Error(`${what}: the registry says its digest is ${said}, but its content's is ${digest}`);
+  }
+  if (plan.kind === 'digest' && digest !== plan.digest) {
+    throw new Error(`${what}: the registry answered a manifest whose digest is ${digest}`);
+  }
+  return { tag, digest, manifest: parseManifest(body, res.headers.get('content-type')) };
+}
+
+/** The layer spec.layerSelector chooses, downloaded: its digest and size checked, and gzip. */
+async function getLayer(
+  client: RegistryClient,
+  loc: OciLocation,
+  manifest: ImageManifest,
+  def: OCIRepositoryDef,
+): Promise<{ layer: Descriptor; blob: Buffer }> {
+  const layer = selectLayer(manifest, def.layerSelector?.mediaType);
+  if (!DIGEST.test(layer.digest)) throw new Error(`the layer's digest ${layer.digest} is not a sha256 digest`);
+  if (!Number.isSafeInteger(layer.size) || layer.size < 0 || layer.size > DEFAULT_MAX_BYTES) {
+    throw new Error(`the layer's size ${layer.size} is outside 0..${DEFAULT_MAX_BYTES} bytes`);
+  }
+  const path = `/v2/${loc.repository}/blobs/${layer.digest}`;
+  const blob = (await client.get(path, undefined, layer.size, `the layer ${layer.digest}`)).body;
+  if (blob.length !== layer.size || sha256Digest(blob) !== layer.digest) {
+    throw new Error(`the layer ${layer.digest} downloaded does not match its digest or size (${blob.length} bytes)`);
+  }
+  if (!isGzip(blob)) {
+    throw new Error(`the layer ${layer.digest} (${layer.mediaType}) is not gzip-compressed: Flux requires tar+gzip`);
+  }
+  return { layer, blob };
+}
+
+/** Extracts the layer into `root`, its files taken from the run's budget under `name`. */
+async function extractLayer(
+  blob: Buffer,
+  root: string,
+  name: string,
+  budget: ExtractBudget | undefined,
+): Promise<void> {
+  const limits = budget
+    ? {
+        spend: (bytes: number, files: number) => {
+          budget.take(bytes, files, name);
+        },
+      }
+    : {};
+  try {
+    await extractTarGz(blob, root, limits);
+  } catch (err) {
+    throw new Error(`failed to extract layer contents from artifact: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** A failed pull as one sentence: the OCIRepository, its URL and reference, what failed, and after a refusal which login. */
+function pullError(def: OCIRepositoryDef, pull: Pull, err: unknown, timedOutMs: number | undefined): Error {
+  const auth = err instanceof AuthError && pull.hint !== '' ? ` (${pull.hint})` : '';
+  const what = `OCIRepository ${def.namespace}/${def.name} (${def.file}): ${redactUrl(def.url)} at ${pull.describe}`;
+  const said = (err as Error).message;
+  const message = timedOutMs !== undefined ? `timed out after ${timedOutMs / 1000}s (${said})` : said;
+  return new Error(`fetching ${what} failed: ${message}${auth}`, { cause: err });
 }

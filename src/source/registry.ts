@@ -3,7 +3,8 @@
  * through Node's fetch: the manifest media types (OCI and Docker v2, their index and list, and
  * `flux push artifact`'s); a client for one repository that goes anonymous first and answers a 401's
  * `WWW-Authenticate` challenge once (a `Bearer` token from the challenge's realm, asked with the
- * login when there is one, or `Basic`), reads every answer under a size cap, follows the tags list's
+ * login when there is one, or `Basic`), tries again after a network error, a 429 or a 5xx (util/retry.ts's
+ * policy, Retry-After honoured within its bound), reads every answer under a size cap, follows the tags list's
  * `Link` pagination on the registry's own origin, and says a registry's error answer as a phrase;
  * the login for a host in a `.dockerconfigjson`; a manifest read as a single image manifest, and
  * source-controller's layer choice; sha256 digests. Tokens are masked as soon as they are known.
@@ -12,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { MAX_LIST_BYTES, MAX_TOKEN_BYTES, readBounded, readTruncated } from './bounded.js';
 import { basicAuth, redactUrl } from './git.js';
+import { againByStatus, HTTP_RETRY, retrying, type RetryPolicy } from '../util/retry.js';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const OCI_INDEX = 'application/vnd.oci.image.index.v1+json';
@@ -232,6 +234,7 @@ export class RegistryClient {
     private readonly secret: (v: string) => void,
     private readonly signal: AbortSignal,
     private readonly checkUrl: (url: string) => Promise<void> = () => Promise.resolve(),
+    private readonly retry: RetryPolicy = HTTP_RETRY,
   ) {}
 
   /** GET `url` (a path under /v2/<repository>/, or an absolute URL), authenticating once when challenged. */
@@ -246,7 +249,7 @@ export class RegistryClient {
       const headers: Record<string, string> = {};
       if (accept !== undefined) headers['accept'] = accept;
       if (this.authorization !== undefined) headers['authorization'] = this.authorization;
-      const res = await this.fetch(target, headers);
+      const res = await this.send(target, headers);
       if (res.status === 401 && attempt === 0 && !this.challenged) {
         const challenge = parseWwwAuthenticate(res.headers.get('www-authenticate'));
         await res.body?.cancel();
@@ -260,6 +263,20 @@ export class RegistryClient {
       }
       return { res, body: await readBounded(res, max, what) };
     }
+  }
+
+  /**
+   * GET `url` as `fetch` does, tried again (util/retry.ts) after a network error or an answer worth
+   * it (a 429 or a 5xx), after its Retry-After (bounded) or the backoff.
+   */
+  private send(url: string, headers: Record<string, string>): Promise<Response> {
+    return retrying(() => this.fetch(url, headers), {
+      again: againByStatus,
+      againAfter: (err) => err instanceof NetworkFailure,
+      drop: async (res) => res.body?.cancel(),
+      signal: this.signal,
+      policy: this.retry,
+    });
   }
 
   /**
@@ -324,7 +341,7 @@ export class RegistryClient {
     realm.searchParams.set('scope', challenge.params['scope'] ?? `repository:${this.loc.repository}:pull`);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (login !== undefined) headers['authorization'] = basicAuth(login.username, login.password);
-    const res = await this.fetch(realm.toString(), headers);
+    const res = await this.send(realm.toString(), headers);
     const service = `the token service ${realm.origin}${realm.pathname}`;
     if (!res.ok) {
       const said = `${service} refused: ${registryError(res.status, await readTruncated(res))}`;
@@ -379,10 +396,13 @@ export function nextLink(link: string | null, url: string, base: string): string
   return undefined;
 }
 
+/** The registry (or a host it redirected to) could not be reached: worth another try. */
+class NetworkFailure extends Error {}
+
 function networkError(err: unknown, url: string): Error {
   const e = err as Error & { cause?: { code?: string; message?: string } };
   if (e.name === 'TimeoutError' || e.name === 'AbortError')
     return new Error(`${redactUrl(url)} did not answer in time`);
   const cause = e.cause?.message ?? e.message;
-  return new Error(`${redactUrl(url)}: ${cause}`, { cause: err });
+  return new NetworkFailure(`${redactUrl(url)}: ${cause}`, { cause: err });
 }

@@ -6,8 +6,8 @@
  * encoded as Signature Version 4 wants them, the ListObjectsV2 query, the region (that of an Amazon
  * S3 host name, else the bucket's location from GetBucketLocation, `us-east-1` when it has none),
  * the XML answers (s3-xml.ts: ListObjectsV2 pages, `<Error>`, the location), and a GET signed with AWS Signature
- * Version 4 (sops/kms/aws.ts's signer) when there are credentials, retried once after a network
- * error or a 5xx. S3's error bodies are read for Code, Message and Region only, the message scrubbed
+ * Version 4 (sops/kms/aws.ts's signer) when there are credentials, retried by util/retry.ts's policy
+ * after a network error, a 429 or a 5xx. S3's error bodies are read for Code, Message and Region only, the message scrubbed
  * of the credentials; signatures are never logged nor put in a message.
  */
 import type { BucketDef } from '../flux/source-defs.js';
@@ -26,7 +26,7 @@ export {
   type ListPage,
   type S3ErrorBody,
 } from './s3-xml.js';
-import { retryable } from '../util/retry.js';
+import { againByStatus, HTTP_RETRY, retrying, type RetryPolicy } from '../util/retry.js';
 
 /** The SHA-256 of an empty payload, sent as `x-amz-content-sha256` with every signed GET. */
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
@@ -244,11 +244,13 @@ export class S3Client {
   constructor(
     readonly target: S3Target,
     readonly auth: S3Auth,
+    private readonly retry: RetryPolicy = HTTP_RETRY,
   ) {}
 
   /**
    * GETs `url`; returns the response when it is 2xx (its body unread), else throws an S3Failure
-   * (`objectKey` says what a bodiless 404 means). Retries once after a network error or an answer util/retry.ts says is worth it (a 429 or a 5xx).
+   * (`objectKey` says what a bodiless 404 means). Tries again (util/retry.ts) after a network error or
+   * an answer worth it (a 429 or a 5xx), after its Retry-After or the backoff.
    */
   async get(url: URL, signal: AbortSignal, objectKey?: string): Promise<Response> {
     const headers: Record<string, string> = this.auth.creds
@@ -259,34 +261,28 @@ export class S3Client {
           's3',
         )
       : {};
-    for (let attempt = 1; ; attempt++) {
-      let res: Response;
-      try {
-        res = await fetch(url, { headers, signal, redirect: 'manual' });
-      } catch (err) {
-        if (signal.aborted) throw err;
-        if (attempt < 2) continue;
-        throw new Error(`${url.host}: ${networkReason(err)}`, { cause: err });
-      }
-      if (res.ok) return res;
-      if (retryable(res.status) && attempt < 2) {
-        await res.body?.cancel();
-        continue;
-      }
-      const body = parseS3Error(await readTruncated(res));
-      // What minio-go makes of a body-less answer.
-      const code =
-        body.code ??
-        (res.status === 404 ? (objectKey === undefined ? 'NoSuchBucket' : 'NoSuchKey') : undefined) ??
-        (res.status === 403 ? 'AccessDenied' : undefined);
-      const parts = [code, body.message && scrub(body.message, this.auth.secrets)].filter(Boolean).join(': ');
-      throw new S3Failure(
-        res.status,
-        code,
-        body,
-        `HTTP ${res.status}${parts ? ` (${parts.replace(/\s+/g, ' ')})` : ''}`,
-      );
+    let res: Response;
+    try {
+      res = await retrying(() => fetch(url, { headers, signal, redirect: 'manual' }), {
+        again: againByStatus,
+        againAfter: () => true,
+        drop: async (r) => r.body?.cancel(),
+        signal,
+        policy: this.retry,
+      });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new Error(`${url.host}: ${networkReason(err)}`, { cause: err });
     }
+    if (res.ok) return res;
+    const body = parseS3Error(await readTruncated(res));
+    // What minio-go makes of a body-less answer.
+    const code =
+      body.code ??
+      (res.status === 404 ? (objectKey === undefined ? 'NoSuchBucket' : 'NoSuchKey') : undefined) ??
+      (res.status === 403 ? 'AccessDenied' : undefined);
+    const parts = [code, body.message && scrub(body.message, this.auth.secrets)].filter(Boolean).join(': ');
+    throw new S3Failure(res.status, code, body, `HTTP ${res.status}${parts ? ` (${parts.replace(/\s+/g, ' ')})` : ''}`);
   }
 }
 

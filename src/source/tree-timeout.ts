@@ -6,7 +6,6 @@
  * (default 5m), the workflow's bound on how long making a tree into objects may take. Pure.
  */
 import type { Settings } from '../options/settings.js';
-import { parseDuration } from '../util/duration.js';
 
 /** The cap when the workflow gives neither input: the inputs' own default. */
 export const UNTRUSTED_TIMEOUT_CAP_MS = 5 * 60_000;
@@ -16,7 +15,7 @@ type Inputs = Pick<Settings, 'untrustedTree' | 'timeout'> & { buildLimits?: { ti
 /** The longest a tree-chosen wait may be in a run with `settings`; undefined: not capped (a trusted tree). */
 export function treeTimeoutCap(settings: Inputs): number | undefined {
   if (settings.untrustedTree === undefined) return undefined;
-  const input = typeof settings.timeout === 'string' ? parseDuration(settings.timeout) : undefined;
+  const input = settings.timeout;
   if (input !== undefined && input > 0) return input;
   const build = settings.buildLimits?.timeoutMs;
   return build !== undefined && build > 0 ? build : UNTRUSTED_TIMEOUT_CAP_MS;

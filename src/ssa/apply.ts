@@ -1,6 +1,6 @@
 import { mapLimit } from '../util/concurrency.js';
-import type { ClusterClient } from '../cluster/client.js';
-import type { Discovery, ResourceMapping } from '../cluster/discovery.js';
+import type { ResourceMapping } from '../cluster/discovery.js';
+import type { ManagedCluster } from '../cluster/managed.js';
 import { get } from '../cluster/verbs.js';
 import { pollUntil } from '../util/poll.js';
 import { ApiError } from '../cluster/errors.js';
@@ -19,12 +19,13 @@ import { appliedSoFar } from './applied.js';
 import { planUnread } from './unread.js';
 import { fieldList, messageOf, reasonOf, serverSideApply, writeObject, writeStage, type Planned } from './write.js';
 
+/**
+ * How one staged apply goes. The field manager, how many dry-runs and writes of one kind (see
+ * writeStage) are in flight at once within a stage, and where the lines go are the manager's.
+ */
 export interface ApplyOptions {
-  fieldManager: string;
   /** Plan only: dry-runs, no writes (preview and drift modes). */
   dryRunOnly: boolean;
-  /** Dry-runs, and writes of one kind (see writeStage), in flight at once within a stage. */
-  concurrency: number;
   /**
    * Dry-run every object, as Flux does, even one that the live object proves unchanged (see
    * provenUnchanged): the dry-run also runs admission webhooks and validation again.
@@ -42,7 +43,6 @@ export interface ApplyOptions {
   adopt?: (desired: KubeObject, live: Record<string, unknown> | undefined, pointers: readonly string[]) => KubeObject;
   /** How long the definitions stage waits for CRDs to be Established, and a recreate for the old object to go. */
   waitTimeoutMs?: number;
-  log?: (line: string) => void;
   /** Called before each stage and each write; a rejection stops the apply there (a lost lock). */
   checkpoint?: () => Promise<void>;
   /** The object's fields written from a secret source, this run or earlier: masked in its diff whatever its kind. */
@@ -85,9 +85,9 @@ export class ApplyError extends Error {
 const STAGES: Stage[] = ['definitions', 'classes', 'resources'];
 
 /**
- * Server-side applies objects the way Flux's ssa manager does: staged (definitions, classes,
- * the rest), each object dry-run with our field manager and force, compared with the live
- * object, and applied only when it drifted. Unlike Flux, which GETs every object, the live
+ * Server-side applies objects the way Flux's ssa manager does (ResourceManager.apply, manager.ts):
+ * staged (definitions, classes, the rest), each object dry-run with the manager's field manager and
+ * force, compared with the live object, and applied only when it drifted. Unlike Flux, which GETs every object, the live
  * objects come from one owner-labelled LIST per resource and namespace (see LiveObjects), and an
  * object its managed fields prove unchanged is not dry-run (see provenUnchanged). Every object of
  * a stage is planned before any is applied; if any is invalid, the stage fails listing all of them
@@ -100,8 +100,7 @@ const STAGES: Stage[] = ['definitions', 'classes', 'resources'];
  * stage with an invalid or refused object before any object of the stage is written.
  */
 export async function applyAll(
-  client: ClusterClient,
-  discovery: Discovery,
+  m: ManagedCluster,
   objects: readonly KubeObject[],
   opts: ApplyOptions,
 ): Promise<ChangeSetEntry[]> {
@@ -114,10 +113,10 @@ export async function applyAll(
     if (inStage.length === 0) continue;
     await checkpoint(opts, changeset);
     // Read afresh per stage: the stage before may have created namespaces and definitions.
-    const reader = new LiveObjects(client);
-    const results = await mapLimit(inStage, opts.concurrency, async (obj) => {
+    const reader = new LiveObjects(m.client);
+    const results = await mapLimit(inStage, m.concurrency, async (obj) => {
       try {
-        return { ok: true as const, planned: await plan(client, discovery, reader, obj, opts, created) };
+        return { ok: true as const, planned: await plan(m, reader, obj, opts, created) };
       } catch (err) {
         return { ok: false as const, error: (err as Error).message, obj };
       }
@@ -137,16 +136,16 @@ export async function applyAll(
     const planned = results.flatMap((r) => (r.ok ? [r.planned] : []));
     const proven = planned.filter((p) => p.proven).length;
     if (proven > 0) {
-      opts.log?.(`${stage}: ${proven} of ${planned.length} object(s) unchanged by their managed fields, not dry-run`);
+      m.log(`${stage}: ${proven} of ${planned.length} object(s) unchanged by their managed fields, not dry-run`);
     }
     for (const p of planned) if (p.entry.action === 'created' && !p.recreate) noteCreated(created, p.obj);
     const waitTimeoutMs = opts.waitTimeoutMs ?? 60_000;
     const writes = await writeStage(planned, {
-      concurrency: opts.concurrency,
+      concurrency: m.concurrency,
       dryRunOnly: opts.dryRunOnly,
       ...(opts.checkpoint ? { checkpoint: opts.checkpoint } : {}),
-      write: (p) => writeObject(client, p, opts.fieldManager, waitTimeoutMs, secretsOf(p.obj, opts)),
-      ...(opts.log ? { log: opts.log } : {}),
+      write: (p) => writeObject(m, p, waitTimeoutMs, secretsOf(p.obj, opts)),
+      log: m.log,
     });
     changeset.push(...writes.done);
     if (writes.failures.length > 0) {
@@ -158,7 +157,7 @@ export async function applyAll(
     if (writes.refused !== undefined) throw new ApplyError((writes.refused as Error).message, changeset);
     if (stage === 'definitions' && !opts.dryRunOnly) {
       try {
-        await waitForDefinitions(client, discovery, planned, waitTimeoutMs);
+        await waitForDefinitions(m, planned, waitTimeoutMs);
       } catch (err) {
         throw new ApplyError((err as Error).message, changeset);
       }
@@ -218,8 +217,7 @@ const MAX_READS = 3;
  * same version.
  */
 async function plan(
-  client: ClusterClient,
-  discovery: Discovery,
+  m: ManagedCluster,
   reader: LiveObjects,
   input: KubeObject,
   opts: ApplyOptions,
@@ -228,7 +226,7 @@ async function plan(
   const subject = subjectOf(input);
   let mapping: ResourceMapping;
   try {
-    mapping = await discovery.mapping(input.apiVersion, input.kind);
+    mapping = await m.discovery.mapping(input.apiVersion, input.kind);
   } catch (err) {
     throw new Error(`${subject}: ${(err as Error).message}`, { cause: err });
   }
@@ -239,9 +237,9 @@ async function plan(
     (mapping.namespaced && created.namespaces.has(desired.metadata.namespace ?? '')) ||
     created.kinds.has(`${mapping.group}/${mapping.kind}`);
   if (!cannotExist && opts.dryRunOnly && (await opts.mayRead?.(desired)) === false) {
-    const unread = await planUnread(client, mapping, desired, opts);
+    const unread = await planUnread(m, mapping, desired, opts);
     if (unread !== undefined) return unread;
-    const outcome = await planAgainst(client, mapping, desired, undefined, opts, created);
+    const outcome = await planAgainst(m, mapping, desired, undefined, opts, created);
     if ('needsLive' in outcome) throw outcome.error;
     return outcome.planned;
   }
@@ -251,7 +249,7 @@ async function plan(
         throw getFailed(err);
       });
   for (let reads = 1; ; reads++) {
-    const outcome = await planAgainst(client, mapping, desired, live.object, opts, created);
+    const outcome = await planAgainst(m, mapping, desired, live.object, opts, created);
     const last = reads >= MAX_READS;
     if ('needsLive' in outcome) {
       if (last || live.direct) throw outcome.error;
@@ -275,7 +273,7 @@ type Attempt =
   | { needsLive: true; error: Error };
 
 async function planAgainst(
-  client: ClusterClient,
+  m: ManagedCluster,
   mapping: ResourceMapping,
   desired: KubeObject,
   live: LiveObject | undefined,
@@ -300,15 +298,15 @@ async function planAgainst(
     const note = `checked without a server dry-run: its Namespace ${obj.metadata.namespace ?? ''} does not exist yet and would be created first`;
     return { planned: { obj, mapping, entry: { ...entry, action: 'created', note }, apply: true } };
   }
-  const cleanup = live && !policy.merge ? cleanupPatch(live, opts.fieldManager) : undefined;
+  const cleanup = live && !policy.merge ? cleanupPatch(live, m.fieldManager) : undefined;
   if (live && !cleanup && !opts.alwaysDryRun && ignored.length === 0) {
-    if (provenUnchanged(obj, live, opts.fieldManager).unchanged) {
+    if (provenUnchanged(obj, live, m.fieldManager).unchanged) {
       return { planned: { obj, mapping, entry, apply: false, live, proven: true }, seen: versionOf(live) };
     }
   }
   let dryRun: LiveObject;
   try {
-    dryRun = await serverSideApply(client, mapping, obj, opts.fieldManager, true);
+    dryRun = await serverSideApply(m, mapping, obj, true);
   } catch (err) {
     const immutable = err instanceof ApiError ? immutableFields(err) : undefined;
     const fields = immutable && live ? namedFields(immutable, (err as Error).message, obj, live) : immutable;
@@ -409,12 +407,7 @@ function normalizeScope(obj: KubeObject, mapping: ResourceMapping, subject: stri
 }
 
 /** CRDs must be Established (and discovery refreshed) before their custom resources are applied. */
-async function waitForDefinitions(
-  client: ClusterClient,
-  discovery: Discovery,
-  planned: Planned[],
-  timeoutMs: number,
-): Promise<void> {
+async function waitForDefinitions(m: ManagedCluster, planned: Planned[], timeoutMs: number): Promise<void> {
   const crds = planned.filter((p) => p.obj.kind === 'CustomResourceDefinition');
   if (crds.length === 0) return;
   const deadline = Date.now() + timeoutMs;
@@ -422,7 +415,7 @@ async function waitForDefinitions(
     const ref = { resource: p.mapping, name: p.obj.metadata.name };
     await pollUntil(
       async () => {
-        const live = await get<{ status?: { conditions?: { type: string; status: string }[] } }>(client, ref);
+        const live = await get<{ status?: { conditions?: { type: string; status: string }[] } }>(m.client, ref);
         return live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') || undefined;
       },
       {
@@ -434,5 +427,5 @@ async function waitForDefinitions(
       },
     );
   }
-  await discovery.refresh();
+  await m.discovery.refresh();
 }

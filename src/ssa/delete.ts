@@ -6,9 +6,9 @@
  * `reconcile: disabled` or `ssa: Ignore`, is skipped with the reason; the rest are deleted with
  * background propagation, on condition that they are still the object that was read (uid).
  */
-import type { ClusterClient } from '../cluster/client.js';
-import { isUnservedKind, type Discovery, type ResourceMapping } from '../cluster/discovery.js';
-import { remove } from '../cluster/verbs.js';
+import { isUnservedKind, type ResourceMapping } from '../cluster/discovery.js';
+import type { ManagedCluster } from '../cluster/managed.js';
+import { remove, waitGone } from '../cluster/verbs.js';
 import { isNotFound } from '../cluster/errors.js';
 import { refOf, subjectOfEntry, type Entry } from '../objects/id.js';
 import { LiveObjects, selectorFor } from '../cluster/live.js';
@@ -28,7 +28,6 @@ export interface DeleteOptions {
   formerOwners?: readonly { name: string; namespace: string }[];
   /** Server-side dry-run (a preview): checks admission and RBAC, deletes nothing. */
   dryRun: boolean;
-  log?: (line: string) => void;
   /**
    * Called right before each DELETE is sent (after the read, which may wait for a list, so that a
    * stall between the check and the request is as short as it can be); a rejection stops the prune
@@ -71,14 +70,12 @@ export function pruneExclusion(
   return marker && `it is marked ${marker[0]}: ${marker[1]}`;
 }
 
-export async function deleteStale(
-  client: ClusterClient,
-  discovery: Discovery,
-  stale: readonly Entry[],
-  opts: DeleteOptions,
-): Promise<PruneResult[]> {
+/** What a prune uses of its manager (ResourceManager.delete, manager.ts); one line per object goes to `log`. */
+type Deleter = Pick<ManagedCluster, 'client' | 'discovery' | 'log'>;
+
+export async function deleteStale(m: Deleter, stale: readonly Entry[], opts: DeleteOptions): Promise<PruneResult[]> {
   const results: PruneResult[] = [];
-  const reader = new LiveObjects(client);
+  const reader = new LiveObjects(m.client);
   for (const entry of stale) {
     const subject = subjectOfEntry(entry);
     const gate = async () => {
@@ -86,22 +83,19 @@ export async function deleteStale(
         throw new PruneStopped((err as Error).message, results);
       });
     };
-    const result = await deleteOne(client, discovery, reader, entry, subject, opts, gate).catch(
-      (err: unknown): PruneResult => {
-        if (err instanceof PruneStopped) throw err;
-        return { subject, action: 'failed', reason: (err as Error).message, entry };
-      },
-    );
+    const result = await deleteOne(m, reader, entry, subject, opts, gate).catch((err: unknown): PruneResult => {
+      if (err instanceof PruneStopped) throw err;
+      return { subject, action: 'failed', reason: (err as Error).message, entry };
+    });
     results.push(result);
     const verb = opts.dryRun && result.action === 'deleted' ? 'deleted (dry run)' : result.action;
-    opts.log?.(`${subject} ${verb}${result.reason ? `: ${result.reason}` : ''}`);
+    m.log(`${subject} ${verb}${result.reason ? `: ${result.reason}` : ''}`);
   }
   return results;
 }
 
 async function deleteOne(
-  client: ClusterClient,
-  discovery: Discovery,
+  m: Deleter,
   reader: LiveObjects,
   entry: Entry,
   subject: string,
@@ -111,7 +105,7 @@ async function deleteOne(
   const ref = refOf(entry);
   let mapping: ResourceMapping;
   try {
-    mapping = await discovery.mapping(ref.apiVersion, ref.kind);
+    mapping = await m.discovery.mapping(ref.apiVersion, ref.kind);
   } catch (err) {
     // Nothing of this kind can exist at this version (its CRD was deleted or the version retired).
     if (isUnservedKind(err)) {
@@ -129,7 +123,7 @@ async function deleteOne(
   try {
     // With a body, the API server reads DeleteOptions from it alone, so dryRun goes there, not in the query.
     await remove(
-      client,
+      m.client,
       { resource: mapping, namespace: ref.namespace, name: ref.name },
       {
         apiVersion: 'v1',
@@ -144,4 +138,23 @@ async function deleteOne(
     return { subject, action: 'failed', reason: `delete failed: ${(err as Error).message}`, entry };
   }
   return { subject, action: 'deleted', entry };
+}
+
+/**
+ * Polls (every 2s, as Flux) until the objects are gone (a removed Kustomization's delete-and-wait);
+ * returns the subjects still there at the timeout.
+ */
+export async function waitForTermination(
+  m: Pick<ManagedCluster, 'client' | 'discovery'>,
+  entries: readonly Entry[],
+  timeoutMs: number,
+): Promise<string[]> {
+  const refs = [];
+  for (const entry of entries) {
+    const r = refOf(entry);
+    const resource = await m.discovery.mapping(r.apiVersion, r.kind);
+    refs.push({ resource, ...(r.namespace ? { namespace: r.namespace } : {}), name: r.name, entry });
+  }
+  const left = await waitGone(m.client, refs, { timeoutMs, intervalMs: 2000 });
+  return left.map((r) => subjectOfEntry(r.entry));
 }

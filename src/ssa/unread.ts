@@ -6,7 +6,6 @@
  * (ownerLabelChanges), and a refused dry-run of an object that exists does not quote the server
  * (its message may quote live fields).
  */
-import type { ClusterClient } from '../cluster/client.js';
 import type { ResourceMapping } from '../cluster/discovery.js';
 import { versionOf } from '../cluster/live.js';
 import { exists, find } from '../cluster/verbs.js';
@@ -16,7 +15,7 @@ import { escapePointer } from './json.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import type { ChangeSetEntry } from './changeset.js';
 import { policyOf } from './policy.js';
-import { reasonOf, serverSideApply, type Planned } from './write.js';
+import { reasonOf, serverSideApply, type Planned, type Writer } from './write.js';
 
 /** What the report says of an object that exists and was not read. */
 export const NOT_READ =
@@ -29,10 +28,10 @@ export const NOT_READ =
  * as any create (the failure then concerns only what the tree wrote).
  */
 export async function planUnread(
-  client: ClusterClient,
+  m: Writer,
   mapping: ResourceMapping,
   obj: KubeObject,
-  opts: { fieldManager: string; force?: boolean },
+  opts: { force?: boolean },
 ): Promise<Planned | undefined> {
   const entry: ChangeSetEntry = {
     subject: subjectOf(obj),
@@ -47,11 +46,11 @@ export async function planUnread(
   }
   let answer: Record<string, unknown>;
   try {
-    answer = await serverSideApply(client, mapping, obj, opts.fieldManager, true);
+    answer = await serverSideApply(m, mapping, obj, true);
   } catch (err) {
     const ref = { resource: mapping, namespace: obj.metadata.namespace, name: obj.metadata.name };
     // Whether it exists is all that is read; a failed read counts as existing (nothing is quoted).
-    if (!(await exists(client, ref).catch(() => true))) return undefined;
+    if (!(await exists(m.client, ref).catch(() => true))) return undefined;
     throw new Error(
       `${entry.subject} dry-run failed (${reasonOf(err)}): the object ${NOT_READ}, and so is the server's ` +
         'message (it may quote live fields)',
@@ -59,7 +58,7 @@ export async function planUnread(
     );
   }
   if (versionOf(answer) === '') return { obj, mapping, entry, apply: true };
-  const live = await find<KubeObject>(client, {
+  const live = await find<KubeObject>(m.client, {
     resource: mapping,
     namespace: obj.metadata.namespace,
     name: obj.metadata.name,

@@ -1,6 +1,6 @@
 import { eachLimit } from '../util/concurrency.js';
-import type { ClusterClient } from '../cluster/client.js';
 import type { ResourceMapping } from '../cluster/discovery.js';
+import type { ManagedCluster } from '../cluster/managed.js';
 import { apply, patch, remove, waitGone, type Ref } from '../cluster/verbs.js';
 import { ApiError, isNotFound } from '../cluster/errors.js';
 import type { KubeObject } from '../objects/kube.js';
@@ -125,18 +125,20 @@ function waves(planned: readonly Planned[]): number[][] {
   return out;
 }
 
+/** What a write uses of its manager: the client, and the field manager of the apply and the cleanup. */
+export type Writer = Pick<ManagedCluster, 'client' | 'fieldManager'>;
+
 /** One object's write: recreate when forced, clean up other managers' traces, then apply. */
 export async function writeObject(
-  client: ClusterClient,
+  m: Writer,
   p: Planned,
-  fieldManager: string,
   waitTimeoutMs: number,
   secrets: Parameters<typeof messageOf>[2] = {},
 ): Promise<void> {
   const ref = refTo(p.mapping, p.obj);
   if (p.recreate) {
     try {
-      await remove(client, ref, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' });
+      await remove(m.client, ref, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' });
     } catch (err) {
       if (!isNotFound(err))
         throw new Error(
@@ -144,14 +146,14 @@ export async function writeObject(
           { cause: err },
         );
     }
-    if ((await waitGone(client, [ref], { timeoutMs: waitTimeoutMs, intervalMs: 250 })).length > 0) {
+    if ((await waitGone(m.client, [ref], { timeoutMs: waitTimeoutMs, intervalMs: 250 })).length > 0) {
       throw new Error(
         `${p.entry.subject} was deleted to be recreated but still exists after ${waitTimeoutMs / 1000}s (a finalizer?)`,
       );
     }
   } else if (p.cleanup) {
     try {
-      await patch(client, ref, p.cleanup, 'application/json-patch+json', { fieldManager });
+      await patch(m.client, ref, p.cleanup, 'application/json-patch+json', { fieldManager: m.fieldManager });
     } catch (err) {
       throw new Error(`${p.entry.subject} metadata.managedFields cleanup failed: ${messageOf(err, p.obj, secrets)}`, {
         cause: err,
@@ -159,7 +161,7 @@ export async function writeObject(
     }
   }
   try {
-    await serverSideApply(client, p.mapping, p.obj, fieldManager, false);
+    await serverSideApply(m, p.mapping, p.obj, false);
   } catch (err) {
     throw new Error(`${p.entry.subject} apply failed (${reasonOf(err)}): ${messageOf(err, p.obj, secrets)}`, {
       cause: err,
@@ -172,14 +174,14 @@ export function refTo(mapping: ResourceMapping, obj: KubeObject): Ref {
   return { resource: mapping, namespace: obj.metadata.namespace, name: obj.metadata.name };
 }
 
+/** A server-side apply of `obj` (force, as `m`'s field manager), or its dry-run. */
 export async function serverSideApply(
-  client: ClusterClient,
+  m: Writer,
   mapping: ResourceMapping,
   obj: KubeObject,
-  fieldManager: string,
   dryRun: boolean,
 ): Promise<Record<string, unknown>> {
-  return apply(client, refTo(mapping, obj), obj, { fieldManager, dryRun });
+  return apply(m.client, refTo(mapping, obj), obj, { fieldManager: m.fieldManager, dryRun });
 }
 
 export function reasonOf(err: unknown): string {

@@ -84,7 +84,7 @@ function substituteObject(
       unset === undefined
         ? ''
         : `; set it in spec.postBuild.substitute or in a ConfigMap or Secret of spec.postBuild.substituteFrom, or give it a default: \${${unset}:=value}`;
-    throw new ObjectError(subject, `${subject}: postBuild substitution failed: ${(err as Error).message}${fix}`, {
+    throw new ObjectError(subject, `postBuild substitution failed: ${(err as Error).message}${fix}`, {
       cause: err,
     });
   }
@@ -102,7 +102,7 @@ function substituteObject(
         : (err as Error).message.slice(subject.length).replace(/^(, document \d+)?: /, '');
     throw new ObjectError(
       subject,
-      `${subject}: postBuild substitution made invalid YAML (a value with ": " or a quote?): ${detail}`,
+      `postBuild substitution made invalid YAML (a value with ": " or a quote?): ${detail}`,
       {
         cause: err,
       },
@@ -119,7 +119,7 @@ function substituteObject(
             : `a key under ${keys.join(', ') || '/'}`;
         throw new ObjectError(
           subject,
-          `${subject}: a secret variable went into ${where}; in a tree that is not trusted (a pull request), values from Secrets may only fill in field values, never names or keys`,
+          `a secret variable went into ${where}; in a tree that is not trusted (a pull request), values from Secrets may only fill in field values, never names or keys`,
         );
       }
     }
@@ -129,7 +129,7 @@ function substituteObject(
   if (problem) {
     throw new ObjectError(
       subject,
-      `${subject}: postBuild substitution changed the object's structure at ${problem}; a variable may only fill in a value (quote it in the manifest if it must stay text)`,
+      `postBuild substitution changed the object's structure at ${problem}; a variable may only fill in a value (quote it in the manifest if it must stay text)`,
     );
   }
   return result as KubeObject;

@@ -1,4 +1,5 @@
-import { parseYamlValue } from '../objects/yaml.js';
+import { parseYamlValue, YamlError } from '../objects/yaml.js';
+import { UserError } from '../util/user-error.js';
 
 /** Flux's rule for variable names given to postBuild (`^[_[:alpha:]][_[:alpha:][:digit:]]*$`, ASCII). */
 const NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
@@ -23,6 +24,22 @@ export function secretNames(layers: readonly VariableLayer[]): Set<string> {
   return out;
 }
 
+/**
+ * A variable, or a source of variables, refused: where it comes from (`ConfigMap flux-system/vars`,
+ * `--var a=b`, `input "vars"`) and why, its message built from the two. A UserError: the source
+ * must change.
+ */
+export class VariableError extends UserError {
+  constructor(
+    readonly source: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${source}: ${problem}`, options);
+    this.name = 'VariableError';
+  }
+}
+
 /** A name as shown in an error: control characters escaped, so that the message stays one readable line. */
 function shown(name: string): string {
   const text = JSON.stringify(name).slice(1, -1);
@@ -31,8 +48,9 @@ function shown(name: string): string {
 
 function checkName(name: string, source: string): void {
   if (!NAME.test(name)) {
-    throw new Error(
-      `${source}: '${shown(name)}' var name is invalid (letters, digits and "_", not starting with a digit)`,
+    throw new VariableError(
+      source,
+      `'${shown(name)}' var name is invalid (letters, digits and "_", not starting with a digit)`,
     );
   }
 }
@@ -67,15 +85,16 @@ export function mergeVariables(layers: readonly VariableLayer[]): Map<string, st
  */
 export function parseVarsInput(text: string, input: string): Record<string, string> {
   if (text.trim() === '') return {};
+  const source = `input "${input}"`;
   let doc: unknown;
   try {
-    doc = parseYamlValue(text, `input "${input}"`);
+    doc = parseYamlValue(text, source);
   } catch (err) {
-    const message = (err as Error).message.replace(/^input "[^"]*"(, document \d+)?: /, '');
-    throw new Error(`input "${input}": not valid YAML or JSON: ${message}`, { cause: err });
+    const problem = err instanceof YamlError ? err.problem : (err as Error).message;
+    throw new VariableError(source, `not valid YAML or JSON: ${problem}`, { cause: err });
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
-    throw new Error(`input "${input}": expected a map of variable names to values, e.g. "cluster_env: production"`);
+    throw new VariableError(source, 'expected a map of variable names to values, e.g. "cluster_env: production"');
   }
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(doc as Record<string, unknown>)) {
@@ -83,23 +102,28 @@ export function parseVarsInput(text: string, input: string): Record<string, stri
     else if (typeof value === 'number' || typeof value === 'boolean') setOwn(out, name, String(value));
     else if (value === null) setOwn(out, name, '');
     else {
-      throw new Error(
-        `input "${input}": ${shown(name)}: expected a text, number or boolean value, got a ${Array.isArray(value) ? 'list' : 'map'}`,
+      throw new VariableError(
+        source,
+        `${shown(name)}: expected a text, number or boolean value, got a ${Array.isArray(value) ? 'list' : 'map'}`,
       );
     }
   }
   return out;
 }
 
-/** Reads repeated `--var name=value` flags (the value may contain `=`; a repeated name: the last wins). */
-export function parseVarFlags(flags: readonly string[]): Record<string, string> {
+/**
+ * Reads repeated `--var name=value` flags (the value may contain `=`; a repeated name: the last
+ * wins); `flag` names them in errors (`--var`, `--secret-var`).
+ */
+export function parseVarFlags(values: readonly string[], flag = 'var'): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const flag of flags) {
-    const eq = flag.indexOf('=');
-    if (eq <= 0) throw new Error(`--var ${shown(flag)}: expected name=value`);
-    const name = flag.slice(0, eq);
-    checkName(name, `--var ${shown(flag)}`);
-    setOwn(out, name, flag.slice(eq + 1));
+  for (const value of values) {
+    const source = `--${flag} ${shown(value)}`;
+    const eq = value.indexOf('=');
+    if (eq <= 0) throw new VariableError(source, 'expected name=value');
+    const name = value.slice(0, eq);
+    checkName(name, source);
+    setOwn(out, name, value.slice(eq + 1));
   }
   return out;
 }

@@ -9,7 +9,7 @@
  * Pure.
  */
 import { isAlias, isCollection, isNode, isPair, LineCounter, parseAllDocuments, type Alias, type Document } from 'yaml';
-import { yamlShapeProblem } from './yaml-shape.js';
+import { locatedFinding, yamlShapeFinding, type YamlFinding } from './yaml-shape.js';
 
 /**
  * Nodes that alias expansion may add to one document. Far above reuse in real manifests (a
@@ -104,8 +104,14 @@ function firstProblem(contents: unknown, max: number): Found | undefined {
  * document adds.
  */
 export function yamlAliasProblem(text: string, source: string, max = MAX_ALIAS_NODES): string | undefined {
+  const finding = yamlAliasFinding(text, max);
+  return finding && locatedFinding(source, finding);
+}
+
+/** yamlAliasProblem's finding in parts: the document and the sentence. */
+export function yamlAliasFinding(text: string, max = MAX_ALIAS_NODES): YamlFinding | undefined {
   // Before any parse (this one or the caller's): the text's size, documents and nesting (yaml-shape.ts).
-  const shape = yamlShapeProblem(text, source);
+  const shape = yamlShapeFinding(text);
   if (shape !== undefined) return shape;
   if (!mayHoldAliases(text)) return undefined;
   const lines = new LineCounter();
@@ -130,12 +136,18 @@ export function yamlAliasProblem(text: string, source: string, max = MAX_ALIAS_N
     if (doc.errors.length > 0) continue;
     const found = firstProblem(doc.contents, max);
     if (found === undefined) continue;
-    const where = `${source}, document ${i + 1}`;
+    const document = i + 1;
     const name = found.alias.source;
     if (found.kind === 'recursive') {
-      return `${where}: the YAML alias *${name} at line ${lineOf(found.alias)} lies inside the node it names (&${name}, from line ${lineOf(found.anchor)}), so it expands without end; write the value out`;
+      return {
+        document,
+        problem: `the YAML alias *${name} at line ${lineOf(found.alias)} lies inside the node it names (&${name}, from line ${lineOf(found.anchor)}), so it expands without end; write the value out`,
+      };
     }
-    return `${where}: too many YAML aliases: expanding them adds more than ${max} nodes (past the alias *${name} at line ${lineOf(found.alias)}); write the values out`;
+    return {
+      document,
+      problem: `too many YAML aliases: expanding them adds more than ${max} nodes (past the alias *${name} at line ${lineOf(found.alias)}); write the values out`,
+    };
   }
   return undefined;
 }

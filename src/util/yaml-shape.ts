@@ -168,10 +168,30 @@ export function yamlShapeOver(text: string, limits: YamlLimits = YAML_LIMITS): O
   return undefined;
 }
 
-/** Why `text` (named `source`) is not read: a sentence naming it and the line; undefined when it may be parsed. */
-export function yamlShapeProblem(text: string, source: string, limits: YamlLimits = YAML_LIMITS): string | undefined {
+/** What is wrong with a YAML text, in parts: the document (1-based, when known) and the sentence. */
+export interface YamlFinding {
+  document?: number;
+  problem: string;
+}
+
+/** A finding as one sentence naming `source`: `source, document N: problem`. */
+export function locatedFinding(source: string, finding: YamlFinding): string {
+  const where = finding.document === undefined ? source : `${source}, document ${finding.document}`;
+  return `${where}: ${finding.problem}`;
+}
+
+/** Why `text` is not read, with the line; undefined when it may be parsed. */
+export function yamlShapeFinding(text: string, limits: YamlLimits = YAML_LIMITS): YamlFinding | undefined {
   const over = yamlShapeOver(text, limits);
   if (over === undefined) return undefined;
-  const where = over.document === undefined ? source : `${source}, document ${over.document}`;
-  return `${where}: ${over.what} (line ${over.line}, found before parsing: a bound that keeps the YAML parser's time and memory in proportion to what a repository really holds)`;
+  return {
+    ...(over.document === undefined ? {} : { document: over.document }),
+    problem: `${over.what} (line ${over.line}, found before parsing: a bound that keeps the YAML parser's time and memory in proportion to what a repository really holds)`,
+  };
+}
+
+/** Why `text` (named `source`) is not read: a sentence naming it and the line; undefined when it may be parsed. */
+export function yamlShapeProblem(text: string, source: string, limits: YamlLimits = YAML_LIMITS): string | undefined {
+  const finding = yamlShapeFinding(text, limits);
+  return finding && locatedFinding(source, finding);
 }

@@ -1,5 +1,5 @@
 /**
- * What the cloud key services share: one HTTP call with a single retry, the decrypt request and
+ * What the cloud key services share: one HTTP call retried by util/retry.ts's policy, the decrypt request and
  * the key errors it ends in (naming the key but never a credential), a key service per master-key
  * kind, OAuth 2.0 token requests and a token cache, credential files, and RS256 JSON Web Tokens
  * signed with node:crypto.
@@ -7,8 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { SopsError, type KeyService, type MasterKey, type MasterKeyKind } from '../types.js';
 import { scrub } from '../../objects/secret.js';
-import { sleep } from '../../util/poll.js';
-import { retryable } from '../../util/retry.js';
+import { againByStatus, HTTP_RETRY, retrying, type RetryPolicy } from '../../util/retry.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -23,38 +22,30 @@ export interface HttpResponse {
 }
 
 const TIMEOUT_MS = 30_000;
-/** The pause before the retry; tests shorten it. */
-export const retryDelay = { ms: 500 };
+/** The retry policy of every key service's calls (util/retry.ts's); tests make its pauses instant. */
+export const kmsRetry: { policy: RetryPolicy } = { policy: HTTP_RETRY };
 
 /**
- * Sends one request with `fetch`, and again once after a 429, a 5xx or a network error. `what`
- * names the call in a network error ("AWS KMS Decrypt"); a response of any status is returned.
+ * Sends one request with `fetch`, tried again (util/retry.ts) after a 429, a 5xx or a network error.
+ * `what` names the call in a network error ("AWS KMS Decrypt"); a response of any status is returned.
  */
 export async function send(url: string | URL, req: HttpRequest, what: string): Promise<HttpResponse> {
-  for (let attempt = 1; ; attempt++) {
-    let res: Response;
-    let body: string;
-    try {
-      res = await fetch(url, {
-        method: req.method,
-        headers: req.headers,
-        body: req.body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
-      body = await res.text();
-    } catch (err) {
-      if (attempt < 2) {
-        await sleep(retryDelay.ms);
-        continue;
-      }
-      throw new Error(`${what}: ${hostOf(url)}: ${networkReason(err)}`, { cause: err });
-    }
-    if (retryable(res.status) && attempt < 2) {
-      await sleep(retryDelay.ms);
-      continue;
-    }
-    return { status: res.status, headers: res.headers, body };
+  try {
+    return await retrying(
+      async () => {
+        const res = await fetch(url, {
+          method: req.method,
+          headers: req.headers,
+          body: req.body,
+          redirect: 'manual',
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+        });
+        return { status: res.status, headers: res.headers, body: await res.text() };
+      },
+      { again: againByStatus, againAfter: () => true, policy: kmsRetry.policy },
+    );
+  } catch (err) {
+    throw new Error(`${what}: ${hostOf(url)}: ${networkReason(err)}`, { cause: err });
   }
 }
 
