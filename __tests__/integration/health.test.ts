@@ -77,9 +77,11 @@ describe('health checks', () => {
       expect(report.health?.map((h) => h.status)).toEqual(Array.from({ length: 7 }, () => 'Current'));
       const gets = proxy.requests.filter((r) => r.method === 'GET' && r.path.includes(`/namespaces/${ns}/`));
       const paths = (re: RegExp) => gets.filter((r) => re.test(r.path)).map((r) => r.path);
-      // Each object is read once to plan it (its list), then polled: ConfigMaps and Deployments by list.
+      // Each object is read once to plan it (its list), then polled: ConfigMaps and Deployments by list,
+      // until one is left waiting (one Deployment rolled out before the other: a busy machine): that
+      // one is read by GET.
       expect(paths(/\/configmaps\/./)).toEqual([]);
-      expect(paths(/\/deployments\/./)).toEqual([]);
+      expect(new Set(paths(/\/deployments\/./)).size).toBeLessThanOrEqual(1);
       expect(paths(/\/configmaps$/).length).toBeGreaterThanOrEqual(2);
       expect(paths(/\/deployments$/).length).toBeGreaterThanOrEqual(2);
       for (const list of gets.filter((r) => /\/(configmaps|deployments)$/.test(r.path))) {
