@@ -1,4 +1,5 @@
 import type { ClusterClient } from './client.js';
+import { pollUntil, type Clock } from '../util/poll.js';
 
 /** How one apiVersion+kind is reached on the server. */
 export interface ResourceMapping {
@@ -146,6 +147,21 @@ export class Discovery {
   }
 
   /** The mapping for apiVersion+kind; discovery is read again once before giving up (a CRD may be new). */
+  /**
+   * Reads discovery until it serves every one of `kinds` (`[apiVersion, kind]`), or the deadline:
+   * the API server adds an established CRD's kinds to its discovery a moment after the condition,
+   * longer on a busy server. At the deadline it returns; `mapping` then says what is not served.
+   */
+  async awaitServed(kinds: readonly (readonly [string, string])[], deadline: number, clock?: Clock): Promise<void> {
+    await pollUntil(
+      async () => {
+        await this.refresh();
+        return kinds.every(([apiVersion, kind]) => this.table.has(mappingKey(apiVersion, kind))) || undefined;
+      },
+      { deadline, intervalMs: 250, timedOut: () => false, ...(clock ? { clock } : {}) },
+    );
+  }
+
   async mapping(apiVersion: string, kind: string): Promise<ResourceMapping> {
     const key = mappingKey(apiVersion, kind);
     await (this.loading ?? this.refresh());
@@ -184,4 +200,20 @@ export function objectPath(m: Resource, namespace: string | undefined, name: str
   const base = m.group === '' ? `/api/${m.version}` : `/apis/${m.group}/${m.version}`;
   const ns = m.namespaced ? `/namespaces/${encodeURIComponent(namespace ?? '')}` : '';
   return `${base}${ns}/${m.resource}${name ? `/${encodeURIComponent(name)}` : ''}`;
+}
+
+/** The `[apiVersion, kind]` a CustomResourceDefinition serves: its group and kind at each served version. */
+export function servedKinds(crd: object): [string, string][] {
+  const spec = ((crd as { spec?: unknown }).spec ?? {}) as {
+    group?: unknown;
+    names?: { kind?: unknown };
+    versions?: unknown;
+  };
+  const kind = spec.names?.kind;
+  if (typeof spec.group !== 'string' || typeof kind !== 'string' || !Array.isArray(spec.versions)) return [];
+  const group = spec.group;
+  return (spec.versions as unknown[]).flatMap((v): [string, string][] => {
+    const { name, served } = (v ?? {}) as { name?: unknown; served?: unknown };
+    return typeof name === 'string' && served !== false ? [[`${group}/${name}`, kind]] : [];
+  });
 }

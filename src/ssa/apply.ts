@@ -1,5 +1,5 @@
 import { mapLimit } from '../util/concurrency.js';
-import type { ResourceMapping } from '../cluster/discovery.js';
+import { servedKinds, type ResourceMapping } from '../cluster/discovery.js';
 import type { ManagedCluster } from '../cluster/managed.js';
 import { get } from '../cluster/verbs.js';
 import { pollUntil } from '../util/poll.js';
@@ -427,5 +427,8 @@ async function waitForDefinitions(m: ManagedCluster, planned: Planned[], timeout
       },
     );
   }
-  await m.discovery.refresh();
+  await m.discovery.awaitServed(
+    crds.flatMap((p) => servedKinds(p.obj)),
+    deadline,
+  );
 }
