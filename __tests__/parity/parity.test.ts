@@ -51,7 +51,11 @@ describe('parity with Flux kustomize-controller', () => {
         const [fo, oo] = await Promise.all([flux.readSeen(fluxSeen), ours.readSeen(oursSeen)]);
         f.objects = fo;
         o.objects = oo;
-        for (const d of compareStep(f, o)) {
+        const differences = compareStep(f, o);
+        if (differences.length > 0) {
+          (result.said ??= []).push({ step: label, flux: f.messages ?? {}, ours: o.messages ?? {} });
+        }
+        for (const d of differences) {
           const listed = listedAs(d, known);
           result.differences.push({ step: label, ...d, ...(listed ? { listedAs: listed.section } : {}) });
         }

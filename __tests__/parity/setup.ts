@@ -138,4 +138,9 @@ export interface CaseResult {
   /** Wall time of each side per step (the two run at once). */
   timings: { step: string; fluxMs: number; oursMs: number }[];
   differences: { step: string; aspect: string; subject: string; detail: string; message: string; listedAs?: string }[];
+  /**
+   * What each side said of its Kustomizations in a step with a difference (why each failed): a
+   * difference seen once, on a busy machine, can then be read after the run.
+   */
+  said?: { step: string; flux: Record<string, string>; ours: Record<string, string> }[];
 }
