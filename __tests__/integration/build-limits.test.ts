@@ -288,7 +288,7 @@ describe('generated malformed trees through the real kustomize', () => {
     if (result === undefined) return;
     expect(result).toBeInstanceOf(Error);
     // Ours, not a crash (a TypeError, a RangeError): kustomize refusing the tree is the user's to fix.
-    expect(['Error', 'UserError']).toContain((result as Error).constructor.name);
+    expect(['Error', 'UserError', 'YamlError']).toContain((result as Error).constructor.name);
     const message = (result as Error).message;
     if (message.startsWith('kustomize build app failed')) expect(isUserError(result)).toBe(true);
     expect(message).toMatch(/^(kustomize build app |app\/)/);
