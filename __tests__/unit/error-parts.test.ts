@@ -2,6 +2,7 @@
 // properties and builds its message from them, so that nothing parses a message back; and the
 // option errors are UserErrors (util/user-error.ts), mistakes the user must fix.
 import { describe, expect, it } from 'vitest';
+import { apiErrorFrom } from '../../src/cluster/errors.js';
 import { parseYamlValue, YamlError } from '../../src/objects/yaml.js';
 import { parseFlags, pairFlags, rawFromFlags } from '../../src/options/flags.js';
 import { kubeconfigSource } from '../../src/options/kubeconfig.js';
@@ -129,5 +130,22 @@ describe('ReportFileError.of', () => {
     const e = ReportFileError.of('a.json', err);
     expect(e.message).toBe(message);
     expect(e.file).toBe('a.json');
+  });
+});
+
+describe('ApiError', () => {
+  it.each<[string, number, string, string]>([
+    [
+      'a Status: its message',
+      401,
+      JSON.stringify({ kind: 'Status', reason: 'Unauthorized', message: 'Unauthorized' }),
+      'Unauthorized',
+    ],
+    ['a page that is not a Status: its start', 502, '<html>Bad Gateway</html>\n', 'HTTP 502: <html>Bad Gateway</html>'],
+    ['an empty answer', 503, '', 'HTTP 503'],
+  ])('keeps what the server said apart from the request: %s', (_what, status, body, said) => {
+    const err = apiErrorFrom(status, body, 'GET /api/v1/namespaces');
+    expect(err.said).toBe(said);
+    expect(err.message).toBe(`GET /api/v1/namespaces: ${said}`);
   });
 });

@@ -175,7 +175,7 @@ export class ClusterClient {
       const err = apiErrorFrom(status, body, what);
       // Credentials the server does not accept fail every request alike: one error for the run.
       if (status === 401) {
-        const text = unauthorizedText(err.message.slice(what.length + 2), this.kc.getCurrentUser()?.name);
+        const text = unauthorizedText(err.said ?? err.message, this.kc.getCurrentUser()?.name);
         throw this.breaker.trip(new Error(`${what} to ${this.server}: ${text}`, { cause: err }));
       }
       const wait = retryAfter ?? backoffMs(attempt);

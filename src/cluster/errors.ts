@@ -13,6 +13,8 @@ export class ApiError extends Error {
     },
     /** The request it answered (`PATCH …`), the start of `message`: a redaction rebuilds the rest from details. */
     readonly request?: string,
+    /** What the server said, the rest of `message` after the request it answered. */
+    readonly said?: string,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -34,9 +36,10 @@ export function apiErrorFrom(status: number, body: string, what: string): ApiErr
   if (parsed?.kind === 'Status') {
     // Generous: a validation message can list many fields, and callers read the wording.
     const message = truncate(parsed.message ?? `HTTP ${status}`, { chars: 10_000, lines: 100 });
-    return new ApiError(status, parsed.reason ?? '', `${what}: ${message}`, parsed.details, what);
+    return new ApiError(status, parsed.reason ?? '', `${what}: ${message}`, parsed.details, what, message);
   }
   // Not a Status: a proxy's or load balancer's page, of which the start says enough.
   const text = truncate(body.trim(), { chars: 300, lines: 5 });
-  return new ApiError(status, '', `${what}: HTTP ${status}${text ? `: ${text}` : ''}`);
+  const said = `HTTP ${status}${text ? `: ${text}` : ''}`;
+  return new ApiError(status, '', `${what}: ${said}`, undefined, undefined, said);
 }

@@ -8,7 +8,7 @@ import { installExecCredentials } from './exec-credential.js';
 import { credentialsOf } from './kubeconfig-secrets.js';
 import { kubeconfigProblem } from './kubeconfig-check.js';
 import { DEFAULT_TIMEOUTS } from './timeouts.js';
-import { parseYamlValue } from '../objects/yaml.js';
+import { parseYamlValue, YamlError } from '../objects/yaml.js';
 
 /** Where the kubeconfig comes from: a file, the file's text (as an action input), or KUBECONFIG / ~/.kube/config. */
 export type KubeconfigSource =
@@ -48,7 +48,7 @@ export async function loadKubeConfig(
     try {
       doc = parseYamlValue(text, where);
     } catch (e) {
-      const reason = (e as Error).message.slice(where.length).replace(/^(, document \d+)?: /, '');
+      const reason = e instanceof YamlError ? e.problem : (e as Error).message;
       throw new Error(`kubeconfig: ${where} is not valid YAML: ${reason}`, { cause: e });
     }
     if (typeof doc !== 'object' || doc === null || !Array.isArray((doc as { clusters?: unknown }).clusters)) {

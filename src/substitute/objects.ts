@@ -1,5 +1,5 @@
 import { isAlias, isMap as isYamlMap, isPair, isScalar, isSeq, parseDocument, stringify, type Node } from 'yaml';
-import { parseYamlValue } from '../objects/yaml.js';
+import { parseYamlValue, YamlError } from '../objects/yaml.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { envsubst } from './envsubst.js';
 import { EnvsubstError } from './envsubst/errors.js';
@@ -99,7 +99,9 @@ function substituteObject(
     const detail =
       ranges.length > 0
         ? `in a field a secret variable went into (${secretFields(expanded, ranges, err)}; its value is not shown)`
-        : (err as Error).message.slice(subject.length).replace(/^(, document \d+)?: /, '');
+        : err instanceof YamlError
+          ? err.problem
+          : (err as Error).message;
     throw new ObjectError(
       subject,
       `postBuild substitution made invalid YAML (a value with ": " or a quote?): ${detail}`,
