@@ -7,11 +7,11 @@
  * made once per run and "built from this checkout" has one answer.
  */
 import type { ClusterClient } from '../cluster/client.js';
-import type { SourceVerdict } from '../flux/checkout.js';
+import type { SourcePlan, SourceVerdict } from '../flux/checkout.js';
+import { canonicalJson } from '../flux/source-identity.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { Settings } from '../options/settings.js';
-import type { SourcePlan } from '../flux/checkout.js';
 import { runSources, type FetchedSources } from '../source/fetched.js';
 import { secretReader } from '../source/secret.js';
 import { builtFrom, type BuiltFrom } from './built-from.js';
@@ -198,17 +198,5 @@ const keyOf = (s: Pick<KustomizationSpec, 'namespace' | 'name'>) => `${s.namespa
 
 /** What a render depends on: the spec (whatever order its fields were read in), the tree, decryption. */
 function renderKey(spec: KustomizationSpec, settings: Settings, decrypt: boolean): string {
-  return JSON.stringify([decrypt, settings.root, canonical(spec)]);
-}
-
-/** `value` with every object's keys sorted, for a key that does not depend on the order fields were set in. */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, v]) => [k, canonical(v)]),
-  );
+  return canonicalJson([decrypt, settings.root, spec]);
 }
