@@ -1,8 +1,8 @@
 // Benchmarks the bundled CLI (dist/cli.js) side by side with the tools users would pick instead
 // (kubectl ApplySet, kapp, and Flux's kustomize-controller at its defaults and at QPS 500), on the same
 // tier-a test cluster that it starts and stops itself. Prints figures; asserts nothing about time.
-//   node_modules/.bin/node bench/run.ts [--shapes plain,overlay,monorepo] [--objects 100,1000] [--large]
-//     [--concurrency-sweep 1,8,32]
+//   node_modules/.bin/node bench/run.ts [--shapes plain,overlay,monorepo,real,realrepo] [--objects 100,1000]
+//     [--large] [--runs 5] [--repo80] [--run-timeout 300] [--concurrency-sweep 1,8,32]
 // Its parts are in bench/run/ (the tree, the tools, one size's run, the tables). See bench/README.md.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,9 +13,10 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { ACTION, CLI, KUSTOMIZE, REPO, RESULTS, stamp, TIME } from './paths.ts';
 import { OURS, type SizeResult } from './run/model.ts';
+import { setRunTimeout } from './run/measure.ts';
 import { buildPeers } from './run/peers.ts';
 import { benchSize } from './run/size.ts';
-import { SHAPES, type Shape } from './run/tree.ts';
+import { SHAPE_NAMES, SHAPES, type Shape } from './run/tree.ts';
 import { sizeTables } from './run/tables.ts';
 
 function toolVersion(cmd: string, args: string[]): string {
@@ -34,6 +35,9 @@ async function main(): Promise<void> {
       'concurrency-sweep': { type: 'string', default: '' },
       peers: { type: 'string', default: 'kubectl,kapp,flux' },
       profile: { type: 'boolean', default: false },
+      runs: { type: 'string', default: '1' },
+      repo80: { type: 'boolean', default: false },
+      'run-timeout': { type: 'string', default: '300' },
     },
   });
   const started = stamp();
@@ -44,16 +48,29 @@ async function main(): Promise<void> {
   if (sizes.some((n) => !Number.isInteger(n) || n < 30)) {
     throw new Error(`--objects takes whole numbers of at least 30, comma-separated; got ${values.objects ?? ''}`);
   }
-  const shapes = values.shapes.split(',').map((x) => x.trim()) as Shape[];
-  if (shapes.some((x) => !SHAPES.includes(x))) {
-    throw new Error(`--shapes takes a comma-separated list of ${SHAPES.join(', ')}; got ${values.shapes}`);
+  const shapes = values.shapes
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '') as Shape[];
+  if (shapes.some((x) => !SHAPE_NAMES.includes(x))) {
+    throw new Error(`--shapes takes a comma-separated list of ${SHAPE_NAMES.join(', ')}; got ${values.shapes}`);
   }
-  // The plain directory at every size; the overlay and the monorepo at the sizes from 1,000 (the
-  // monorepo: MONOREPO_UNITS Kustomizations of a twentieth each), or at every size given by --objects.
-  const runs = shapes.flatMap((shape) =>
-    (shape === 'plain' || values.objects !== undefined ? sizes : sizes.filter((n) => n >= 1000))
-      .filter((n) => shape !== 'monorepo' || values.objects !== undefined || n === 1000)
-      .map((n) => ({ shape, n })),
+  if (values.repo80 && !shapes.includes('repo80')) shapes.push('repo80');
+  const runTimeout = Number(values['run-timeout']);
+  if (!Number.isInteger(runTimeout) || runTimeout < 1) throw new Error('--run-timeout takes whole seconds');
+  setRunTimeout(runTimeout * 1000);
+  const rounds = Number(values.runs);
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20)
+    throw new Error('--runs takes a whole number from 1 to 20');
+  // The plain directory at every size; the overlays and the monorepos at the sizes from 1,000 (a
+  // monorepo: MONOREPO_UNITS Kustomizations of a twentieth each; the first, at 1,000 only), or at
+  // every size given by --objects; repo80 once, at its own size (about 500 objects).
+  const runs = shapes.flatMap((shape): { shape: Shape; n: number }[] =>
+    shape === 'repo80'
+      ? [{ shape, n: 500 }]
+      : (shape === 'plain' || values.objects !== undefined ? sizes : sizes.filter((n) => n >= 1000))
+          .filter((n) => shape !== 'monorepo' || values.objects !== undefined || n === 1000)
+          .map((n) => ({ shape, n })),
   );
   const concurrency = Number(values.concurrency);
   const sweep = values['concurrency-sweep']
@@ -77,20 +94,27 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const wanted = values.peers.split(',').map((x) => x.trim());
+  const wanted = values.peers
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
   const known = ['kubectl', 'kapp', 'flux'];
   if (wanted.some((x) => x !== '' && !known.includes(x))) {
     throw new Error(`--peers takes a comma-separated list of ${known.join(', ')}; got ${values.peers}`);
   }
-  const peers = buildPeers().filter((p) => wanted.includes(p.tool === 'kustomize-controller' ? 'flux' : p.tool));
+  // bench/peers.sh builds every peer the first time: not when none is wanted (--peers '').
+  const peers = (wanted.length === 0 ? [] : buildPeers()).filter((p) =>
+    wanted.includes(p.tool === 'kustomize-controller' ? 'flux' : p.tool),
+  );
   for (const p of peers) process.stderr.write(`peer ${p.tool}: ${p.bin ? `${p.bin} (${p.version})` : p.version}\n`);
 
   const results: SizeResult[] = [];
   for (const { shape, n } of runs) {
     if (state.stopping) break;
-    results.push(await benchSize(shape, n, peers, concurrency, sweep, profilesDir));
+    results.push(await benchSize(shape, n, peers, concurrency, sweep, profilesDir, rounds));
   }
-  const tools = results[0]?.tools ?? [];
+  // Every tool of any size (repo80 runs ours alone), in the order they first ran.
+  const tools = [...new Map(results.flatMap((r) => r.tools).map((t) => [t.name, t])).values()];
   const peerNames = tools.map((t) => t.name).filter((t) => t !== OURS);
 
   const bundle = await readFile(ACTION);
@@ -127,7 +151,11 @@ async function main(): Promise<void> {
     '',
     ...tools.map((t) => `- **${t.name}**: ${t.waits}.`),
     '',
-    'One cluster per size; each tool gets its own tree, namespaces and CRD group on it, and runs the scenarios in order. Every tool talks to the apiserver through the same counting TLS proxy. Wall time is process start to exit (Flux: from the trigger, a new artifact revision or a reconcile request, to the Kustomization reporting it done). CPU is utime + stime from /proc (the apiserver and etcd processes, and the Flux controller) or `/usr/bin/time` (a CLI), so it includes whatever else the apiserver did meanwhile: the machine is shared, see the load averages. "1st req" is process start (Flux: the trigger) to the first request the proxy sees; RSS is the peak resident set of the process (`/usr/bin/time %M`; Flux: the controller VmHWM, its peak since it started). ✗ marks a run that failed (see the details); n/a, a scenario a tool has no equivalent for.',
+    'One cluster per size; each tool gets its own tree, namespaces and CRD group on it, and runs the scenarios in order' +
+      (rounds > 1
+        ? ` (the CLI tools in ${String(rounds)} rounds, each on a fresh tree, interleaved scenario by scenario in an order that turns each round; the tables show medians; the Flux controllers run one round)`
+        : ' (the CLI tools interleaved scenario by scenario)') +
+      '. Every tool talks to the apiserver through the same counting TLS proxy. Wall time is process start to exit (Flux: from the trigger, a new artifact revision or a reconcile request, to the Kustomization reporting it done). CPU is utime + stime from /proc (the apiserver and etcd processes, and the Flux controller) or `/usr/bin/time` (a CLI), so it includes whatever else the apiserver did meanwhile: the machine is shared, see the load averages. "1st req" is process start (Flux: the trigger) to the first request the proxy sees; RSS is the peak resident set of the process (`/usr/bin/time %M`; Flux: the controller VmHWM, its peak since it started). ✗ marks a run that failed (see the details); n/a, a scenario a tool has no equivalent for.',
     '',
     ...results.map((r) => sizeTables(r, peerNames)),
     `Bundle: dist/index.js ${bundleInfo.indexJsBytes} bytes (${bundleInfo.indexJsGzipBytes} gzip -9); dist/cli.js ${bundleInfo.cliJsBytes} bytes.`,

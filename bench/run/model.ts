@@ -38,6 +38,11 @@ export interface Row {
   apiserverCpuMs: number | undefined;
   etcdCpuMs: number | undefined;
   note?: string;
+  /** --runs: the round this row was measured in (1 to R); after medianRows, how many rows it stands for. */
+  round?: number;
+  runs?: number;
+  /** Ours: how many times the run started `kustomize build` (0: every build ran in process). */
+  kustomizeBuilds?: number;
 }
 
 export interface Tool {
@@ -61,6 +66,8 @@ export interface Tool {
   reconcile?: (s: Scenario, tree: Tree) => Promise<ProcRun>;
   /** Run the first apply a second time when the first fails (CRs before their CRD is served). */
   applyTwiceOnFirstApply?: boolean;
+  /** A file the tool's kustomize wrapper adds a line to for each run of kustomize (ours: bench/run/ours.ts). */
+  kustomizeLog?: string;
   /** Describes the outcome (change counts, last error line). */
   describe: (r: ProcRun) => string;
   /** Called with each scenario's run once it is measured (the profile is read). */
@@ -78,6 +85,8 @@ export interface SizeResult {
   /** The tree's shape (bench/run/tree.ts) and its object count. */
   shape: Shape;
   objects: number;
+  /** Rounds of every scenario (--runs); the tables show each tool's medians. */
+  runs: number;
   rows: Row[];
   startup: Startup;
   startupTiny: Startup;

@@ -1,6 +1,8 @@
 // Our CLI as a tool of bench/run.ts: `node dist/cli.js apply` (or `diff` for the preview) with prune,
-// its own inventory namespace and the given --concurrency, described from its JSON report; with a
-// profiler (--profile), the profiled bundle instead, each run's profile collected after it.
+// its own inventory namespace and the given --concurrency, described from its JSON report, kustomize
+// behind a wrapper that logs its runs; with a profiler (--profile), the profiled bundle instead, each
+// run's profile collected after it.
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createNamespace, type CountingProxy } from '../common.ts';
 import { CLI, KUSTOMIZE, NODE } from '../paths.ts';
@@ -20,12 +22,20 @@ export function oursTool(
 ): Tool {
   const kubeconfig = join(workDir, 'ours.kubeconfig');
   const p = profiler?.profiler;
+  // kustomize behind a wrapper that logs each run, so that each row says whether the build ran in
+  // process (no line) or ran kustomize; exec leaves the process tree as without it. kustomize gets
+  // a reduced environment (src/kustomize/invoke.ts): the paths are written into the script.
+  const wrapper = join(workDir, 'kustomize-ours');
+  const log = `${wrapper}.log`;
   return {
     name: p ? PROFILED : OURS,
     version: p ? 'src/ bundled with a source map, node --cpu-prof' : 'dist/cli.js',
     prefix: p ? 'kp' : 'kr',
     waits: 'for its CRDs to be Established before their custom resources (wait: false, the default: no health checks)',
+    ...(p ? {} : { kustomizeLog: log }),
     prepare: async () => {
+      await writeFile(wrapper, `#!/bin/sh\necho "$1" >> '${log}'\nexec '${KUSTOMIZE}' "$@"\n`);
+      await chmod(wrapper, 0o755);
       await proxy.kubeconfig(kubeconfig);
       await createNamespace(proxy, 'kr-inventory');
     },
@@ -45,7 +55,7 @@ export function oursTool(
         '--kubeconfig',
         kubeconfig,
         '--kustomize-path',
-        p ? p.kustomize : KUSTOMIZE,
+        p ? p.kustomize : wrapper,
         '--concurrency',
         String(concurrency),
         '--output',

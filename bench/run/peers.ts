@@ -187,7 +187,8 @@ export function kappTool(proxy: CountingProxy, workDir: string, bin: string, ver
     command: (s, tree) => {
       // A plain directory as files; a kustomization as a kapp user runs it: kustomize build | kapp deploy -f -.
       const deploy = (u: Unit) => {
-        const app = tree.units.length === 1 ? 'ka-bench' : u.name;
+        // One app per Kustomization: `<prefix>-bench` for a tree of one (ka-bench, ka2-bench in round 2).
+        const app = u.name;
         const args = ['deploy', '-a', app, '-n', KAPP_APP_NAMESPACE, '-f', tree.shape === 'plain' ? tree.dir : '-'];
         args.push('-y', '--wait=false', '--kubeconfig', kubeconfig, '--color=false');
         if (s === 'preview of a change') args.push('--diff-run', '--diff-changes');

@@ -1,7 +1,8 @@
 // One size of bench/run.ts: a tier-a test cluster and counting proxy of its own, each tool on its own
-// tree running the scenarios in order (rows measured with the apiserver's and etcd's CPU), the
-// --concurrency sweep of our no-op re-run, and the action's start-up to its first API request.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+// tree running the scenarios in order (rows measured with the apiserver's and etcd's CPU; the CLI
+// tools interleaved, in --runs rounds), the --concurrency sweep of our no-op re-run, and the action's
+// start-up to its first API request.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -14,7 +15,7 @@ import { SCENARIOS, type Row, type Scenario, type SizeResult, type Tool } from '
 import { oursTool } from './ours.ts';
 import { kappTool, kubectlTool, type Peer } from './peers.ts';
 import { fmt } from './tables.ts';
-import { objectFor, writeTree, type Shape, type Tree } from './tree.ts';
+import { CLUSTER_IPS, objectFor, writeTree, type Shape, type Tree } from './tree.ts';
 
 export async function benchSize(
   shape: Shape,
@@ -23,6 +24,8 @@ export async function benchSize(
   concurrency: number,
   sweep: number[],
   profilesDir: string | undefined,
+  /** Rounds of every scenario (--runs): the CLI tools run each R times, interleaved; the controllers once. */
+  runs = 1,
 ): Promise<SizeResult> {
   const workDir = await mkdtemp(join(os.tmpdir(), 'kr-bench-'));
   let cluster: Cluster | undefined;
@@ -38,37 +41,53 @@ export async function benchSize(
     const version = await p.upstream('GET', '/version');
     const kubeApiserver = (JSON.parse(version.body) as { gitVersion?: string }).gitVersion ?? 'unknown';
 
-    const tools: Tool[] = [oursTool(p, workDir, concurrency)];
+    // The CLI tools are made afresh for each round (kubectl keeps its trees' ApplySet parents); the
+    // controllers (Flux) run once, after them, one after the other.
     const profiles: ScenarioProfile[] = [];
+    let profiler: Awaited<ReturnType<typeof startProfiler>> | undefined;
     if (profilesDir) {
       process.stderr.write('profile: bundling src/ with a source map...\n');
-      const profiler = await startProfiler(REPO, join(workDir, 'profile'), KUSTOMIZE, join(profilesDir, String(n)));
-      tools.push(oursTool(p, workDir, concurrency, { profiler, profiles }));
+      profiler = await startProfiler(REPO, join(workDir, 'profile'), KUSTOMIZE, join(profilesDir, String(n)));
     }
+    // repo80's parent builds Flux Kustomizations: only ours reconciles it.
+    const withPeers = shape !== 'repo80';
     const kubectl = peers.find((x) => x.tool === 'kubectl');
-    if (kubectl?.bin) tools.push(kubectlTool(p, workDir, kubectl.bin, kubectl.version));
     const kapp = peers.find((x) => x.tool === 'kapp');
-    if (kapp?.bin) tools.push(kappTool(p, workDir, kapp.bin, kapp.version, KUSTOMIZE));
+    const cliTools = (): Tool[] => [
+      oursTool(p, workDir, concurrency),
+      ...(profiler ? [oursTool(p, workDir, concurrency, { profiler, profiles })] : []),
+      ...(withPeers && kubectl?.bin ? [kubectlTool(p, workDir, kubectl.bin, kubectl.version)] : []),
+      ...(withPeers && kapp?.bin ? [kappTool(p, workDir, kapp.bin, kapp.version, KUSTOMIZE)] : []),
+    ];
     const flux = peers.find((x) => x.tool === 'kustomize-controller');
-    if (flux?.bin) {
-      tools.push(
-        fluxTool(p, cluster, workDir, { name: 'Flux', prefix: 'fd', version: flux.version }),
-        fluxTool(p, cluster, workDir, {
-          name: 'Flux QPS 500',
-          prefix: 'fq',
-          version: flux.version,
-          qps: 500,
-          burst: 1000,
-        }),
-      );
-    }
+    const controllers: Tool[] =
+      withPeers && flux?.bin
+        ? [
+            fluxTool(p, cluster, workDir, { name: 'Flux', prefix: 'fd', version: flux.version }),
+            fluxTool(p, cluster, workDir, {
+              name: 'Flux QPS 500',
+              prefix: 'fq',
+              version: flux.version,
+              qps: 500,
+              burst: 1000,
+            }),
+          ]
+        : [];
+    // Every tree on this cluster shares its /24 of service addresses: CLUSTER_IPS each while they fit.
+    const trees = cliTools().length * runs + controllers.length;
+    const clusterIPs = Math.min(CLUSTER_IPS, Math.floor(240 / trees));
+    const treeFor = (tool: Tool, round: number) => {
+      const prefix = round === 1 ? tool.prefix : `${tool.prefix}${String(round)}`;
+      return writeTree(join(workDir, `tree-${prefix}`), n, prefix, shape, clusterIPs);
+    };
 
     const rows: Row[] = [];
     const cpu = async () => ({
       apiserver: await cpuMsOf(cluster?.pids.apiserver),
       etcd: await cpuMsOf(cluster?.pids.etcd),
     });
-    const measure = async (tool: Tool, scenario: string, tree: Tree, as: Scenario) => {
+    const measure = async (tool: Tool, scenario: string, tree: Tree, as: Scenario, round: number) => {
+      if (tool.kustomizeLog) await writeFile(tool.kustomizeLog, '');
       const cpu0 = await cpu();
       let cmd: string;
       let args: string[];
@@ -123,7 +142,12 @@ export async function benchSize(
         apiserverCpuMs: delta(cpu0.apiserver, cpu1.apiserver),
         etcdCpuMs: delta(cpu0.etcd, cpu1.etcd),
         note: retried + tool.describe(r),
+        round,
       };
+      if (tool.kustomizeLog) {
+        const log = await readFile(tool.kustomizeLog, 'utf8').catch(() => '');
+        row.kustomizeBuilds = log.split('\n').filter((l) => l === 'build').length;
+      }
       rows.push(row);
       process.stderr.write(
         `${tool.name} / ${scenario}: exit ${row.exitCode}, ${row.wallMs} ms, ${row.requests} requests` +
@@ -132,10 +156,40 @@ export async function benchSize(
       return row;
     };
 
+    // Each round: every CLI tool on a fresh tree of its own (its own namespaces, CRD group, inventory,
+    // ApplySet or app), the tools interleaved scenario by scenario, in an order that turns each round.
     let oursTree: Tree | undefined;
-    for (const tool of tools) {
-      const tree = await writeTree(join(workDir, `tree-${tool.prefix}`), n, tool.prefix, shape);
-      if (tool.prefix === 'kr') oursTree = tree;
+    let tools: Tool[] = [];
+    for (let round = 1; round <= runs; round++) {
+      tools = cliTools();
+      const order = [...tools.slice((round - 1) % tools.length), ...tools.slice(0, (round - 1) % tools.length)];
+      const treeOf = new Map<Tool, Tree>();
+      try {
+        for (const tool of tools) {
+          const tree = await treeFor(tool, round);
+          treeOf.set(tool, tree);
+          process.stderr.write(`${tool.name}: preparing (round ${String(round)} of ${String(runs)})...\n`);
+          await tool.prepare(tree);
+        }
+        oursTree = treeOf.get(tools[0]!);
+        for (const s of SCENARIOS) {
+          const gone = new Map<Tool, number>();
+          for (const [tool, tree] of treeOf) {
+            if (s === 'preview of a change') await tree.change();
+            if (s === '10% removed (prune)') gone.set(tool, await tree.removeTenth());
+          }
+          for (const tool of order) {
+            if (tool.skips?.includes(s)) continue;
+            const row = await measure(tool, s, treeOf.get(tool)!, s, round);
+            if (gone.has(tool)) row.note = `${String(gone.get(tool))} objects removed; ${row.note ?? ''}`;
+          }
+        }
+      } finally {
+        for (const tool of tools) await tool.finish?.();
+      }
+    }
+    for (const tool of controllers) {
+      const tree = await treeFor(tool, 1);
       process.stderr.write(`${tool.name}: preparing...\n`);
       await tool.prepare(tree);
       try {
@@ -144,11 +198,11 @@ export async function benchSize(
           if (tool.skips?.includes(s)) continue;
           if (s === '10% removed (prune)') {
             const gone = await tree.removeTenth();
-            const row = await measure(tool, s, tree, s);
-            row.note = `${String(gone)} files removed; ${row.note ?? ''}`;
+            const row = await measure(tool, s, tree, s, 1);
+            row.note = `${String(gone)} objects removed; ${row.note ?? ''}`;
             continue;
           }
-          await measure(tool, s, tree, s);
+          await measure(tool, s, tree, s, 1);
         }
       } finally {
         await tool.finish?.();
@@ -156,7 +210,8 @@ export async function benchSize(
     }
     const ours = tools[0]!;
     for (const c of sweep) {
-      await measure(oursTool(p, workDir, c), `no-op re-run, --concurrency ${String(c)}`, oursTree!, 'no-op re-run');
+      const scenario = `no-op re-run, --concurrency ${String(c)}`;
+      await measure(oursTool(p, workDir, c), scenario, oursTree!, 'no-op re-run', runs);
       rows[rows.length - 1]!.tool = ours.name;
     }
 
@@ -202,11 +257,12 @@ export async function benchSize(
     return {
       shape,
       objects: oursTree?.objects ?? n,
+      runs,
       rows,
+      tools: [...tools, ...controllers].map((t) => ({ name: t.name, version: t.version, waits: t.waits })),
       startup,
       startupTiny,
       kubeApiserver,
-      tools: tools.map((t) => ({ name: t.name, version: t.version, waits: t.waits })),
       loadBefore,
       loadAfter: os.loadavg(),
       ...(profilesDir ? { profiles } : {}),

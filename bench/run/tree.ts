@@ -1,20 +1,28 @@
 // The tree bench/run.ts gives each tool: N objects written as YAML files, one object a file
 // (Namespaces, a CRD and its custom resources, ConfigMaps, Secrets, Services and Deployments), in one
-// of three shapes (a plain directory, an overlay over a base, Flux's monorepo of Kustomizations),
+// of several shapes (a plain directory, an overlay over a base, Flux's monorepo of Kustomizations, and
+// in real.ts the same written as repositories write them),
 // with the edits its scenarios make to it (one ConfigMap changed, a tenth of the files removed).
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { stringify } from 'yaml';
+import { writeReal, writeRealRepo, writeRepo80 } from './real.ts';
 
 /**
  * plain: a directory of YAML files, no kustomization file; overlay: the files in a base listed by
  * its kustomization.yaml, and an overlay over it (namespace, labels, patches); monorepo: Flux's
  * layout of MONOREPO_UNITS Kustomizations in dependsOn levels, each an overlay of its own files
- * over a base they all share.
+ * over a base they all share. real, realrepo and repo80 (real.ts): an overlay as repositories write
+ * them, Flux's monorepo of such overlays, and a parent of 80 child Kustomizations (about 500 objects).
  */
-export type Shape = 'plain' | 'overlay' | 'monorepo';
+export type Shape = 'plain' | 'overlay' | 'monorepo' | 'real' | 'realrepo' | 'repo80';
+/** What --shapes runs when not given. */
 export const SHAPES: readonly Shape[] = ['plain', 'overlay', 'monorepo'];
+/** Every shape --shapes takes: also the trees written as repositories write them (bench/run/real.ts). */
+export const SHAPE_NAMES: readonly Shape[] = [...SHAPES, 'real', 'realrepo', 'repo80'];
 export const MONOREPO_UNITS = 20;
+/** Services with a cluster IP in a tree by default (the test cluster's service range is a /24). */
+export const CLUSTER_IPS = 40;
 
 /** One Kustomization of a tree: a name, its directory relative to the tree, the names it depends on. */
 export interface Unit {
@@ -50,7 +58,7 @@ export function objectFor(
   namespace: string,
   generation: number,
   group: string,
-  headless = Number(name.split('-').pop()) >= 200,
+  headless = Number(name.split('-').pop()) >= CLUSTER_IPS * KINDS.length,
 ): unknown {
   const labels = { app: name, 'bench.kustomize-reconcile/tier': 'a' };
   const metadata = namespace === '' ? { name, labels } : { name, namespace, labels };
@@ -153,9 +161,19 @@ function crdFor(group: string): unknown {
  * N/20 custom resources, the rest ConfigMaps (40 %), Secrets, Services and Deployments (20 % each)
  * spread over the namespaces. `prefix` keeps each tool's namespaces and CRD group apart.
  */
-export async function writeTree(dir: string, n: number, prefix: string, shape: Shape = 'plain'): Promise<Tree> {
-  if (shape === 'overlay') return writeOverlay(dir, n, prefix);
+export async function writeTree(
+  dir: string,
+  n: number,
+  prefix: string,
+  shape: Shape = 'plain',
+  /** Services given a cluster IP (the rest are headless), CLUSTER_IPS unless the trees on one cluster need fewer. */
+  clusterIPs = CLUSTER_IPS,
+): Promise<Tree> {
+  if (shape === 'overlay') return writeOverlay(dir, n, prefix, clusterIPs);
   if (shape === 'monorepo') return writeMonorepo(dir, n, prefix);
+  if (shape === 'real') return writeReal(dir, n, prefix, clusterIPs);
+  if (shape === 'realrepo') return writeRealRepo(dir, n, prefix, MONOREPO_UNITS, clusterIPs);
+  if (shape === 'repo80') return writeRepo80(dir, prefix, clusterIPs);
   await mkdir(dir, { recursive: true });
   const group = `${prefix}.bench.example.com`;
   const namespaces = Array.from({ length: Math.max(1, Math.round(n / 200)) }, (_, i) => `${prefix}-bench-${i}`);
@@ -171,7 +189,8 @@ export async function writeTree(dir: string, n: number, prefix: string, shape: S
   const put = (kind: Kind, name: string, ns: string) => {
     const file = join(dir, `${name}.yaml`);
     files.push(file);
-    writes.push(writeFile(file, stringify(objectFor(kind, name, ns, 1, group))));
+    const i = Number(name.split('-').pop());
+    writes.push(writeFile(file, stringify(objectFor(kind, name, ns, 1, group, i >= clusterIPs * KINDS.length))));
   };
   for (let i = 0; i < crs; i++) put('Widget', `widget-${i}`, namespaces[i % namespaces.length]!);
   for (let i = 0; i < rest; i++) {
@@ -228,7 +247,7 @@ function kustomization(resources: string[], overlay?: { namespace: string; partO
  * The overlay shape: the plain tree's objects without namespaces in base/ (listed by its
  * kustomization.yaml), and overlay/ with a Namespace, `namespace:`, a label and two JSON patches.
  */
-async function writeOverlay(dir: string, n: number, prefix: string): Promise<Tree> {
+async function writeOverlay(dir: string, n: number, prefix: string, clusterIPs: number): Promise<Tree> {
   const group = `${prefix}.bench.example.com`;
   const ns = `${prefix}-bench-0`;
   const crs = Math.floor(n / 20);
@@ -237,7 +256,8 @@ async function writeOverlay(dir: string, n: number, prefix: string): Promise<Tre
   for (let i = 0; i < crs; i++) files.set(`base/widget-${i}.yaml`, objectFor('Widget', `widget-${i}`, '', 1, group));
   for (let i = 0; i < rest; i++) {
     const kind = KINDS[i % KINDS.length]!;
-    files.set(`base/${kind.toLowerCase()}-${i}.yaml`, objectFor(kind, `${kind.toLowerCase()}-${i}`, '', 1, group));
+    const obj = objectFor(kind, `${kind.toLowerCase()}-${i}`, '', 1, group, i >= clusterIPs * KINDS.length);
+    files.set(`base/${kind.toLowerCase()}-${i}.yaml`, obj);
   }
   files.set('overlay/ns.yaml', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   await writeObjects(dir, files);
