@@ -8,6 +8,7 @@ import { exitStatusOf } from './report/exit.js';
 import { closingLines } from './report/render.js';
 import { Scrubber } from './report/scrub.js';
 import { readActionSettings } from './action/inputs.js';
+import { openBuildCache } from './action/build-cache.js';
 import { failFor, publishReport, reportKey, setOutputs, writeSummary } from './action/outputs.js';
 import { knownSecrets, runMode, type Settings } from './options/settings.js';
 import { untrustedTreeOf } from './source/trust.js';
@@ -34,8 +35,11 @@ export async function run(): Promise<void> {
       ...(read.base ? { base: read.base } : {}),
       root: read.root,
     });
+    // The build cache restored from the Actions cache before anything builds (action/build-cache.ts).
+    const buildCache = await openBuildCache(read);
     const settings = {
       ...read,
+      ...(buildCache ? { buildCache: buildCache.dir } : {}),
       fork: ctx?.fork === true,
       ...(untrusted ? { untrustedTree: untrusted } : {}),
       ...(await approvalOf(read, ctx, untrusted !== undefined)),
@@ -63,6 +67,7 @@ export async function run(): Promise<void> {
     );
     // Each applied and pruned object had its line in the phases' groups above.
     for (const line of closingLines(report)) core.info(line);
+    await buildCache?.save();
     if (settings.reportFile !== undefined) await reportFile(report, settings, ctx);
     // A fan-out job's own comment never replaces the merged one (mode: report) of the same files.
     const part = [settings.cluster ?? '', ...settings.select].filter((x) => x !== '').join(' ');

@@ -16,7 +16,8 @@ const cm = (name: string, value: string) =>
 
 /**
  * A base of two ConfigMaps and an overlay that patches, labels and moves them (the common shape),
- * with a generator, which the build without kustomize (overlay.ts) leaves to kustomize.
+ * with a generator and a replacement, which the build without kustomize (overlay.ts) leaves to
+ * kustomize.
  */
 const TREE = {
   'base/kustomization.yaml': 'resources: [a.yaml, b.yaml]\n',
@@ -31,6 +32,9 @@ const TREE = {
     '  patch: |-',
     '    - {op: add, path: /data/overlay, value: "yes"}',
     'configMapGenerator: [{name: generated, literals: [k=v]}]',
+    'replacements:',
+    '- source: {kind: ConfigMap, name: a, fieldPath: metadata.name}',
+    '  targets: [{select: {kind: ConfigMap, name: b}, fieldPaths: [data.copy], options: {create: true}}]',
     '',
   ].join('\n'),
 };
@@ -100,12 +104,24 @@ describe('the build cache', () => {
     const root = await writeTree(TREE);
     const cache = await cacheDir();
     await build({ root, path: 'overlay', kustomizeBin: KUSTOMIZE, cache });
+    // Other bytes (a wrapper that runs the same release): another binary as far as the key goes.
     const other = join(await cacheDir(), 'kustomize');
-    await copyFile(KUSTOMIZE, other);
+    await writeFile(other, `#!/bin/sh\nexec '${KUSTOMIZE}' "$@"\n`);
     await chmod(other, 0o755);
     const again = await build({ root, path: 'overlay', kustomizeBin: other, cache });
     expect(again.cached).toBeUndefined();
     expect((await build({ root, path: 'overlay', kustomizeBin: other, cache })).cached).toBe(true);
+  });
+
+  it('finds the entry with the same binary installed afresh elsewhere (another runner): keyed by its bytes', async () => {
+    const root = await writeTree(TREE);
+    const cache = await cacheDir();
+    await build({ root, path: 'overlay', kustomizeBin: KUSTOMIZE, cache });
+    // The same release at another path, with another mtime and inode, as a fresh runner installs it.
+    const copy = join(await cacheDir(), 'kustomize');
+    await copyFile(KUSTOMIZE, copy);
+    await chmod(copy, 0o755);
+    expect((await build({ root, path: 'overlay', kustomizeBin: copy, cache })).cached).toBe(true);
   });
 
   it('keeps nothing of a build whose copy had files decrypted into it', async () => {

@@ -219,7 +219,20 @@ describe('build over fixture trees', () => {
   });
 
   it('records each object’s source file relative to the root, generated objects included', async () => {
-    const result = await run('overlays/prod', { components: ['../../components/monitoring'] });
+    // kustomize names the files only when asked (origin annotations cost it CPU): a build that did not
+    // ask traces them on demand (traceOrigins), to the same files.
+    const untraced = await run('overlays/prod', { components: ['../../components/monitoring'], plain: false });
+    expect(untraced.origins.size).toBe(0);
+    const traced = await untraced.traceOrigins!();
+    const result = { ...untraced, origins: traced };
+    const asked = await run('overlays/prod', {
+      components: ['../../components/monitoring'],
+      plain: false,
+      traceOrigins: true,
+    });
+    expect(asked.origins).toEqual(traced);
+    expect(asked.objects).toEqual(untraced.objects);
+    expect(asked.traceOrigins).toBeUndefined();
     const origin = (subject: string) => {
       const o = find(result.objects, subject);
       const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '';
@@ -297,7 +310,7 @@ describe('build over fixture trees', () => {
     it('copies an overlay, its base and its patch, not the rest of the repository, and builds the same', async () => {
       const root = await mkdtemp(join(tmpdir(), 'kr-limited-'));
       await cp(ROOT, root, { recursive: true });
-      const { result, seen } = await copied(root, 'overlays/prod');
+      const { result, seen } = await copied(root, 'overlays/prod', { plain: false });
       expect(seen).toHaveLength(1);
       expect(seen[0]).toContain('overlays/prod/kustomization.yaml');
       expect(seen[0]).toContain('base/kustomization.yaml');

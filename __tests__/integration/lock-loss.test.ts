@@ -168,7 +168,8 @@ describe('losing the lock stops the run', () => {
     expect(report?.error).toMatch(
       new RegExp(
         lost(ns) +
-          `it applied nothing more and pruned nothing\\. It had applied 1 object\\(s\\): ConfigMap/${ns}/c2 created\\.`,
+          `it applied nothing more and pruned nothing\\. It had applied 1 object\\(s\\): ConfigMap/${ns}/c2 created; ` +
+          'the run that holds the lock now may have changed or pruned them since\\.',
       ),
     );
     expect(writesOf(ns, after)).toEqual([]);
@@ -310,7 +311,8 @@ describe('losing the lock stops the run', () => {
     expect(report?.error).toMatch(
       new RegExp(
         lost(ns) +
-          `it applied nothing more and pruned nothing\\. It had applied 1 object\\(s\\): Deployment/${ns}/stuck created\\.`,
+          `it applied nothing more and pruned nothing\\. It had applied 1 object\\(s\\): Deployment/${ns}/stuck created; ` +
+          'the run that holds the lock now may have changed or pruned them since\\.',
       ),
     );
     expect(writesOf(ns, after)).toEqual([]);

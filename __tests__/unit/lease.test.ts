@@ -285,6 +285,8 @@ describe('lostLockMessage', () => {
     'lost the lock ns/l: it was taken over by run-B, while this run did not renew it for 40s (its lease lasts 30s)';
   const TAIL =
     ' The inventory is left to the run that holds the lock now; run this revision again if it is the one to apply.';
+  /** What it applied is not said to stay in the inventory: the new holder may have pruned it. */
+  const NEW_HOLDER = 'the run that holds the lock now may have changed or pruned them since.';
   const entry = (name: string, action: ChangeSetEntry['action']): ChangeSetEntry => ({
     subject: `ConfigMap/ns/${name}`,
     action,
@@ -313,7 +315,7 @@ describe('lostLockMessage', () => {
       [],
       undefined,
       `${LOST}. This run stopped: it applied nothing more and pruned nothing. It had applied 2 object(s): ` +
-        `ConfigMap/ns/b created, ConfigMap/ns/c configured.${TAIL}`,
+        `ConfigMap/ns/b created, ConfigMap/ns/c configured; ${NEW_HOLDER}${TAIL}`,
     ],
     [
       'stopped during the prune: only real deletions count',
@@ -322,6 +324,14 @@ describe('lostLockMessage', () => {
       undefined,
       `${LOST}. This run stopped: it applied nothing more and pruned nothing more. It had applied nothing. ` +
         `It had pruned 1 object(s): ConfigMap/ns/x.${TAIL}`,
+    ],
+    [
+      'applied, then pruned, then stopped: both said, the applied ones as possibly changed since',
+      [entry('b', 'created')],
+      [pruned('x', 'deleted')],
+      undefined,
+      `${LOST}. This run stopped: it applied nothing more and pruned nothing more. It had applied 1 object(s): ` +
+        `ConfigMap/ns/b created; ${NEW_HOLDER} It had pruned 1 object(s): ConfigMap/ns/x.${TAIL}`,
     ],
     [
       'another error on the way: kept after it',
@@ -338,7 +348,7 @@ describe('lostLockMessage', () => {
   it('names the objects it wrote that no record holds', () => {
     expect(lostLockMessage(LOST, [entry('b', 'created')], [], undefined, [e('ns_b__ConfigMap')])).toBe(
       `${LOST}. This run stopped: it applied nothing more and pruned nothing. It had applied 1 object(s): ` +
-        `ConfigMap/ns/b created.${TAIL} 1 object(s) it wrote exist but are in no inventory (a write already on its ` +
+        `ConfigMap/ns/b created; ${NEW_HOLDER}${TAIL} 1 object(s) it wrote exist but are in no inventory (a write already on its ` +
         'way when the lock was taken over), so no run prunes them: ConfigMap/ns/b; delete them, or apply a revision that has them.',
     );
   });

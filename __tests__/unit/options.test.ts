@@ -74,9 +74,9 @@ describe('the option table and action.yml', () => {
 });
 
 describe('every input has its CLI flag', () => {
-  it('but the command (mode) and the GitHub reporting inputs, each with the reason', () => {
+  it('but the command (mode), the GitHub reporting inputs and the Actions cache, each with the reason', () => {
     const without = INPUTS.filter((o) => !o.flag);
-    expect(without.map((o) => o.input)).toEqual(['mode', 'github-token', 'comment', 'check-run']);
+    expect(without.map((o) => o.input)).toEqual(['mode', 'github-token', 'comment', 'check-run', 'actions-cache']);
     for (const o of without) expect(o.noFlag, o.input).toMatch(/\w/);
     expect(INPUTS.filter((o) => o.flag && o.noFlag)).toEqual([]);
   });

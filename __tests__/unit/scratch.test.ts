@@ -1,23 +1,24 @@
 // Scratch directories (src/util/scratch.ts) are removed when the process ends without removing
 // them: on exit, and on SIGINT or SIGTERM (a cancelled run), after which the process still ends by
-// that signal. Each case runs in a child Node process that imports the TypeScript module directly.
+// that signal. Each case runs in a child Node process that imports the module (bundled: it imports
+// util/lifecycle.ts, which handles the signals).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODE, REPO } from '../helpers/paths.js';
+import { NODE } from '../helpers/paths.js';
 import { heavyFile } from '../helpers/heavy.js';
+import { bundledModule } from '../helpers/module-bundle.js';
 
 heavyFile();
 
-const MODULE = pathToFileURL(join(REPO, 'src', 'util', 'scratch.ts')).href;
-
+let MODULE: string;
 let temp: string;
 beforeAll(async () => {
   temp = await mkdtemp(join(tmpdir(), 'kr-scratch-test-'));
+  MODULE = await bundledModule('util/scratch.ts');
 });
 afterAll(async () => {
   await rm(temp, { recursive: true, force: true });

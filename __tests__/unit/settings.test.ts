@@ -125,6 +125,7 @@ describe('settingsOf', () => {
       lockTimeoutMs: 600_000,
       lockLeaseMs: 30_000,
       buildLimits: { timeoutMs: 300_000, memoryBytes: 2 * 1024 ** 3 },
+      actionsCache: true,
       run: {
         holder: expect.stringMatching(/ pid \d+$/) as string,
         source: 'local:/ws',

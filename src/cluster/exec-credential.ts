@@ -10,6 +10,7 @@ import type https from 'node:https';
 import { isAbsolute, resolve } from 'node:path';
 import { truncate } from '../util/truncate.js';
 import { formatDuration } from '../util/duration.js';
+import { trackChild } from '../util/lifecycle.js';
 
 /** The `exec` section of a kubeconfig user. */
 export interface ExecConfig {
@@ -116,6 +117,8 @@ export function runExecPlugin(user: string, exec: ExecConfig, timeoutMs: number)
     };
     // Its own process group, so that a plugin that is a script is stopped with everything it started.
     const child = spawn(exec.command, exec.args ?? [], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // Killed with its group should this process end first (util/lifecycle.ts).
+    trackChild(child, true);
     const stop = () => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');

@@ -13,6 +13,7 @@ import { create, get, LEASES, remove, replace, type Ref } from '../cluster/verbs
 import { sleep } from '../util/poll.js';
 import { formatDuration } from '../util/duration.js';
 import { truncate } from '../util/truncate.js';
+import { onSignalCleanup } from '../util/lifecycle.js';
 import { RESERVED_KEY_PREFIX } from './reserved.js';
 import {
   afterRenewal,
@@ -87,6 +88,8 @@ export class Lock {
   private renewing: Promise<void> | undefined;
   /** Monotonic time at which the last successful renewal (or the acquisition) was sent. */
   private renewedAt: number;
+  /** Removes the release that a signal ending the process runs (util/lifecycle.ts). */
+  private readonly forgetOnSignal: () => void;
 
   private constructor(
     private readonly client: ClusterClient,
@@ -97,6 +100,9 @@ export class Lock {
     sentAt: number,
   ) {
     this.renewedAt = sentAt;
+    // A cancelled run (SIGINT, SIGTERM, SIGHUP) frees its lease before it ends, so that the next run
+    // does not wait for it to run out.
+    this.forgetOnSignal = onSignalCleanup(() => this.release());
   }
 
   private get monotonic(): () => number {
@@ -313,6 +319,7 @@ export class Lock {
    * holder. Returns the released lease, or undefined when it was not ours any more.
    */
   async release(): Promise<Lease | undefined> {
+    this.forgetOnSignal();
     if (this.timer) clearInterval(this.timer);
     await this.renewing;
     this.released = true;

@@ -33,8 +33,10 @@ export function lostLockMessage(
   const deleted = pruned.filter((r) => r.action === 'deleted' && r.reason === undefined);
   return [
     `${lost}. This run stopped: it applied nothing more and pruned nothing${deleted.length > 0 ? ' more' : ''}.`,
+    // What it applied is what the new holder found: it may have changed or pruned any of it since.
     applied.length > 0
-      ? ` It had applied ${applied.length} object(s): ${applied.map((e) => `${e.subject} ${e.action}`).join(', ')}.`
+      ? ` It had applied ${applied.length} object(s): ${applied.map((e) => `${e.subject} ${e.action}`).join(', ')};` +
+        ' the run that holds the lock now may have changed or pruned them since.'
       : ' It had applied nothing.',
     deleted.length > 0
       ? ` It had pruned ${deleted.length} object(s): ${deleted.map((r) => r.subject).join(', ')}.`

@@ -66,11 +66,7 @@ export async function runKustomize(
     throw new Error(`${what} could not start: ${(err as Error).message}`, { cause: err });
   }
   // A tree that builds too long, too big or not at all is the tree's to fix: running again gives the same.
-  if (r.stopped === 'timeout') {
-    throw new UserError(
-      `${what} did not finish within ${formatMs(limits.timeoutMs)} and was stopped; if the tree really needs longer, raise the build-timeout input / --build-timeout`,
-    );
-  }
+  if (r.stopped === 'timeout') throw new UserError(`${what} ${timeoutAdvice(limits.timeoutMs)}`);
   if (r.stopped === 'memory') {
     throw new UserError(
       `${what} used more than ${formatBytes(limits.memoryBytes)} of memory and was stopped (YAML aliases that expand without end, or a huge generator, do this); if the tree really needs more, raise the build-memory-limit input / --build-memory-limit`,
@@ -88,7 +84,21 @@ export async function runKustomize(
   return r.stdout;
 }
 
-function formatMs(ms: number): string {
+/**
+ * What a build stopped by build-timeout says after its command: the bound it ran into, and what to
+ * set when a big tree needs longer (the action's input, the CLI's flag), with a value twice the bound.
+ */
+export function timeoutAdvice(timeoutMs: number): string {
+  const longer = formatMs(timeoutMs * 2);
+  return (
+    `did not finish within ${formatMs(timeoutMs)} and was stopped; if the tree is big and needs longer, ` +
+    `set the action's input build-timeout (build-timeout: ${longer}) or the CLI's flag --build-timeout ${longer}; ` +
+    'a build that never finishes (a remote base that does not answer, a plugin that waits) needs its tree fixed instead'
+  );
+}
+
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.max(1, Math.round(ms))}ms`;
   const s = Math.round(ms / 1000);
   return s >= 60 ? `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : ''}` : `${s}s`;
 }

@@ -42,6 +42,8 @@ export async function prepareKustomization(
   relPath: string,
   realCopyRoot: string,
   spec: SpecFields,
+  /** Switch origin annotations on to learn each object's file (merge.ts). */
+  traceOrigins = true,
 ): Promise<Prepared> {
   const found = await findKustomizationFile(kdir);
   let existing: Record<string, unknown>;
@@ -62,6 +64,7 @@ export async function prepareKustomization(
     existing,
     { ...buildFields(spec), components },
     found ? 'file' : 'generated',
+    traceOrigins,
   );
   await replaceKustomization(join(kdir, found ?? 'kustomization.yaml'), kustomization);
   return { generated: !found, addedOrigin, missingComponents: missing };

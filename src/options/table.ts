@@ -468,12 +468,21 @@ const DECLARED = [
     field: 'buildCache',
     kind: 'string',
     description:
-      "A directory, outside the workspace, that keeps kustomize's output between runs, keyed by a hash of everything the build reads (every file of the prepared copy, the Flux spec fields merged in, the kustomize binary and its environment): a build with exactly the same input skips kustomize, any change builds again. Never kept: builds with SOPS files decrypted before kustomize, or with remote bases. Keep it across jobs with actions/cache (a pull request's cache entries cannot reach other branches); only trusted jobs may write it. Empty: every build that needs kustomize runs it. Some never do: a plain directory of manifests, and an overlay whose kustomization files use only resources, namespace, labels and inline JSON 6902 patches, are built in process with kustomize's answer, faster than a cache lookup.",
+      "A directory, outside the workspace, that keeps kustomize's output between runs, keyed by a hash of everything the build reads (every file of the prepared copy, the Flux spec fields merged in, the kustomize binary's bytes and its environment): a build with exactly the same input skips kustomize, any change builds again. Never kept: builds with SOPS files decrypted before kustomize, or with remote bases. Default: $RUNNER_TEMP/kustomize-reconcile-builds, restored from the Actions cache before the run and saved to it after (actions-cache), so that a second run of the same commit builds nothing; the Actions cache keeps a pull request's saves in its own ref's scope. Some builds never need it: a plain directory of manifests, and an overlay of the fields built in process, are built with kustomize's answer without running it.",
     flag: {
       arg: 'DIR',
       help: "keep kustomize's output in DIR (outside --root) between runs, keyed by everything the build reads",
       defaultText: 'none: every build that needs kustomize runs it',
     },
+  },
+  {
+    input: 'actions-cache',
+    field: 'actionsCache',
+    kind: 'boolean',
+    default: 'true',
+    description:
+      "Keep build-cache across workflow runs with the Actions cache (the toolkit's cache package, as actions/cache): restored before the run, saved after it when the run kept a build it did not have, one cache entry per save (kustomize-reconcile-builds-<os>-<arch>-<hash>). A cache service that fails costs the run those builds and one warning, never the run; without one (act without its cache server, a GitHub Enterprise Server without the cache), and with false, the directory lives as long as the job.",
+    noFlag: 'the CLI keeps --build-cache where it is; there is no Actions cache',
   },
   {
     input: 'cluster',

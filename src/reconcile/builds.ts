@@ -11,6 +11,7 @@ import type { SourcePlan, SourceVerdict } from '../flux/checkout.js';
 import { canonicalJson } from '../flux/source-identity.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
+import { BuildMemo } from '../kustomize/cache.js';
 import type { Settings } from '../options/settings.js';
 import { runSources, type FetchedSources } from '../source/fetched.js';
 import { secretReader } from '../source/secret.js';
@@ -68,6 +69,12 @@ export class Builds {
   private readonly fetched: FetchedSources;
   private readonly renders = new Map<string, Render>();
   private readonly froms = new Map<string, Promise<BuiltFrom>>();
+  /**
+   * kustomize's outputs this run, by the hash of their whole input (kustomize/cache.ts): a spec
+   * rendered decrypted and not (its reconcile, a claim, its children) runs kustomize once when no
+   * file was decrypted, and so does the same input under two specs.
+   */
+  readonly memo = new BuildMemo();
 
   /**
    * Use Builds.open. `others`: the verdicts on the sources of the Kustomizations the run does not
@@ -162,7 +169,10 @@ export class Builds {
           hooks.note?.(line);
         },
       };
-      const result = renderSpec(from.settings, spec, this.opts.client, render, { decrypt: opts.decrypt });
+      const result = renderSpec(from.settings, spec, this.opts.client, render, {
+        decrypt: opts.decrypt,
+        memo: this.memo,
+      });
       this.renders.set(key, { result, secrets, notes });
       return result;
     }

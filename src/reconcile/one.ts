@@ -179,6 +179,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     ready.catch(() => undefined);
     const rendered = await phase(ctx, 'render', 'Render', () => render(ctx, secrets.add));
     done.origins = rendered.origins;
+    if (rendered.traceOrigins) done.traceOrigins = rendered.traceOrigins;
     ctx.claims?.record(spec, rendered.objects);
     await ready;
     const planned = await phase(ctx, 'plan', 'Plan', () => plan(ctx, rendered, inventory));
@@ -204,7 +205,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     if (cause instanceof PruneStopped) done.pruned = cause.results;
     const failed = StageError.of('apply', err);
     const recorded = await recordFailure(ctx, inventory, done, failed, secrets.known);
-    if (recorded.locate) done.problems = await locateProblems(settings.root, done.origins, problemsOf(failed, done));
+    if (recorded.locate) done.problems = await locateProblems(settings.root, done, problemsOf(failed, done));
     return finish({ ...failed.failure, message: recorded.message });
   } finally {
     // A lock still being taken when the build failed is released once it is held.
@@ -264,10 +265,13 @@ function problemsOf(err: StageError, done: Progress): (Location & { subject: str
 /** Each problem with the file its object came from and the line of its name there, where known. */
 async function locateProblems(
   root: string,
-  origins: ReadonlyMap<string, string>,
+  done: Pick<Progress, 'origins' | 'traceOrigins'>,
   found: (Location & { subject: string; message: string })[],
 ): Promise<Problem[]> {
   const texts = new Map<string, Promise<string | undefined>>();
+  // A build that did not name its objects' files is traced now, for the objects that failed.
+  const unplaced = found.some((p) => p.file === undefined && !done.origins.has(p.subject));
+  const origins = unplaced && done.traceOrigins ? await done.traceOrigins().catch(() => done.origins) : done.origins;
   return Promise.all(
     found.map(async (p) => {
       const file = p.file ?? origins.get(p.subject);

@@ -8,6 +8,7 @@ import { entryOf, type Entry } from '../objects/id.js';
 import type { Problem } from '../report/problems.js';
 import { scrubText } from '../report/scrub.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
+import { ApplyError } from '../ssa/apply.js';
 import type { PruneResult } from '../ssa/delete.js';
 import type { RenamedObject } from '../ssa/renames.js';
 import type { HealthResult } from '../kstatus/wait.js';
@@ -34,6 +35,8 @@ export interface Progress {
   problems: Problem[];
   /** Each object's source file, keyed by subject. */
   origins: Map<string, string>;
+  /** Every object's source file, by building again, when `origins` lacks some (Rendered.traceOrigins). */
+  traceOrigins?: () => Promise<Map<string, string>>;
 }
 
 /** A run that got to the end: this run's objects are the inventory now, but for the prune's survivors. */
@@ -48,6 +51,17 @@ export async function recordSuccess(
   if (!ctx.applying) return;
   const error = pruned.error && scrubText(pruned.error, known);
   await inventory.end({ kind: 'succeeded', survivors: pruned.survivors }, pruned.next, error, ctx.note);
+}
+
+/**
+ * The run's own error beside a lost lock: none when it is the loss; an apply's failure without what
+ * it says the run had applied "stays in the cluster and in the inventory" (the inventory is the new
+ * holder's now: lostLockMessage says what is true of those objects).
+ */
+export function causeOf(err: StageError, lost: string): string | undefined {
+  if (err.message === lost) return undefined;
+  const cause = rootCause(err);
+  return cause instanceof ApplyError ? cause.detail : err.message;
 }
 
 /**
@@ -70,13 +84,7 @@ export async function recordFailure(
     // Another run holds the lock now: this run writes nothing more, not even its record; it reports
     // the loss, and the objects it wrote that no record holds (src/inventory/lease.ts).
     const message = (unrecorded: Entry[] = []) =>
-      lostLockMessage(
-        lost,
-        done.changeset,
-        done.pruned ?? [],
-        err.message === lost ? undefined : err.message,
-        unrecorded,
-      );
+      lostLockMessage(lost, done.changeset, done.pruned ?? [], causeOf(err, lost), unrecorded);
     try {
       return {
         message: message(await inventory.unrecorded(await ctx.manager.existing(written(done.changeset)))),

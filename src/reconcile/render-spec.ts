@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterClient } from '../cluster/client.js';
 import { build, PathError, type BuildOptions, type BuildResult } from '../kustomize/build.js';
+import type { BuildMemo } from '../kustomize/cache.js';
 import { applyCommonMetadata } from '../kustomize/metadata.js';
 import { objectKey, subjectOf, type KubeObject } from '../objects/kube.js';
 import type { Settings } from '../options/settings.js';
@@ -49,8 +50,11 @@ export async function renderSpec(
   spec: KustomizationSpec,
   client: ClusterClient | undefined,
   hooks: SpecHooks,
-  /** decrypt: SOPS decryption (without it, encrypted values are left as they are). */
-  { decrypt }: { decrypt: boolean },
+  /**
+   * decrypt: SOPS decryption (without it, encrypted values are left as they are). memo: the run's
+   * kustomize outputs (kustomize/cache.ts), so that the same input is built once a run.
+   */
+  { decrypt, memo }: { decrypt: boolean; memo?: BuildMemo },
 ): Promise<RenderedSpec> {
   // Every secret value seen while rendering, and by index the fields written from a secret source.
   const values = new Set<string>();
@@ -79,6 +83,7 @@ export async function renderSpec(
     buildMetadata: spec.buildMetadata,
     allowRemoteBases: settings.allowRemoteBases,
     ...(settings.buildCache !== undefined ? { cache: settings.buildCache } : {}),
+    ...(memo ? { memo } : {}),
   };
   let decryptedFiles: string[] = [];
   const built = await buildNamed(spec, {
@@ -132,7 +137,14 @@ export async function renderSpec(
     // An error about one object points at the file it came from (a check-run annotation).
     const subject = subjectOfError(err);
     const found = subject === undefined ? undefined : built.objects.find((o) => subjectOf(o) === subject);
-    const file = found && origin(found);
+    // A build that did not name its objects' files is traced now (build.ts traceOrigins).
+    const file =
+      found &&
+      (origin(found) ??
+        (await built.traceOrigins?.().then(
+          (all) => all.get(objectKey(found)),
+          () => undefined,
+        )));
     if (file === undefined) throw err;
     // Say where the object comes from in the message too, not only in the annotation.
     const placed = err instanceof ObjectError && err.file === undefined ? err.at(file) : err;

@@ -18,6 +18,8 @@ export interface Rendered {
   objects: KubeObject[];
   /** Each object's source file, keyed by subject (for annotations). */
   origins: Map<string, string>;
+  /** When kustomize did not name every object's file: builds again to learn them (BuildResult.traceOrigins). */
+  traceOrigins?: () => Promise<Map<string, string>>;
   secretPaths: SecretPaths;
 }
 
@@ -44,12 +46,15 @@ export async function render(
       own = own.filter((o) => !children.defines(o));
     }
   }
-  const origins = new Map(
-    own.flatMap((o) => {
-      const file = built.origins.get(objectKey(o));
-      return file === undefined ? [] : [[subjectOf(o), file] as const];
-    }),
-  );
+  const bySubject = (files: ReadonlyMap<string, string>) =>
+    new Map(
+      own.flatMap((o) => {
+        const file = files.get(objectKey(o));
+        return file === undefined ? [] : [[subjectOf(o), file] as const];
+      }),
+    );
+  const origins = bySubject(built.origins);
+  const trace = built.traceOrigins;
   const encrypted = stillEncrypted(own);
   if (encrypted.length > 0) throw new SopsError(encrypted.join('\n'));
   // As Flux sends them: its normalisation decides which fields our manager owns (src/ssa/normalize.ts).
@@ -57,7 +62,12 @@ export async function render(
   if (built.missingComponents.length > 0) note(`Ignored missing component(s): ${built.missingComponents.join(', ')}`);
   if (built.cached)
     note("kustomize's output kept in build-cache for exactly this input was used: kustomize did not run");
-  return { objects, origins, secretPaths: built.secretPaths };
+  return {
+    objects,
+    origins,
+    ...(trace ? { traceOrigins: () => trace().then(bySubject) } : {}),
+    secretPaths: built.secretPaths,
+  };
 }
 
 /**

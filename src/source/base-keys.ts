@@ -5,6 +5,7 @@
  * either way it is not opened into the build (sops/types.ts, dataKeyOnBase).
  */
 import { execFile } from 'node:child_process';
+import { trackChild } from '../util/lifecycle.js';
 
 /**
  * The lines of encrypted data keys that identify them: runs of base64 of at least 32 characters (an
@@ -21,10 +22,16 @@ export function keyLines(encs: readonly string[]): string[] {
 function grepCommit(root: string, commit: string, line: string): Promise<boolean | undefined> {
   const args = ['grep', '-q', '-I', '-F', '-e', line, commit, '--'];
   return new Promise((resolve) => {
-    execFile('git', args, { cwd: root, timeout: 60_000, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }, (err) => {
-      if (!err) resolve(true);
-      else resolve((err as { code?: unknown }).code === 1 ? false : undefined);
-    });
+    const child = execFile(
+      'git',
+      args,
+      { cwd: root, timeout: 60_000, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } },
+      (err) => {
+        if (!err) resolve(true);
+        else resolve((err as { code?: unknown }).code === 1 ? false : undefined);
+      },
+    );
+    trackChild(child, false);
   });
 }
 

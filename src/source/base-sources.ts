@@ -4,6 +4,7 @@
  * working tree is the change's), bounded as the scan of the working tree is.
  */
 import { execFile } from 'node:child_process';
+import { trackChild } from '../util/lifecycle.js';
 import { MAX_BYTES, MAX_FILES, SKIP, documentValues, sourcesIn } from '../flux/source-files.js';
 import { FLUX_GROUP } from '../objects/flux.js';
 import { DEFAULT_NAMESPACE } from '../flux/parse.js';
@@ -29,6 +30,7 @@ export function gitBytes(root: string, args: string[], input?: string): Promise<
         else resolve(stdout);
       },
     );
+    trackChild(child, false);
     if (input !== undefined) child.stdin?.end(input);
   });
 }

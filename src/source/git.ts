@@ -13,6 +13,7 @@ import { appendFile, lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GitRepositoryDef } from '../flux/source-defs.js';
 import { scratchDir } from '../util/scratch.js';
+import { trackChild } from '../util/lifecycle.js';
 import { sourceAddress, type SourceAddress } from './address.js';
 import { ExtractBudget } from './budget.js';
 import { pickTag } from './semver.js';
@@ -270,6 +271,7 @@ export async function fetchGitRepository(repo: GitRepositoryDef, opts: FetchOpti
               }
             });
           }, 250);
+      trackChild(child, false);
     });
   try {
     await git(['init', '-q']);

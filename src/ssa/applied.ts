@@ -5,7 +5,9 @@ const SHOWN = 20;
 
 /**
  * For a failure in a later stage: what earlier stages already wrote (created or configured), so
- * that the error says what the failed run left in the cluster. Empty when nothing was written.
+ * that the error says what the failed run left in the cluster. Empty when nothing was written. True
+ * while the run holds its lock (its record keeps them); a run that lost the lock says instead what
+ * src/inventory/lost-run.ts says (ApplyError.detail is its error without this).
  */
 export function appliedSoFar(changeset: readonly ChangeSetEntry[]): string {
   const written = changeset.filter((e) => e.action === 'created' || e.action === 'configured');

@@ -71,14 +71,19 @@ function secretsOf(obj: KubeObject, opts: ApplyOptions): { paths: readonly strin
 
 /** A failure during apply, with what was already done so that the report can show it. */
 export class ApplyError extends Error {
+  /** What failed, without what the run had applied before (appliedSoFar): said again by a run that lost its lock. */
+  readonly detail: string;
   constructor(
-    message: string,
+    detail: string,
     readonly changeset: ChangeSetEntry[],
     /** The objects that failed, each with its own message (for annotations on their source). */
     readonly failures: { object: KubeObject; message: string }[] = [],
+    /** The message ends with what the run had applied before (appliedSoFar). */
+    withApplied = false,
   ) {
-    super(message);
+    super(withApplied ? detail + appliedSoFar(changeset) : detail);
     this.name = 'ApplyError';
+    this.detail = detail;
   }
 }
 
@@ -128,9 +133,10 @@ export async function applyAll(
           ? `${failures.length} objects of the ${stage} stage failed the dry-run; ${opts.dryRunOnly ? 'the stage could not be applied as it is' : 'nothing of the stage was applied'}:\n`
           : '';
       throw new ApplyError(
-        head + failures.join('\n') + appliedSoFar(changeset),
+        head + failures.join('\n'),
         changeset,
         results.flatMap((r) => (r.ok ? [] : [{ object: r.obj, message: r.error }])),
+        true,
       );
     }
     const planned = results.flatMap((r) => (r.ok ? [r.planned] : []));
@@ -152,7 +158,7 @@ export async function applyAll(
       const n = writes.failures.length;
       const head = n > 1 ? `${n} objects of the ${stage} stage failed to apply:\n` : '';
       const messages = writes.failures.map((f) => f.message).join('\n');
-      throw new ApplyError(head + messages + appliedSoFar(changeset), changeset, writes.failures);
+      throw new ApplyError(head + messages, changeset, writes.failures, true);
     }
     if (writes.refused !== undefined) throw new ApplyError((writes.refused as Error).message, changeset);
     if (stage === 'definitions' && !opts.dryRunOnly) {

@@ -188,6 +188,12 @@ export interface ActOptions {
   timeoutMs?: number;
   /** The node binary first on PATH (default: the one running this). */
   node?: string;
+  /**
+   * Where act's own Actions cache server keeps its entries (ACTIONS_CACHE_URL, the cache service's
+   * REST protocol that @actions/cache speaks without ACTIONS_CACHE_SERVICE_V2): runs given the same
+   * directory share the cache, as runs of one repository do on GitHub. Absent: no cache server.
+   */
+  cacheServer?: string;
 }
 
 /** What a run names itself; the rest of ActOptions is the whole set of runs' (run.ts, Env.act). */
@@ -223,7 +229,9 @@ export async function runAct(o: ActOptions): Promise<ActRun> {
       'main',
       '--action-cache-path',
       join(work, 'cache'),
-      '--no-cache-server',
+      ...(o.cacheServer
+        ? ['--cache-server-path', o.cacheServer, '--cache-server-addr', '127.0.0.1']
+        : ['--no-cache-server']),
       '--env-file',
       '/dev/null',
       '--secret-file',
@@ -277,9 +285,13 @@ export function olderNode(): string | undefined {
   return undefined;
 }
 
-/** A copy of the action as a tag of it holds what runs: action.yml, dist/ and package.json. */
+/**
+ * A copy of the action as a tag of it holds what runs: action.yml, dist/ and package.json.
+ * KR_ACTION_DIST: a bundle of the working tree made elsewhere (`node scripts/bundle.mjs DIR`) as dist/.
+ */
 export function actionCopy(root: string): string {
   const dir = join(root, 'action');
-  for (const f of ['action.yml', 'package.json', 'dist']) cpSync(join(REPO, f), join(dir, f), { recursive: true });
+  for (const f of ['action.yml', 'package.json']) cpSync(join(REPO, f), join(dir, f), { recursive: true });
+  cpSync(process.env['KR_ACTION_DIST'] ?? join(REPO, 'dist'), join(dir, 'dist'), { recursive: true });
   return dir;
 }

@@ -180,7 +180,32 @@ export async function readmeRuns(env: Env, done: (c: Checked) => void): Promise<
       checks.length === 1 && checks[0]?.conclusion === 'success',
       `check runs on the pushed commit: ${checks.map((c) => c.conclusion).join(', ') || 'none'}, expected one success`,
     );
+    check(
+      problems,
+      run.jobs.some((j) => j.output.some((l) => l.includes('saved to the Actions cache'))),
+      'the build-cache was not saved to the Actions cache',
+    );
     done({ what: `${wf.deploy.at} (deploy) on push`, run, problems });
+  }
+  // The same commit again (a re-run): the build cache comes back from the Actions cache (act's own
+  // cache server) and kustomize runs for nothing; nothing new is kept, so nothing is saved.
+  {
+    const run = await deploy(ZERO, c1);
+    const problems = jobsAre(run, { apply: 1 });
+    const out = run.jobs.flatMap((j) => j.output).join('\n');
+    check(
+      problems,
+      /kept build\(s\) restored from the Actions cache/.test(out),
+      'no build-cache restored from the Actions cache',
+    );
+    check(
+      problems,
+      out.includes("kustomize's output kept in build-cache for exactly this input was used: kustomize did not run"),
+      'web ran kustomize again: its kept build was not used',
+    );
+    check(problems, !/saved to the Actions cache/.test(out), 'a run that kept nothing new saved the build-cache');
+    check(problems, !/::warning|Warning:/.test(out), 'a warning (the Actions cache failed)');
+    done({ what: `${wf.deploy.at} (deploy) on push, run again at the same commit (build cache)`, run, problems });
   }
   // A runner whose Node is older than the action's node24 (a self-hosted one, say): one line says so.
   const old = olderNode();

@@ -88,7 +88,9 @@ export async function runWorkflows(
       root,
       fake,
       clusters,
-      act: (o: RunOptions) => runAct({ ...o, githubApi: fake.url, artifacts, actionDir }),
+      // One Actions cache for every run, as the runs of one repository share it on GitHub.
+      act: (o: RunOptions) =>
+        runAct({ ...o, githubApi: fake.url, artifacts, actionDir, cacheServer: join(root, 'actions-cache') }),
       nextRunId: () => ++runId,
       neverLogged: (value: string) => {
         keys.push(value);

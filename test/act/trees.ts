@@ -184,6 +184,11 @@ export function fleet(repo = 'kr-test/fleet'): Tree {
       '      - op: replace',
       '        path: /spec/replicas',
       '        value: 2',
+      // The pod's app label from the Deployment's name (the value it has): a field only kustomize
+      // builds, so that the README's deploy run twice shows the build cache (readme-runs.ts).
+      'replacements:',
+      '  - source: {kind: Deployment, name: web, fieldPath: metadata.name}',
+      '    targets: [{select: {kind: Deployment, name: web}, fieldPaths: [spec.template.metadata.labels.app]}]',
       '',
     ].join('\n'),
   };

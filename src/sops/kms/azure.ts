@@ -33,6 +33,7 @@ import {
 } from './common.js';
 import { oauthError, oauthToken, privateKeyFromPem, signJwtRs256 } from './oauth.js';
 import { azureVaultEndpoint, refusal, testOrigins } from './endpoints.js';
+import { trackChild } from '../../util/lifecycle.js';
 
 const PROVIDER = 'Azure Key Vault';
 const API_VERSION = '7.4';
@@ -380,7 +381,7 @@ function azureCliCredential(env: NodeJS.ProcessEnv): Credential {
         return;
       }
       const az = process.platform === 'win32' ? 'az.cmd' : 'az';
-      execFile(
+      const child = execFile(
         az,
         ['account', 'get-access-token', '--resource', resource, '--output', 'json'],
         { env, timeout: 30_000, shell: process.platform === 'win32', windowsHide: true },
@@ -413,5 +414,7 @@ function azureCliCredential(env: NodeJS.ProcessEnv): Credential {
           });
         },
       );
+      // Killed should this process end first (util/lifecycle.ts).
+      trackChild(child, false);
     });
 }
