@@ -143,6 +143,15 @@ describe('overlay build, differential against kustomize', () => {
       },
       'ov',
     ],
+    [
+      'a patch that replaces the annotations (the origin stays the object’s file)',
+      {
+        'ov/kustomization.yaml':
+          'resources:\n- a.yaml\npatches:\n- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /metadata/annotations\n      value: {a: b}\n',
+        'ov/a.yaml': cm('a'),
+      },
+      'ov',
+    ],
   ])('%s', async (_why, files, path, spec) => {
     const root = await tree(files);
     expect(await differential(root, path, _why, spec)).toBe('overlay');
@@ -176,7 +185,7 @@ describe('overlay build leaves to kustomize', () => {
     ['no kustomization file', { 'ov/a.yaml': cm('a') }],
     [
       'a field it does not know',
-      { 'ov/kustomization.yaml': 'commonLabels:\n  a: b\nresources:\n- a.yaml\n', 'ov/a.yaml': cm('a') },
+      { 'ov/kustomization.yaml': 'openapi:\n  path: schema.json\nresources:\n- a.yaml\n', 'ov/a.yaml': cm('a') },
     ],
     ['no resources (Flux adds originAnnotations)', { 'ov/kustomization.yaml': 'namespace: x\n' }],
     ['a file outside its directory', { 'ov/kustomization.yaml': 'resources:\n- ../a.yaml\n', 'a.yaml': cm('a') }],
@@ -223,14 +232,6 @@ describe('overlay build leaves to kustomize', () => {
       {
         'ov/kustomization.yaml':
           'resources:\n- a.yaml\npatches:\n- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /data/x/y\n      value: z\n',
-        'ov/a.yaml': cm('a'),
-      },
-    ],
-    [
-      'a patch that replaces the annotations (and the origin with them)',
-      {
-        'ov/kustomization.yaml':
-          'resources:\n- a.yaml\npatches:\n- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /metadata/annotations\n      value: {a: b}\n',
         'ov/a.yaml': cm('a'),
       },
     ],
@@ -291,17 +292,10 @@ describe('overlay build leaves to kustomize', () => {
     expect(await buildOverlay(root, 'ov', {})).toBeUndefined();
   });
 
-  it('any spec field but targetNamespace', () => {
-    expect(specIsOverlay({ targetNamespace: 'x', patches: [], images: [] })).toBe(true);
-    for (const field of [
-      { namePrefix: 'p-' },
-      { nameSuffix: '-s' },
-      { patches: [{ patch: 'x' }] },
-      { images: [{ name: 'x' }] },
-      { components: ['c'] },
-      { buildMetadata: ['originAnnotations'] },
-    ]) {
-      expect(specIsOverlay(field)).toBe(false);
-    }
+  it('a spec that sets buildMetadata (Flux keeps the annotations on the objects)', () => {
+    expect(specIsOverlay({ targetNamespace: 'x', namePrefix: 'p-', patches: [], images: [], buildMetadata: [] })).toBe(
+      true,
+    );
+    expect(specIsOverlay({ buildMetadata: ['originAnnotations'] })).toBe(false);
   });
 });

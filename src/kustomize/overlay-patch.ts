@@ -6,15 +6,16 @@
  * kustomize, which gives its own answer or error.
  */
 import type { KubeObject } from '../objects/kube.js';
+import { isRecord } from '../util/record.js';
 
 export type Op = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /**
- * Paths a patch may not touch here: the object's identity (kustomize tracks it), and the whole
- * annotations map, which holds the origin annotation the build switches on (replaced, kustomize
- * names the kustomization as the object's origin instead of its file).
+ * Paths a patch may not touch here: the object's identity (kustomize tracks it). A patch may replace
+ * the whole annotations map: with origin annotations on, kustomize then names the kustomization (its
+ * patch transformer) as the object's origin; the origin here stays the file the object came from.
  */
-const IDENTITY = /^\/(?:apiVersion|kind|metadata(?:\/name|\/annotations)?)$/;
+const IDENTITY = /^\/(?:apiVersion|kind|metadata(?:\/name)?)$/;
 /** kustomize's own domains anywhere in a key, path or value (its annotations and labels): left to it. */
 export const KUSTOMIZE_DOMAIN = /config\.(?:kubernetes\.io|k8s\.io)/;
 const INDEX = /^(?:0|[1-9][0-9]{0,8})$/;
@@ -81,4 +82,21 @@ function child(parent: unknown, token: string): unknown {
   if (typeof parent !== 'object' || parent === null || token === '__proto__') return undefined;
   const map = parent as Record<string, unknown>;
   return Object.hasOwn(map, token) ? map[token] : undefined;
+}
+
+/** The operations of a JSON 6902 patch's value (add, replace or remove at a pointer), or undefined. */
+export function readOps(ops: unknown): Op[] | undefined {
+  if (!Array.isArray(ops) || ops.length === 0) return undefined;
+  const out: Op[] = [];
+  for (const op of ops) {
+    if (!isRecord(op)) return undefined;
+    const keys = Object.keys(op);
+    const { op: name, path, value } = op;
+    if (typeof path !== 'string' || (path !== '' && !path.startsWith('/'))) return undefined;
+    if (name === 'remove' && keys.length === 2 && keys.includes('path')) out.push({ op: 'remove', path });
+    else if ((name === 'add' || name === 'replace') && keys.length === 3 && 'value' in op) {
+      out.push({ op: name, path, value });
+    } else return undefined;
+  }
+  return out;
 }

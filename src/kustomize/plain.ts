@@ -16,7 +16,6 @@ import type { KubeObject } from '../objects/kube.js';
 import { objectKey } from '../objects/kube.js';
 import { hasKustomizationEntry, KUSTOMIZATION_FILES } from './generate.js';
 import { legacyOrder, mayHaveDuplicateIds } from './legacy-order.js';
-import { specIsOverlay } from './overlay.js';
 import type { SpecFields } from './kustomization.js';
 import { toPosix } from './paths.js';
 import { plainObjects } from './plain-yaml.js';
@@ -30,7 +29,15 @@ import { byBytes } from '../util/order.js';
  * tests mergeKustomization makes: an empty string or list changes nothing).
  */
 export function specIsPlain(spec: SpecFields): boolean {
-  return !spec.targetNamespace && specIsOverlay(spec);
+  return (
+    !spec.targetNamespace &&
+    !spec.namePrefix &&
+    !spec.nameSuffix &&
+    !spec.patches?.length &&
+    !spec.images?.length &&
+    !spec.components?.length &&
+    !spec.buildMetadata?.length
+  );
 }
 
 /**
