@@ -2,7 +2,13 @@
 // outputOf): the same key asked for by several builds, at once or one after another, runs kustomize
 // once; a failed build, or an output that names its temporary copy, is not shared.
 import { describe, expect, it } from 'vitest';
+import { build } from '../../src/kustomize/build.js';
 import { BuildMemo, outputOf } from '../../src/kustomize/cache.js';
+import { heavyFile } from '../helpers/heavy.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
+import { tempTree } from '../helpers/plain-trees.js';
+
+heavyFile();
 
 type Result = string | Error;
 
@@ -52,5 +58,27 @@ describe('outputOf with a BuildMemo', () => {
     await outputOf(key, { memo }, '/w1', run);
     await outputOf(key, { memo }, '/w2', run);
     expect(ran).toBe(runs);
+  });
+});
+
+// The build without kustomize (build.ts) shares the memo too: a claim or a child's foresight that
+// asks for the same input gets the run's own build, as its own copy.
+describe('build with a BuildMemo, without kustomize', () => {
+  it('the same input is built once a run; each asker gets its own objects', async () => {
+    const root = await tempTree('kr-memo-', {
+      'ov/kustomization.yaml': 'namePrefix: p-\nresources:\n- cm.yaml\n',
+      'ov/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n',
+    });
+    const memo = new BuildMemo();
+    const ask = () => build({ root, path: 'ov', kustomizeBin: KUSTOMIZE, memo });
+    const first = await ask();
+    first.objects[0]!.metadata.name = 'changed by its asker';
+    const second = await ask();
+    expect(memo.inProcessHits).toBe(1);
+    expect(memo.hits).toBe(0);
+    expect(second.objects.map((o) => o.metadata.name)).toEqual(['p-a']);
+    // Another input (a spec field) is built on its own.
+    await build({ root, path: 'ov', kustomizeBin: KUSTOMIZE, memo, targetNamespace: 'other' });
+    expect(memo.inProcessHits).toBe(1);
   });
 });

@@ -102,12 +102,8 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
   // the common fields (overlay.ts), each telling a directory of the other kind at a glance; neither
   // has generator or patch files for beforeBuild to decrypt.
   if (opts.plain !== false && specIsOverlay(opts) && (await kustomizeFound(opts.kustomizeBin))) {
-    if (specIsPlain(opts)) {
-      const plain = await buildPlain(realRoot, relPath, opts.artifact === true);
-      if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
-    }
-    const overlay = await buildOverlay(realRoot, relPath, opts, opts.artifact === true);
-    if (overlay !== undefined) return { ...overlay, generated: false, missingComponents: [] };
+    const answer = await inProcessOnce(opts, realRoot, relPath);
+    if (answer !== undefined) return answer;
   }
   // The copy holds only what the build reads (reads.ts): in a repository of many Kustomizations, copying
   // the whole tree for each one costs more than kustomize. Should kustomize miss anything on that copy
@@ -122,6 +118,44 @@ export async function build(opts: BuildOptions): Promise<BuildResult> {
     }
   }
   return buildOnCopy(opts, realRoot, relPath, undefined);
+}
+
+/**
+ * The build without kustomize (plain.ts, overlay.ts), or undefined; once a run for one input when
+ * the run shares a memo (a reconcile, a claim and a child's foresight ask for the same build), each
+ * asker getting its own copy of the objects.
+ */
+async function inProcessOnce(opts: BuildOptions, realRoot: string, relPath: string): Promise<BuildResult | undefined> {
+  const { memo } = opts;
+  const fields: SpecFields = {
+    targetNamespace: opts.targetNamespace,
+    namePrefix: opts.namePrefix,
+    nameSuffix: opts.nameSuffix,
+    patches: opts.patches,
+    images: opts.images,
+    components: opts.components,
+    ignoreMissingComponents: opts.ignoreMissingComponents,
+    buildMetadata: opts.buildMetadata,
+  };
+  const key = memo === undefined ? undefined : JSON.stringify([realRoot, relPath, opts.artifact === true, fields]);
+  let pending = key === undefined ? undefined : (memo!.inProcess.get(key) as Promise<BuildResult | undefined>);
+  if (pending === undefined) {
+    pending = inProcess(opts, realRoot, relPath);
+    if (key !== undefined) memo!.inProcess.set(key, pending);
+  } else {
+    memo!.inProcessHits++;
+  }
+  const result = await pending;
+  return result && { ...result, objects: structuredClone(result.objects), origins: new Map(result.origins) };
+}
+
+async function inProcess(opts: BuildOptions, realRoot: string, relPath: string): Promise<BuildResult | undefined> {
+  if (specIsPlain(opts)) {
+    const plain = await buildPlain(realRoot, relPath, opts.artifact === true);
+    if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
+  }
+  const overlay = await buildOverlay(realRoot, relPath, opts, opts.artifact === true);
+  return overlay === undefined ? undefined : { ...overlay, generated: false, missingComponents: [] };
 }
 
 /** build's kustomize run on a scratch copy of the source (only what `reads` lists, when given). */

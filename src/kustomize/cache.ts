@@ -177,6 +177,10 @@ export class BuildMemo {
   private readonly outputs = new Map<string, Promise<Output | undefined>>();
   /** How many builds were answered here instead of running kustomize. */
   hits = 0;
+  /** The builds made without kustomize (build.ts), by their input; opaque here. */
+  readonly inProcess = new Map<string, Promise<unknown>>();
+  /** How many builds without kustomize were answered here instead of building again. */
+  inProcessHits = 0;
 
   get(key: string): Promise<Output | undefined> | undefined {
     return this.outputs.get(key);
