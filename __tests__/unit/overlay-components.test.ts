@@ -145,6 +145,33 @@ describe('components in the overlay build, differential against kustomize', () =
       'overlay',
     ],
     [
+      'a generator file larger than the in-process build reads (kustomize reads it, within the build’s limits)',
+      {
+        'ov/kustomization.yaml': k('resources:\n- a.yaml\nconfigMapGenerator:\n- name: big\n  files:\n  - big.txt\n'),
+        'ov/a.yaml': cm('a'),
+        'ov/big.txt': 'x'.repeat(33 * 1024 * 1024),
+      },
+      'kustomize',
+    ],
+    [
+      'a generator env file that is SOPS-encrypted (the build with kustomize decrypts it first)',
+      {
+        'ov/kustomization.yaml': k('resources:\n- a.yaml\nsecretGenerator:\n- name: s\n  envs:\n  - secret.env\n'),
+        'ov/a.yaml': cm('a'),
+        'ov/secret.env': 'PASSWORD=ENC[AES256_GCM,data:abc=,iv:def=,tag:ghi=,type:str]\nsops_version=3.9.0\n',
+      },
+      'kustomize',
+    ],
+    [
+      'the same generator env file in plain text',
+      {
+        'ov/kustomization.yaml': k('resources:\n- a.yaml\nsecretGenerator:\n- name: s\n  envs:\n  - secret.env\n'),
+        'ov/a.yaml': cm('a'),
+        'ov/secret.env': 'PASSWORD=hunter2\n',
+      },
+      'overlay',
+    ],
+    [
       'a component listed as a resource (kustomize refuses)',
       {
         'ov/kustomization.yaml': k('resources:\n- a.yaml\n- ../c\n'),

@@ -12,7 +12,7 @@
  * The proof is the differential test against the real binary (__tests__/unit/overlay-build.test.ts
  * and the tests beside it).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join as joinPath, posix } from 'node:path';
 import type { KubeObject } from '../objects/kube.js';
 import { objectKey } from '../objects/kube.js';
@@ -27,6 +27,9 @@ import { FINISH, GENERATORS, KNOWN_FIELDS, TRANSFORMERS } from './overlay-steps.
 import type { At, Built, FieldReader, Lookup } from './overlay-types.js';
 import { asPrinted, plainObjects } from './plain-yaml.js';
 import { listSource } from './source.js';
+
+/** A file larger than this is read by kustomize, within the build's limits, not here. */
+const MAX_FILE_BYTES = 32 * 1024 * 1024;
 
 /** Bases within bases this build follows; deeper chains go to kustomize. */
 const MAX_DEPTH = 64;
@@ -117,7 +120,8 @@ function accumulate(
   const found = KUSTOMIZATION_FILES.filter((f) => lookup(join(dir, f)) !== undefined);
   if (found.length !== 1 || lookup(join(dir, found[0]!)) !== 'file') return undefined;
   const file = join(dir, found[0]!);
-  const k = readKustomization(readFileSync(posix.join(root, file), 'utf8'), file, role, walk.spec);
+  const ktext = readBounded(root, file);
+  const k = ktext === undefined ? undefined : readKustomization(ktext, file, role, walk.spec);
   if (k === undefined) return undefined;
   const at: At = {
     root,
@@ -145,7 +149,8 @@ function accumulate(
     } else if (type === 'file') {
       // The load restrictor keeps a kustomization's files inside its directory (ours copies others in).
       if (dir !== '.' && !path.startsWith(`${dir}/`)) return undefined;
-      const text = readFileSync(posix.join(root, path), 'utf8');
+      const text = readBounded(root, path);
+      if (text === undefined) return undefined;
       const aliases = yamlAliasProblem(text, path);
       if (aliases !== undefined) throw new Error(aliases);
       // A comment holding JSON may give kyaml a schema for a field (kpt-style `# {"$openapi": …}`),
@@ -196,6 +201,15 @@ function entryPath(dir: string, entry: string): string | undefined {
   return path === '..' || path.startsWith('../') ? undefined : path;
 }
 
+/**
+ * A file's text, or undefined when it is larger than MAX_FILE_BYTES: left to kustomize, whose
+ * build runs within the build's time and memory limits.
+ */
+function readBounded(root: string, path: string): string | undefined {
+  const full = posix.join(root, path);
+  return statSync(full).size > MAX_FILE_BYTES ? undefined : readFileSync(full, 'utf8');
+}
+
 /** `entry` of the kustomization in `dir`, as a normalized posix path from the root. */
 function join(dir: string, entry: string): string {
   return posix.normalize(posix.join(dir, entry));
@@ -208,7 +222,8 @@ function readInside(root: string, dir: string, lookup: Lookup, entry: string) {
   const path = join(dir, entry);
   if (path === '..' || path.startsWith('../') || (dir !== '.' && !path.startsWith(`${dir}/`))) return undefined;
   if (lookup(path) !== 'file') return undefined;
-  const text = readFileSync(posix.join(root, path), 'utf8');
+  const text = readBounded(root, path);
+  if (text === undefined) return undefined;
   // A SOPS file (a generator's source, which the build with kustomize decrypts first, as Flux does).
   return SOPS_TEXT.test(text) ? undefined : { path, text };
 }
