@@ -146,7 +146,8 @@ describe('references that leave a kustomization directory but stay inside the so
       ...shared,
       'apps/prod/kustomization.yaml': 'resources: [cm.yaml, ../../shared/cm.yaml]\n',
     });
-    const built = await build({ root, path: 'apps/prod', kustomizeBin: KUSTOMIZE });
+    // Origins of a kustomize build are traced when asked for (a failure's annotations ask).
+    const built = await build({ root, path: 'apps/prod', kustomizeBin: KUSTOMIZE, traceOrigins: true });
     expect(built.objects.map(subjectOf).sort()).toEqual(['ConfigMap/prod', 'ConfigMap/shared']);
     expect([...built.origins.values()].sort()).toEqual(['apps/prod/cm.yaml', 'shared/cm.yaml']);
     expect(built.objects.every((o) => o.metadata.annotations === undefined)).toBe(true);
