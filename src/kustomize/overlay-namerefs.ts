@@ -12,6 +12,7 @@
 import { isRecord } from '../util/record.js';
 import { namesOf } from './overlay-generators.js';
 import { groupVersion } from './legacy-order.js';
+import { apiNamespaced } from './overlay-scope.js';
 import { NAME_REFERENCES, type GvkSelector } from './overlay-namerefs-table.js';
 import type { Built, Finish } from './overlay-types.js';
 
@@ -31,41 +32,12 @@ const CLUSTER_SCOPED = new Set([
   'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration',
 ]);
 
-/** Kinds of the Kubernetes API that are namespaced in every version, by group. */
-const NAMESPACED: Record<string, readonly string[]> = {
-  '': [
-    'ConfigMap',
-    'Secret',
-    'Service',
-    'ServiceAccount',
-    'Pod',
-    'PersistentVolumeClaim',
-    'Endpoints',
-    'LimitRange',
-    'ResourceQuota',
-    'ReplicationController',
-    'PodTemplate',
-    'Event',
-  ],
-  apps: ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ControllerRevision'],
-  batch: ['Job', 'CronJob'],
-  'networking.k8s.io': ['Ingress', 'NetworkPolicy'],
-  'rbac.authorization.k8s.io': ['Role', 'RoleBinding'],
-  autoscaling: ['HorizontalPodAutoscaler'],
-  policy: ['PodDisruptionBudget'],
-  'coordination.k8s.io': ['Lease'],
-  'discovery.k8s.io': ['EndpointSlice'],
-};
-
-/** Groups of the Kubernetes API, whose other kinds' scope is not certain here. */
-const API_GROUP = /^(?:|apps|batch|autoscaling|policy|extensions|[a-z0-9.-]*k8s\.io)$/;
-
 /** The namespace kustomize compares (its EffectiveNamespace), or undefined when the scope is not certain. */
 function effectiveNamespace(b: Built): string | undefined {
   const { apiVersion, kind, metadata } = b.obj;
   if (CLUSTER_SCOPED.has(`${apiVersion}/${kind}`)) return '\0cluster';
   const [group] = groupVersion(apiVersion);
-  if (API_GROUP.test(group) && !NAMESPACED[group]?.includes(kind)) return undefined;
+  if (apiNamespaced(group, kind) === false) return undefined;
   const ns = metadata.namespace;
   return ns === undefined || ns === '' ? 'default' : ns;
 }

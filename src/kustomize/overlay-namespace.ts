@@ -5,6 +5,7 @@
 import type { KubeObject } from '../objects/kube.js';
 import { isRecord } from '../util/record.js';
 import { groupVersion } from './legacy-order.js';
+import { apiNamespaced } from './overlay-scope.js';
 import type { Built, FieldReader } from './overlay-types.js';
 
 /** `namespace`: a non-empty string set on every object it applies to (setNamespace). */
@@ -22,30 +23,8 @@ export const namespaceReader: FieldReader = {
   },
 };
 
-/** Kinds of the Kubernetes API that are namespaced, by group (kustomize sets their namespace). */
-const NAMESPACED: Record<string, readonly string[]> = {
-  '': [
-    'ConfigMap',
-    'Secret',
-    'Service',
-    'ServiceAccount',
-    'Pod',
-    'PersistentVolumeClaim',
-    'Endpoints',
-    'LimitRange',
-    'ResourceQuota',
-    'ReplicationController',
-    'PodTemplate',
-  ],
-  apps: ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ControllerRevision'],
-  batch: ['Job', 'CronJob'],
-  'networking.k8s.io': ['Ingress', 'NetworkPolicy'],
-  'rbac.authorization.k8s.io': ['Role'],
-  autoscaling: ['HorizontalPodAutoscaler'],
-  policy: ['PodDisruptionBudget'],
-  'coordination.k8s.io': ['Lease'],
-  'discovery.k8s.io': ['EndpointSlice'],
-};
+/** Namespaced kinds whose other fields kustomize's namespace transformer rewrites, or not tried here: left to it. */
+const NOT_HERE = new Set(['rbac.authorization.k8s.io/RoleBinding', '/Event']);
 
 /** Cluster-scoped kinds at an apiVersion kustomize's built-in API schema has (it leaves them alone). */
 const CLUSTER_SCOPED = new Set([
@@ -55,9 +34,6 @@ const CLUSTER_SCOPED = new Set([
   'scheduling.k8s.io/v1/PriorityClass',
   'networking.k8s.io/v1/IngressClass',
 ]);
-
-/** Groups of the Kubernetes API itself, whose other kinds kustomize may scope either way or rewrite. */
-const API_GROUP = /^(?:|apps|batch|autoscaling|policy|extensions|[a-z0-9.-]*k8s\.io)$/;
 
 /**
  * kustomize's namespace transformer on one object: a namespaced kind (any kind its built-in API
@@ -78,7 +54,8 @@ function setNamespace(obj: KubeObject, ns: string): boolean {
     const spec = (obj as { spec?: unknown }).spec;
     return isRecord(spec) && spec['conversion'] === undefined;
   }
-  if (API_GROUP.test(group) && !NAMESPACED[group]?.includes(obj.kind)) return false;
+  const scope = apiNamespaced(group, obj.kind);
+  if (scope === false || (scope === true && NOT_HERE.has(`${group}/${obj.kind}`))) return false;
   obj.metadata.namespace = ns;
   return true;
 }
