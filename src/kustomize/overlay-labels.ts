@@ -193,7 +193,8 @@ function holderAt(obj: unknown, path: readonly string[]): Record<string, unknown
   return isRecord(node) ? node : undefined;
 }
 
-function valueAt(obj: unknown, place: string): unknown {
+/** The value at a place of Built.aliased, or undefined. */
+export function valueAt(obj: unknown, place: string): unknown {
   const { path, key } = placeOf(place);
   const holder = holderAt(obj, path);
   return holder !== undefined && Object.hasOwn(holder, key) ? holder[key] : undefined;

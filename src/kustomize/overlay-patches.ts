@@ -14,6 +14,7 @@ import { applyOps, KUSTOMIZE_DOMAIN, readOps, type Op } from './overlay-patch.js
 import { safeYaml } from './overlay-read.js';
 import { schemaOf } from './overlay-schema.js';
 import { strategicMerge } from './overlay-smp.js';
+import { valueAt } from './overlay-labels.js';
 import type { At, Built, FieldReader, Step } from './overlay-types.js';
 
 interface Target {
@@ -249,17 +250,6 @@ function merge(b: Built, value: Record<string, unknown>): boolean {
   }
   b.obj = merged;
   return true;
-}
-
-/** The value at a place of Built.aliased (`a/b/c` then a newline and the key), or undefined. */
-function valueAt(obj: unknown, place: string): unknown {
-  const [path = '', key = ''] = place.split('\n');
-  let node = obj;
-  for (const segment of [...path.split('/'), key]) {
-    if (!isRecord(node) || !Object.hasOwn(node, segment)) return undefined;
-    node = node[segment];
-  }
-  return node;
 }
 
 /** kustomize's effective namespace of an object of a kind (namespaced: '' is `default`), or undefined. */
