@@ -5,7 +5,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildReads } from '../../src/kustomize/reads.js';
+import { buildReads, readsFile, type Reads } from '../../src/kustomize/reads.js';
 import { planRun } from '../../src/plan/run.js';
 import { planText } from '../../src/plan/render.js';
 import { settingsOf } from '../../src/options/settings.js';
@@ -213,6 +213,110 @@ describe('affected', () => {
     }
   });
 
+  // Flux's cluster-template layout: the parent's path is a plain directory of namespace folders, each
+  // with a kustomization.yaml listing its namespace and its apps' ks.yaml; an app's objects are below.
+  const template = (): Record<string, string> => {
+    const files: Record<string, string> = {
+      'kubernetes/flux/cluster/ks.yaml': ks('cluster-apps', './kubernetes/apps'),
+      'kubernetes/apps/README.yaml': '# notes kept beside the apps\n',
+    };
+    for (const [ns, apps] of [
+      ['network', ['echo', 'ingress']],
+      ['media', ['plex']],
+    ] as const) {
+      files[`kubernetes/apps/${ns}/kustomization.yaml`] =
+        `resources: [./namespace.yaml, ${apps.map((a) => `./${a}/ks.yaml`).join(', ')}]\n`;
+      files[`kubernetes/apps/${ns}/namespace.yaml`] = `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`;
+      for (const app of apps) {
+        files[`kubernetes/apps/${ns}/${app}/ks.yaml`] = ks(app, `./kubernetes/apps/${ns}/${app}/app`);
+        files[`kubernetes/apps/${ns}/${app}/app/kustomization.yaml`] = 'resources: [./deploy.yaml]\n';
+        files[`kubernetes/apps/${ns}/${app}/app/deploy.yaml`] =
+          `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${app}}\ndata: {image: "${app}:1.0.0"}\n`;
+        // Written beside the app and listed by nobody: no build reads it.
+        files[`kubernetes/apps/${ns}/${app}/app/unused.yaml`] =
+          'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n';
+      }
+    }
+    return files;
+  };
+
+  it.each<[string, Record<string, string>, string[]]>([
+    [
+      "an image bump in one app's objects: that app only",
+      {
+        'kubernetes/apps/network/echo/app/deploy.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: echo}\ndata: {image: "echo:1.0.1"}\n',
+      },
+      ['echo'],
+    ],
+    ['a file beside an app that nobody lists: none', { 'kubernetes/apps/media/plex/app/unused.yaml': '# gone\n' }, []],
+    [
+      'a new file in a new folder below an app: none (its kustomization.yaml lists what it reads)',
+      { 'kubernetes/apps/media/plex/app/extra/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\n' },
+      [],
+    ],
+    [
+      "one app's ks.yaml: that app, and the parent that applies it",
+      { 'kubernetes/apps/media/plex/ks.yaml': ks('plex', './kubernetes/apps/media/plex/app', [], 'wait: true') },
+      ['cluster-apps', 'plex'],
+    ],
+    [
+      "a namespace folder's kustomization.yaml: the parent and every child",
+      {
+        'kubernetes/apps/network/kustomization.yaml':
+          'resources: [./namespace.yaml, ./echo/ks.yaml, ./ingress/ks.yaml]\ncommonLabels: {team: net}\n',
+      },
+      ['cluster-apps', 'echo', 'ingress', 'plex'],
+    ],
+    [
+      "the parent's patch (its own file): the parent and every child it patches",
+      {
+        'kubernetes/flux/cluster/ks.yaml': ks(
+          'cluster-apps',
+          './kubernetes/apps',
+          [],
+          'patches:\n    - target: {kind: Kustomization}\n      patch: |\n        - {op: add, path: /spec/wait, value: true}',
+        ),
+      },
+      ['cluster-apps', 'echo', 'ingress', 'plex'],
+    ],
+    [
+      'a YAML file in the plain directory itself: the parent and every child',
+      { 'kubernetes/apps/README.yaml': '# more notes\n' },
+      ['cluster-apps', 'echo', 'ingress', 'plex'],
+    ],
+  ])('a plain parent directory of namespace folders (cluster-template): %s', async (_, change, names) => {
+    const root = await writeTree(template());
+    try {
+      const first = initRepository(root);
+      for (const [path, text] of Object.entries(change)) {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), text);
+      }
+      const head = commitAll(root, 'change');
+      const settings = settingsOf({
+        kubeconfig: { kind: 'default' },
+        root,
+        kustomizations: ['kubernetes/flux/cluster/ks.yaml', 'kubernetes/apps/*/*/ks.yaml'],
+        mode: 'preview',
+      });
+      const plan = await planRun(settings, { base: first, head }, () => undefined);
+      expect(plan.all).toHaveLength(4);
+      expect(
+        plan.affected
+          .map((id) =>
+            id
+              .replace(/-[0-9a-f]{8}$/, '')
+              .split('.')
+              .pop(),
+          )
+          .sort(),
+      ).toEqual([...names].sort());
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('without a usable base every Kustomization counts, saying why', async () => {
     const repo = await repository();
     try {
@@ -265,6 +369,27 @@ describe('buildReads', () => {
     } finally {
       await rm(root, { recursive: true, force: true });
     }
+  });
+
+  const reads: Reads = {
+    files: new Set(['apps/kustomization.yaml', 'apps/net/kustomization.yaml', 'apps/net/echo/ks.yaml', 'apps/missing']),
+    yamlDirs: new Set(['apps', 'apps/plain', 'apps/plain/deeper']),
+    dirs: new Set(['apps', 'apps/net', 'apps/plain', 'apps/plain/deeper']),
+  };
+  it.each<[string, boolean]>([
+    ['apps/net/echo/ks.yaml', true],
+    ['apps/net/kustomization.yaml', true],
+    ['apps/net/echo/app/deploy.yaml', false],
+    ['apps/net/new.yaml', false],
+    ['apps/top.yaml', true],
+    ['apps/top.txt', false],
+    ['apps/plain/x.yml', true],
+    ['apps/plain/deeper/y.yaml', true],
+    ['apps/plain/new-dir/z.yaml', true],
+    ['apps/missing/kustomization.yaml', true],
+    ['other/x.yaml', false],
+  ])('readsFile: %s → %s', (file, expected) => {
+    expect(readsFile(reads, file)).toBe(expected);
   });
 
   it('refuses a kustomization file it cannot read, naming it', async () => {

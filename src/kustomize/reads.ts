@@ -4,8 +4,10 @@
  * directory reached (spec.path, resources and bases that are directories, components, spec.components)
  * and every entry kustomize loads through its loader (resources, patches, generator files and env
  * files, replacements, openapi, configurations, crds, transformers, generators, validators). A
- * directory without a kustomization file is built over its YAML files at any depth (Flux's
- * generated kustomization), so it reads every `.yaml`/`.yml` below it. For the plan's `affected`.
+ * directory without a kustomization file is built over its YAML files (Flux's generated
+ * kustomization), and over those of its subdirectories without a kustomization file, at any depth; a
+ * subdirectory with one is listed as a resource, and only what that one lists is read. For the plan's
+ * `affected`.
  */
 import { readdir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
@@ -17,7 +19,7 @@ import { loadedEntries } from './references.js';
 export interface Reads {
   /** Files read, relative to the root, `/`-separated. */
   files: Set<string>;
-  /** Directories (relative to the root; `.` for the root) whose YAML files at any depth are all read. */
+  /** Directories without a kustomization file (relative to the root; `.` for the root) whose YAML files are all read. */
   yamlDirs: Set<string>;
   /** Every directory the build walks into (kustomization directories and plain ones). */
   dirs: Set<string>;
@@ -93,10 +95,22 @@ export async function buildReads(root: string, path: string, components: readonl
   return reads;
 }
 
-/** Whether a change to `file` (relative to the root, `/`-separated) changes what `reads` builds. */
+/**
+ * Whether a change to `file` (relative to the root, `/`-separated) changes what `reads` builds: a file
+ * the build reads (or one below an entry it lists that is not there yet), or a YAML file whose nearest
+ * directory the build walks into is a plain one (Flux's generated kustomization reads its YAML files). A
+ * file below a subdirectory with a kustomization file of its own is that kustomization's to list: a
+ * plain parent reads only what it lists, as Flux's generator stops there.
+ */
 export function readsFile(reads: Reads, file: string): boolean {
   if (reads.files.has(file)) return true;
-  if (!/\.ya?ml$/.test(file)) return false;
-  for (const dir of reads.yamlDirs) if (dir === '.' || file.startsWith(`${dir}/`)) return true;
-  return false;
+  const parts = file.split('/');
+  for (let i = parts.length - 1; i > 0; i--) {
+    const dir = parts.slice(0, i).join('/');
+    // An entry listed that was not there yet (a directory it now is).
+    if (reads.files.has(dir)) return true;
+    if (reads.yamlDirs.has(dir)) return /\.ya?ml$/.test(file);
+    if (reads.dirs.has(dir)) return false;
+  }
+  return reads.yamlDirs.has('.') && /\.ya?ml$/.test(file);
 }
