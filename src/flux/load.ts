@@ -1,9 +1,10 @@
 import { glob, readFile, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { isAbsolute, matchesGlob, relative, resolve, sep } from 'node:path';
 import { FLUX_API_VERSION } from '../objects/flux.js';
 import { mapLimit } from '../util/concurrency.js';
 import { ConfinementError, confinedPath } from '../util/confine.js';
 import { builtFiles, decideNamespaces } from './applied-by.js';
+import { followFrom, unreachedNotes } from './entry.js';
 import { clusterOf } from './clusters.js';
 import { generatorNote, generatorOf, objectName, type Generator } from './generators.js';
 import {
@@ -98,14 +99,19 @@ async function matchFiles(pattern: string, root: string, realRoot: string): Prom
  * plan's grouping by cluster; patterns that match nothing or leave the root are left to
  * loadKustomizations to refuse.
  */
-export async function kustomizationFiles(patterns: readonly string[], root: string): Promise<string[]> {
+export async function kustomizationFiles(
+  patterns: readonly string[],
+  root: string,
+  exclude: readonly string[] = [],
+): Promise<string[]> {
   const absoluteRoot = resolve(root);
   const realRoot = await realpath(absoluteRoot);
   const files = new Set<string>();
+  const excluded = excludedBy(exclude);
   for (const pattern of patterns) {
     const inside = patternInsideRoot(pattern, absoluteRoot);
     if (inside === undefined) continue;
-    for (const f of await matchFiles(inside, absoluteRoot, realRoot)) files.add(f);
+    for (const f of await matchFiles(inside, absoluteRoot, realRoot)) if (!excluded(f)) files.add(f);
   }
   return [...files].sort();
 }
@@ -130,6 +136,8 @@ export interface LoadOptions {
    * fields to its parent (deferredProblems) and is passed without it is kept when its parent is there.
    */
   builtElsewhere?: (files: readonly string[]) => Promise<ReadonlySet<string>>;
+  /** Globs (relative to the root) of files never loaded, whatever the patterns match or an entry point reaches. */
+  exclude?: readonly string[];
 }
 
 /** A matched file without a Kustomization, with what it holds instead. */
@@ -162,6 +170,10 @@ interface Found {
   generators: Generator[];
   /** Why there is no Kustomization, a sentence per pattern that matched files (used when there is none at all). */
   none: string[];
+  /** Files only globs matched: one that cannot stand alone and that no Kustomization builds is skipped. */
+  globbed: Set<string>;
+  /** The notes on the entry points followed (entry.ts). */
+  followed: string[];
 }
 
 /**
@@ -179,10 +191,10 @@ export async function loadKustomizations(
   root: string,
   options: LoadOptions = {},
 ): Promise<KustomizationSpec[]> {
-  const found = await findKustomizations(patterns, root, options.keep);
+  const found = await findKustomizations(patterns, root, options.keep, options.exclude);
   if (found.specs.length === 0 && found.none.length > 0) throw new SpecError(noneProblems(found));
-  const specs = await placed(found.specs, root, options.builtElsewhere);
-  for (const line of foundNotes(found, specs)) options.note?.(line);
+  const { specs, unreached } = await placed(found, root, options.builtElsewhere);
+  for (const line of foundNotes(found, specs, unreached)) options.note?.(line);
   return specs;
 }
 
@@ -195,29 +207,30 @@ export async function loadClusters(
   patterns: string[],
   root: string,
   clusters: readonly string[],
-  options: Pick<LoadOptions, 'note' | 'builtElsewhere'> = {},
+  options: Pick<LoadOptions, 'note' | 'builtElsewhere' | 'exclude'> = {},
 ): Promise<Map<string, KustomizationSpec[]>> {
   const out = new Map<string, KustomizationSpec[]>();
   let empty = 0;
   const notes: string[] = [];
   for (const c of clusters) {
-    const found = await findKustomizations(patterns, root, (f) => clusterOf(f) === c);
+    const found = await findKustomizations(patterns, root, (f) => clusterOf(f) === c, options.exclude);
     if (found.specs.length === 0 && found.none.length > 0) {
       empty++;
       const files = found.skipped.map((s) => s.file);
       const shown = files.slice(0, 5).join(', ') + (files.length > 5 ? `, and ${files.length - 5} more` : '');
       notes.push(
         `cluster ${c || '(none)'}: no ${FLUX_API_VERSION} Kustomization in its files that kustomizations matches (${shown}): left out of the plan`,
-        ...foundNotes({ ...found, skipped: [] }, []),
+        ...foundNotes({ ...found, skipped: [] }, [], []),
       );
       continue;
     }
-    const specs = await placed(found.specs, root, options.builtElsewhere);
-    notes.push(...foundNotes(found, specs));
+    const { specs, unreached } = await placed(found, root, options.builtElsewhere);
+    notes.push(...foundNotes(found, specs, unreached));
     out.set(c, specs);
   }
   // No cluster has any: refused as loadKustomizations refuses it, each pattern's files named together.
-  if (out.size === 0 && empty > 0) throw new SpecError(noneProblems(await findKustomizations(patterns, root)));
+  if (out.size === 0 && empty > 0)
+    throw new SpecError(noneProblems(await findKustomizations(patterns, root, undefined, options.exclude)));
   for (const line of notes) options.note?.(line);
   return out;
 }
@@ -227,36 +240,60 @@ function noneProblems(found: Found): string[] {
   return [...found.none, ...found.generators.flatMap((g) => generatorNote(g, new Set()) ?? [])];
 }
 
-/** The notes of a load that found Kustomizations: the files skipped, then the generators. */
-function foundNotes(found: Found, specs: readonly KustomizationSpec[]): string[] {
+/** The notes of a load that found Kustomizations: entry points followed, the files skipped, then the generators. */
+function foundNotes(found: Found, specs: readonly KustomizationSpec[], unreached: readonly string[]): string[] {
   const loaded = new Set(specs.map((s) => `${s.namespace}/${s.name}`));
-  return [...skippedNotes(found.skipped), ...found.generators.flatMap((g) => generatorNote(g, loaded) ?? [])];
+  return [
+    ...found.followed,
+    ...unreachedNotes(unreached),
+    ...skippedNotes(found.skipped),
+    ...found.generators.flatMap((g) => generatorNote(g, loaded) ?? []),
+  ];
 }
 
 /**
  * The specs with their namespaces under Flux (placeInNamespaces), refusing the same namespace/name twice
- * and a child file with fields left to a parent that no Kustomization builds (LoadOptions.builtElsewhere).
+ * and a child file with fields left to a parent that no Kustomization builds (LoadOptions.builtElsewhere),
+ * unless only a glob matched it: such a file is one Flux never applies (no parent lists it any more), and
+ * is left out (`unreached`, the files) with a note rather than refusing the run.
  */
 async function placed(
-  specs: KustomizationSpec[],
+  found: Pick<Found, 'specs' | 'globbed'>,
   root: string,
   builtElsewhere?: LoadOptions['builtElsewhere'],
-): Promise<KustomizationSpec[]> {
-  const result = await placeInNamespaces(specs, resolve(root));
-  const orphans =
-    result.orphans.length === 0 || builtElsewhere === undefined
-      ? new Set<string>()
-      : await builtElsewhere(result.orphans.map((s) => located(s).file));
-  for (const spec of result.orphans) {
-    if (orphans.has(located(spec).file)) continue;
-    const hint =
-      "; no Kustomization builds this file (a parent whose spec.patches or postBuild would set it: add the field, or pass the parent's file)";
-    result.problems.push(...deferredProblems(spec)!.problems.map((p) => p + hint));
+): Promise<{ specs: KustomizationSpec[]; unreached: string[] }> {
+  let specs = found.specs;
+  const unreached = new Set<string>();
+  for (;;) {
+    const result = await placeInNamespaces(specs, resolve(root));
+    const orphans =
+      result.orphans.length === 0 || builtElsewhere === undefined
+        ? new Set<string>()
+        : await builtElsewhere(result.orphans.map((s) => located(s).file));
+    const problems = [...result.problems];
+    const skip = new Set<string>();
+    for (const spec of result.orphans) {
+      const file = located(spec).file;
+      if (orphans.has(file)) continue;
+      if (found.globbed.has(file)) {
+        skip.add(file);
+        continue;
+      }
+      const hint =
+        "; no Kustomization builds this file (a parent whose spec.patches or postBuild would set it: add the field, or pass the parent's file)";
+      problems.push(...deferredProblems(spec)!.problems.map((p) => p + hint));
+    }
+    // Without the files left out, the others are placed again (one of them may have built another).
+    if (skip.size > 0) {
+      for (const f of skip) unreached.add(f);
+      specs = specs.filter((s) => !skip.has(located(s).file));
+      continue;
+    }
+    if (problems.length > 0) throw new SpecError(problems);
+    const duplicates = duplicateProblems(result.specs);
+    if (duplicates.length > 0) throw new DuplicateSpecError(duplicates);
+    return { specs: result.specs, unreached: [...unreached].sort() };
   }
-  if (result.problems.length > 0) throw new SpecError(result.problems);
-  const duplicates = duplicateProblems(result.specs);
-  if (duplicates.length > 0) throw new DuplicateSpecError(duplicates);
-  return result.specs;
 }
 
 /** Reads the files of `patterns` that `keep` picks; throws the problems of patterns and files. */
@@ -264,7 +301,11 @@ async function findKustomizations(
   patterns: string[],
   root: string,
   keep: (file: string) => boolean = () => true,
+  exclude: readonly string[] = [],
 ): Promise<Found> {
+  const excluded = excludedBy(exclude);
+  const named = new Set<string>();
+  const globbed = new Set<string>();
   const absoluteRoot = resolve(root);
   const realRoot = await realpath(absoluteRoot);
   const problems: string[] = [];
@@ -303,8 +344,9 @@ async function findKustomizations(
       problems.push(`kustomizations pattern ${quoted} must stay inside the root ${absoluteRoot}`);
       continue;
     }
-    const matched = await matchFiles(inside, absoluteRoot, realRoot);
+    const matched = (await matchFiles(inside, absoluteRoot, realRoot)).filter((f) => !excluded(f));
     const files = matched.filter(keep);
+    for (const f of files) (GLOB_MAGIC.test(inside) ? globbed : named).add(f);
     if (matched.length > 0 && files.length === 0) continue;
     if (files.length === 0) {
       problems.push(`kustomizations pattern ${quoted} matches no file under ${absoluteRoot}`);
@@ -324,7 +366,15 @@ async function findKustomizations(
     );
   }
   if (problems.length > 0) throw new SpecError(problems, locations);
-  return { specs, skipped, generators, none };
+  // Flux's entry point named alone: what it applies is loaded too (entry.ts).
+  const followed = await followFrom(absoluteRoot, specs, named, new Set(counts.keys()), excluded);
+  for (const file of followed.files) {
+    counts.set(file, await readKustomizationFile(file));
+    named.add(file);
+  }
+  if (problems.length > 0) throw new SpecError(problems, locations);
+  for (const f of named) globbed.delete(f);
+  return { specs, skipped, generators, none, globbed, followed: followed.notes };
 }
 
 function located(spec: KustomizationSpec): Located {
@@ -385,4 +435,10 @@ async function placeInNamespaces(
     }
   });
   return { specs: placed, problems, orphans };
+}
+
+/** Whether a file (relative to the root) is one that `exclude`'s globs leave out. */
+function excludedBy(exclude: readonly string[]): (file: string) => boolean {
+  const globs = exclude.map((g) => g.replace(/^\.\//, ''));
+  return (file) => globs.some((g) => matchesGlob(file, g));
 }

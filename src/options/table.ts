@@ -135,11 +135,23 @@ const DECLARED = [
     field: 'kustomizations',
     kind: 'list',
     description:
-      'Flux Kustomization files (kustomize.toolkit.fluxcd.io/v1) or globs, relative to the workspace, one per line or comma-separated; each names its own spec.path. Replaces path. Several are reconciled in dependsOn order; one whose dependency failed is skipped, with the reason.',
+      "Flux Kustomization files (kustomize.toolkit.fluxcd.io/v1) or globs, relative to the workspace, one per line or comma-separated; each names its own spec.path. Replaces path. Several are reconciled in dependsOn order; one whose dependency failed is skipped, with the reason. A file named alone whose Kustomization builds its own file (Flux's entry point: flux bootstrap's clusters/NAME/flux-system/gotk-sync.yaml) brings every Kustomization file it and its children apply. A file only a glob matched that no Kustomization applies and that leaves fields to a parent is left out with a note.",
     flag: {
       arg: 'GLOB',
       multiple: true,
       help: 'Flux Kustomization files or globs (repeatable, or comma-separated); build prints every Kustomization found, apply, diff and drift reconcile all of them in dependsOn order',
+    },
+  },
+  {
+    input: 'exclude',
+    field: 'exclude',
+    kind: 'list',
+    description:
+      'Globs of Kustomization files to leave out (relative to the workspace, one per line or comma-separated): never loaded, whatever kustomizations matches or an entry point reaches, and not followed. A file left out whose inventory is in the cluster counts as removed from the repository (removed-kustomizations).',
+    flag: {
+      arg: 'GLOB',
+      multiple: true,
+      help: 'Kustomization files to leave out (repeatable, or comma-separated)',
     },
   },
   {

@@ -38,7 +38,7 @@ export async function specsByCluster(
   settings: Settings,
   note?: (line: string) => void,
 ): Promise<Map<string, KustomizationSpec[]>> {
-  const files = await kustomizationFiles(settings.kustomizations, settings.root);
+  const files = await kustomizationFiles(settings.kustomizations, settings.root, settings.exclude);
   const clusters = [...new Set(files.map(clusterOf))].filter((c) => !settings.cluster || c === settings.cluster);
   if (settings.cluster && clusters.length === 0) {
     const known = [...new Set(files.map(clusterOf))].filter((c) => c !== '');
@@ -53,6 +53,7 @@ export async function specsByCluster(
   return loadClusters(settings.kustomizations, settings.root, clusters.sort(), {
     ...(note ? { note } : {}),
     builtElsewhere: (found) => builtByRepository(settings.root, found),
+    exclude: settings.exclude,
   });
 }
 
@@ -161,6 +162,7 @@ async function removalJobs(settings: Settings, files: readonly string[]): Promis
   const out = new Map<string, string>();
   for (const f of files) {
     if (!settings.kustomizations.some((p) => safeMatch(f, p))) continue;
+    if (settings.exclude.some((p) => safeMatch(f, p))) continue;
     if (await stat(join(settings.root, f)).catch(() => undefined)) continue;
     const cluster = clusterOf(f);
     if (!out.has(cluster)) out.set(cluster, `${f} was deleted: removed Kustomizations are handled by this job`);

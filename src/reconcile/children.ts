@@ -17,7 +17,7 @@ import type { KustomizationSpec } from '../flux/types.js';
 import { FLUX_GROUP } from '../objects/flux.js';
 import type { Entry } from '../objects/id.js';
 import { objectKey, type KubeObject } from '../objects/kube.js';
-import { repositoryKustomizations } from './repository.js';
+import { repositoryKustomizations } from '../flux/repository.js';
 
 const keyOf = (s: { namespace: string; name: string }) => `${s.namespace}/${s.name}`;
 const fileOf = (s: KustomizationSpec) => (s.origin.kind === 'file' ? s.origin.file : '');

@@ -13,7 +13,7 @@ import { DuplicateSpecError, SpecError } from '../flux/parse.js';
 import { specFromInputs } from '../flux/from-inputs.js';
 import { kustomizationFiles, loadKustomizations } from '../flux/load.js';
 import { buildersOf } from '../flux/applied-by.js';
-import { repositoryKustomizations } from './repository.js';
+import { repositoryKustomizations } from '../flux/repository.js';
 import { sourceVerdict, type SourceVerdict } from '../flux/checkout.js';
 import { refuseConflicts } from '../flux/source-identity.js';
 import { findSources } from '../flux/source-files.js';
@@ -36,6 +36,7 @@ export async function resolveSpecs(settings: Settings, note?: (line: string) => 
       ...(cluster === undefined ? {} : { keep: (file: string) => clusterOf(file) === cluster }),
       ...(note ? { note } : {}),
       builtElsewhere: (files) => builtByRepository(settings.root, files),
+      exclude: settings.exclude,
     }).catch(async (err: unknown) => {
       throw cluster === undefined ? await severalClusters(err, settings) : err;
     });
@@ -67,7 +68,9 @@ export async function builtByRepository(root: string, files: readonly string[]):
  */
 async function severalClusters(err: unknown, settings: Settings): Promise<unknown> {
   if (!(err instanceof DuplicateSpecError)) return err;
-  const clusters = [...new Set((await kustomizationFiles(settings.kustomizations, settings.root)).map(clusterOf))];
+  const clusters = [
+    ...new Set((await kustomizationFiles(settings.kustomizations, settings.root, settings.exclude)).map(clusterOf)),
+  ];
   if (clusters.filter((c) => c !== '').length < 2) return err;
   const names = clusters.map((c) => c || '(none)').join(', ');
   return new SpecError(

@@ -8,8 +8,8 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
-import { parseKustomizations } from '../flux/parse.js';
-import type { KustomizationSpec } from '../flux/types.js';
+import { parseKustomizations } from './parse.js';
+import type { KustomizationSpec } from './types.js';
 import { FLUX_GROUP } from '../objects/flux.js';
 import { mapLimit } from '../util/concurrency.js';
 
@@ -41,21 +41,34 @@ async function yamlFiles(root: string): Promise<string[]> {
   }
 }
 
-/** Every Flux Kustomization defined in the repository's files other than `exclude` (relative paths). */
-export async function repositoryKustomizations(
+/**
+ * The repository's YAML files that may define a Flux Kustomization (they mention its group and kind),
+ * other than `exclude`, sorted, each with its text; none for a repository past MAX_FILES files.
+ */
+export async function fluxKustomizationTexts(
   root: string,
-  exclude: ReadonlySet<string>,
-): Promise<KustomizationSpec[]> {
+  exclude: ReadonlySet<string> = new Set(),
+): Promise<{ file: string; text: string }[]> {
   const files = (await yamlFiles(root)).filter((f) => !exclude.has(f)).sort();
   if (files.length > MAX_FILES) return [];
   const found = await mapLimit(files, 8, async (file) => {
     const text = await readFile(join(root, file), 'utf8').catch(() => '');
     if (text.length > MAX_BYTES || !text.includes(FLUX_GROUP) || !text.includes('Kustomization')) return [];
+    return [{ file, text }];
+  });
+  return found.flat();
+}
+
+/** Every Flux Kustomization defined in the repository's files other than `exclude` (relative paths). */
+export async function repositoryKustomizations(
+  root: string,
+  exclude: ReadonlySet<string>,
+): Promise<KustomizationSpec[]> {
+  return (await fluxKustomizationTexts(root, exclude)).flatMap(({ file, text }) => {
     try {
       return parseKustomizations(text, file);
     } catch {
       return [];
     }
   });
-  return found.flat();
 }
