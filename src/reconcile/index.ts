@@ -3,6 +3,8 @@
  * render, plan, apply, health, prune, record), then the Kustomizations removed from the repository
  * (removed.ts). Failures land in the report, never thrown. See docs/architecture.md.
  */
+import { setBaseBuilder } from '../source/guarded.js';
+import { baseBuilder } from './base-built.js';
 import { Discovery } from '../cluster/discovery.js';
 import { driftFound, reportOf, type RemovedKustomization, type Report } from '../report/model.js';
 import { runMode, type Settings } from '../options/settings.js';
@@ -71,6 +73,8 @@ async function reconcileMode(settings: Settings, hooks: Hooks, clock: Clock = sy
     // One discovery for the run: it reads the server again by itself after CRDs are established.
     const ctx = runContext(settings, client, new Discovery(client), hooks, clock);
     builds = await openBuilds(ctx, all, sources);
+    // The base rule sees the base's Kustomizations as their parents' builds make them, as the run does here.
+    if (settings.untrustedTree) setBaseBuilder(settings.untrustedTree, baseBuilder(settings, client, ctx.secrets.add));
     ctx.builds = builds;
     ctx.children = builds.children;
     ctx.claims = claimsOf(builds, all);

@@ -22,8 +22,8 @@ import type { DecryptOptions, KeyService } from '../sops/types.js';
 import { substituteObjects } from '../substitute/objects.js';
 import { readSubstituteFrom } from '../substitute/sources.js';
 import { baseCommit, treeTrust } from '../source/guarded.js';
-import { substituteVerdict } from '../source/trust.js';
-import { refusedUse } from './secret-trust.js';
+import { substituteScope, substituteVerdict } from '../source/trust.js';
+import { asBuiltOnBase, refusedUse } from './secret-trust.js';
 import { mergeVariables, secretNames, type VariableLayer } from '../substitute/variables.js';
 import { collectSecretPaths, type SecretPaths } from '../substitute/provenance.js';
 import { ObjectError, subjectOfError } from '../objects/errors.js';
@@ -286,7 +286,11 @@ async function refuseUntrustedSecrets(settings: Settings, spec: KustomizationSpe
   if (secrets.length === 0) return;
   const trust = await treeTrust(settings)();
   for (const { ref, i } of secrets) {
-    const verdict = substituteVerdict(spec.namespace, spec.name, ref.name, trust);
+    const verdict = await asBuiltOnBase(
+      substituteVerdict(spec.namespace, spec.name, ref.name, trust),
+      substituteScope(spec.namespace, spec.name, ref.name),
+      trust,
+    );
     if (!verdict.use) {
       throw new Error(
         `spec.postBuild.substituteFrom[${i}]: Secret ${spec.namespace}/${ref.name} is not read: ${verdict.why}`,

@@ -6,7 +6,8 @@
 import type { KustomizationSpec } from '../flux/types.js';
 import type { Settings } from '../options/settings.js';
 import { treeTrust } from '../source/guarded.js';
-import { useVerdict, type SecretUse } from '../source/secret-uses.js';
+import { useScope, useVerdict, type SecretUse } from '../source/secret-uses.js';
+import type { CredentialVerdict, TreeTrust } from '../source/trust.js';
 
 /**
  * Undefined when Kustomization `spec` may use `u` in this run; else the refusal, a whole sentence
@@ -19,6 +20,25 @@ export async function refusedUse(
   u: SecretUse,
 ): Promise<string | undefined> {
   if (settings.untrustedTree === undefined || spec.origin.kind === 'inputs') return undefined;
-  const verdict = useVerdict(spec.namespace, spec.name, u, await treeTrust(settings)());
+  const trust = await treeTrust(settings)();
+  const verdict = await asBuiltOnBase(
+    useVerdict(spec.namespace, spec.name, u, trust),
+    useScope(spec.namespace, spec.name, u),
+    trust,
+  );
   return verdict.use ? undefined : verdict.why;
+}
+
+/**
+ * A refusal because the base commit's files as written lack `scope`, asked again of the base's
+ * Kustomizations as their parents' builds on that commit make them: the run sees a child as its
+ * parent's build makes it (a namespace, a substituteFrom the parent gives), and so must the base.
+ */
+export async function asBuiltOnBase(
+  verdict: CredentialVerdict,
+  scope: string,
+  trust: TreeTrust,
+): Promise<CredentialVerdict> {
+  if (verdict.use || trust.trusted || !(trust.base instanceof Set) || trust.asBuilt === undefined) return verdict;
+  return (await trust.asBuilt()).has(scope) ? { use: true } : verdict;
 }

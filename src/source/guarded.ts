@@ -105,6 +105,20 @@ export async function checkSourceAddress(
 }
 
 const trusts = new WeakMap<object, Promise<TreeTrust>>();
+const baseBuilders = new WeakMap<object, (commit: string) => Promise<ReadonlySet<string>>>();
+const baseBuilt = new WeakMap<object, Promise<ReadonlySet<string>>>();
+
+/**
+ * How a run works out the base commit's Kustomizations as their parents' builds make them (the
+ * reconcile's build service, which this folder does not reach): registered once a run has a cluster
+ * client, asked at most once, lazily, through TreeTrust.asBuilt.
+ */
+export function setBaseBuilder(
+  untrusted: NonNullable<Settings['untrustedTree']>,
+  build: (commit: string) => Promise<ReadonlySet<string>>,
+): void {
+  baseBuilders.set(untrusted, build);
+}
 const bases = new WeakMap<object, Promise<BaseCommit>>();
 
 /**
@@ -131,9 +145,24 @@ export function treeTrust(settings: Pick<Settings, 'untrustedTree'>): () => Prom
   return () => {
     let trust = trusts.get(untrusted);
     if (trust === undefined) {
-      trust = baseCommit(untrusted)
-        .then((found) => ('problem' in found ? found : baseScopes(untrusted.root, found.commit)))
-        .then((base) => ({ trusted: false, reason: untrusted.reason, base }));
+      trust = baseCommit(untrusted).then(async (found) => {
+        if ('problem' in found) return { trusted: false as const, reason: untrusted.reason, base: found };
+        const asBuilt = () => {
+          let built = baseBuilt.get(untrusted);
+          if (built === undefined) {
+            const build = baseBuilders.get(untrusted);
+            built = build ? build(found.commit) : Promise.resolve(new Set<string>());
+            baseBuilt.set(untrusted, built);
+          }
+          return built;
+        };
+        return {
+          trusted: false as const,
+          reason: untrusted.reason,
+          base: await baseScopes(untrusted.root, found.commit),
+          asBuilt,
+        };
+      });
       trusts.set(untrusted, trust);
     }
     return trust;

@@ -25,6 +25,12 @@ export type TreeTrust =
       reason: string;
       /** The scopes (credentialScope) of the source definitions on the base commit, or why there are none. */
       base: ReadonlySet<string> | { problem: string };
+      /**
+       * The use scopes (secret-uses.ts) of the base commit's Kustomizations as their parents' builds on
+       * that commit make them (a namespace, a substituteFrom a parent gives a child), worked out once, when
+       * a scope of the files as written is missing; absent when no run registered how (guarded.ts).
+       */
+      asBuilt?: () => Promise<ReadonlySet<string>>;
     };
 
 /** The fields of a definition that decide where its credentials go, as one comparable text. */
