@@ -97,6 +97,7 @@ describe('settingsOf', () => {
       gitCredentials: {},
       registryCredentials: {},
       kustomizations: [],
+      exclude: [],
       select: [],
       unchangedDependencies: [],
       dependencyTimeoutMs: 30 * 60_000,
