@@ -1,12 +1,18 @@
 // Where the benchmarks (bench/run.ts, bench/fanout.ts) find what they run: the repository, the bundled
-// CLI and action, kustomize, the peers' build script, /usr/bin/time and Node itself; and where they write
-// their results, each run's files named by the time it started (or, for the fan-out, ended).
-import { join } from 'node:path';
+// CLI and action (dist/, or $KR_BENCH_DIST), kustomize, the peers' build script, /usr/bin/time and Node
+// itself; and where they write their results, each run's files named by the time it started (or, for
+// the fan-out, ended).
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
-export const CLI = join(REPO, 'dist', 'cli.js');
-export const ACTION = join(REPO, 'dist', 'index.js');
+/**
+ * The bundle the benchmarks run: dist/, or the directory KR_BENCH_DIST names (a bundle of a working
+ * tree made with `node scripts/bundle.mjs DIR`, leaving dist/ as committed).
+ */
+export const DIST = process.env.KR_BENCH_DIST ? resolve(process.env.KR_BENCH_DIST) : join(REPO, 'dist');
+export const CLI = join(DIST, 'cli.js');
+export const ACTION = join(DIST, 'index.js');
 export const KUSTOMIZE = join(REPO, 'test', 'cluster', 'bin', 'kustomize');
 export const PEERS = join(REPO, 'bench', 'peers.sh');
 export const TIME = '/usr/bin/time';

@@ -3,6 +3,8 @@
 // tier-a test cluster that it starts and stops itself. Prints figures; asserts nothing about time.
 //   node_modules/.bin/node bench/run.ts [--shapes plain,overlay,monorepo,real,realrepo] [--objects 100,1000]
 //     [--large] [--runs 5] [--repo80] [--run-timeout 300] [--concurrency-sweep 1,8,32]
+// repo80 also times the CLI's `plan` of that tree (bench/run/plan.ts). KR_BENCH_DIST=DIR runs the bundle
+// in DIR instead of dist/ (bench/paths.ts).
 // Its parts are in bench/run/ (the tree, the tools, one size's run, the tables). See bench/README.md.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { ACTION, CLI, KUSTOMIZE, REPO, RESULTS, stamp, TIME } from './paths.ts';
 import { OURS, type SizeResult } from './run/model.ts';
+import { benchPlan, planTables, type PlanResult } from './run/plan.ts';
 import { setRunTimeout } from './run/measure.ts';
 import { buildPeers } from './run/peers.ts';
 import { benchSize } from './run/size.ts';
@@ -108,6 +111,8 @@ async function main(): Promise<void> {
   );
   for (const p of peers) process.stderr.write(`peer ${p.tool}: ${p.bin ? `${p.bin} (${p.version})` : p.version}\n`);
 
+  // repo80 also times `plan` (no cluster): the whole tree, then three changes with --base.
+  const plan: PlanResult | undefined = shapes.includes('repo80') ? await benchPlan(rounds) : undefined;
   const results: SizeResult[] = [];
   for (const { shape, n } of runs) {
     if (state.stopping) break;
@@ -158,7 +163,8 @@ async function main(): Promise<void> {
       '. Every tool talks to the apiserver through the same counting TLS proxy. Wall time is process start to exit (Flux: from the trigger, a new artifact revision or a reconcile request, to the Kustomization reporting it done). CPU is utime + stime from /proc (the apiserver and etcd processes, and the Flux controller) or `/usr/bin/time` (a CLI), so it includes whatever else the apiserver did meanwhile: the machine is shared, see the load averages. "1st req" is process start (Flux: the trigger) to the first request the proxy sees; RSS is the peak resident set of the process (`/usr/bin/time %M`; Flux: the controller VmHWM, its peak since it started). ✗ marks a run that failed (see the details); n/a, a scenario a tool has no equivalent for.',
     '',
     ...results.map((r) => sizeTables(r, peerNames)),
-    `Bundle: dist/index.js ${bundleInfo.indexJsBytes} bytes (${bundleInfo.indexJsGzipBytes} gzip -9); dist/cli.js ${bundleInfo.cliJsBytes} bytes.`,
+    ...(plan ? [planTables(plan)] : []),
+    `Bundle: ${ACTION.replace(REPO, '')} ${bundleInfo.indexJsBytes} bytes (${bundleInfo.indexJsGzipBytes} gzip -9); ${CLI.replace(REPO, '')} ${bundleInfo.cliJsBytes} bytes.`,
     '',
   ].join('\n');
   process.stdout.write(out + '\n');
@@ -169,7 +175,15 @@ async function main(): Promise<void> {
   await writeFile(
     `${base}.json`,
     JSON.stringify(
-      { date: new Date().toISOString(), concurrency, machine, bundle: bundleInfo, peers, results },
+      {
+        date: new Date().toISOString(),
+        concurrency,
+        machine,
+        bundle: bundleInfo,
+        peers,
+        results,
+        ...(plan ? { plan } : {}),
+      },
       null,
       2,
     ) + '\n',

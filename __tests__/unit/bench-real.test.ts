@@ -2,12 +2,14 @@
 // write them (bench/run/real.ts): kustomize builds each of them, before and after the scenarios'
 // edits, into as many objects as the tree says it holds.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { median, medianRows } from '../../bench/run/median.ts';
 import type { Row } from '../../bench/run/model.ts';
+import { REPO80_NAMESPACES, repo80Apps, withDependents } from '../../bench/run/repo80.ts';
 import { writeTree, type Shape } from '../../bench/run/tree.ts';
 import { heavyFile } from '../helpers/heavy.js';
 import { KUSTOMIZE } from '../helpers/paths.js';
@@ -87,6 +89,27 @@ describe('medianRows', () => {
   });
 });
 
+/** Apps depending on the apps at the given indices (only dependsOn is read). */
+const graph = (...deps: number[][]) =>
+  deps.map((dependsOn, i) => ({ app: `a${String(i)}`, ns: 'x', dir: '', dependsOn }));
+
+describe('withDependents (the Kustomizations a change to one app should affect)', () => {
+  it.each([
+    ['no dependents: the app alone', graph([], [0], [1]), 2, [2]],
+    ['a chain: every app after it', graph([], [0], [1]), 0, [0, 1, 2]],
+    ['a diamond: both sides and the bottom, once', graph([], [0], [0], [1, 2]), 0, [0, 1, 2, 3]],
+    ['a side of the diamond: the bottom only', graph([], [0], [0], [1, 2]), 1, [1, 3]],
+    [
+      "repo80's bumped app40: its column and the odd column left of it, level by level",
+      repo80Apps(),
+      40,
+      [40, 48, 49, 57, 58, 66, 67, 75, 76],
+    ],
+  ])('%s', (_, apps, i, want) => {
+    expect([...withDependents(apps, i)].sort((a, b) => a - b)).toEqual(want);
+  });
+});
+
 const roots: string[] = [];
 afterAll(async () => {
   await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
@@ -108,18 +131,19 @@ describe('the trees written as repositories write them build with kustomize', ()
     const dir = await mkdtemp(join(os.tmpdir(), 'kr-bench-real-'));
     roots.push(dir);
     const tree = await writeTree(dir, n, 'kr', shape, 8);
-    // repo80: the parent's build is the children's Kustomizations and their Namespace; each child
-    // builds its app (apps/appNN/app).
+    // repo80: the parent's build (the plain directory apps/, which Flux builds over each namespace's
+    // kustomization.yaml) is the children's Kustomizations and their Namespaces; each child builds
+    // its app (apps/<ns>/appNN/app).
     const dirs = () =>
-      shape === 'repo80'
-        ? Array.from({ length: 80 }, (_, i) => join(dir, 'apps', `app${String(i).padStart(2, '0')}`, 'app'))
-        : tree.units.map((u) => join(dir, u.path));
-    const count = () => dirs().reduce((sum, d) => sum + built(d).length, shape === 'repo80' ? 1 : 0);
+      shape === 'repo80' ? repo80Apps().map((a) => join(dir, a.dir, 'app')) : tree.units.map((u) => join(dir, u.path));
+    const count = () =>
+      dirs().reduce((sum, d) => sum + built(d).length, shape === 'repo80' ? REPO80_NAMESPACES.length : 0);
     expect(count()).toBe(tree.objects);
     if (shape === 'repo80') {
-      const parent = built(join(dir, 'apps'));
+      expect(existsSync(join(dir, 'apps', 'kustomization.yaml'))).toBe(false);
+      const parent = REPO80_NAMESPACES.flatMap((ns) => built(join(dir, 'apps', ns)));
       expect(parent.filter((k) => k === 'Kustomization')).toHaveLength(80);
-      expect(parent.filter((k) => k === 'Namespace')).toHaveLength(1);
+      expect(parent.filter((k) => k === 'Namespace')).toHaveLength(REPO80_NAMESPACES.length);
     } else {
       const kinds = built(join(dir, tree.units[0]!.path));
       for (const k of ['Namespace', 'Deployment', 'Service', 'ConfigMap', 'Secret', 'ServiceAccount']) {

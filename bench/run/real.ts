@@ -5,8 +5,7 @@
 // replicas, strategic-merge patch files, a JSON 6902 patch file, generators and components.
 //   real:     one such overlay of N objects;
 //   realrepo: Flux's monorepo of MONOREPO_UNITS such overlays in dependsOn levels, each a team's;
-//   repo80:   a parent Kustomization whose build is 80 children's ks.yaml, each child an app's
-//             kustomization of 6 objects (about 500 objects in all).
+// repo80, the parent/children layout over the same app bases, is in repo80.ts.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
@@ -19,12 +18,8 @@ const PLAIN = { aliasDuplicateObjects: false } as const;
 export const OBJECTS_PER_APP = 4;
 /** Objects an overlay adds: its Namespace, a generated ConfigMap and a generated Secret. */
 export const OBJECTS_PER_OVERLAY = 3;
-/** Kustomizations of repo80 (children of one parent) and the objects each child builds. */
-export const REPO80_CHILDREN = 80;
-const REPO80_PER_CHILD = OBJECTS_PER_APP + 2;
-
-const IMAGE = 'ghcr.io/stefanprodan/podinfo';
-const KUSTOMIZATION = { apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization' };
+export const IMAGE = 'ghcr.io/stefanprodan/podinfo';
+export const KUSTOMIZATION = { apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization' };
 
 /**
  * Where an overlay's strategic-merge patch on every Deployment comes from: a `patches:` entry with
@@ -140,7 +135,7 @@ function deploymentPatch(name = 'not-used'): unknown {
 }
 
 /** The shared components (relative to the tree): monitoring (a port and annotations), and the SMP as a component. */
-function components(): Map<string, unknown> {
+export function components(): Map<string, unknown> {
   const component = { apiVersion: 'kustomize.config.k8s.io/v1alpha1', kind: 'Component' };
   return new Map<string, unknown>([
     [
@@ -178,7 +173,7 @@ class Documents {
 }
 
 /** Writes `files` (path relative to `dir` → a YAML value, Documents, or text). */
-async function writeFiles(dir: string, files: Map<string, unknown>): Promise<void> {
+export async function writeFiles(dir: string, files: Map<string, unknown>): Promise<void> {
   for (const d of new Set([...files.keys()].map((f) => dirname(join(dir, f))))) await mkdir(d, { recursive: true });
   const text = (c: unknown) =>
     typeof c === 'string'
@@ -410,93 +405,6 @@ export async function writeRealRepo(
       let gone = 0;
       for (const [u, t] of trees.entries()) gone += await t.removeTenth(u * count);
       return gone;
-    },
-  };
-}
-
-/**
- * The repo80 shape: a parent Kustomization (clusters/prod/apps.yaml, path ./apps) whose build is
- * REPO80_CHILDREN children's ks.yaml and their Namespace, patching prune and interval into every
- * child; each child (in the dependsOn levels of bench/fanout's graph: ⌈√80⌉ columns) targets that
- * namespace and builds apps/appNN/app: an app's base with its own configMapGenerator and
- * secretGenerator. The scenarios edit one ConfigMap and drop the Service of every other app.
- */
-export async function writeRepo80(dir: string, prefix: string, clusterIPs: number): Promise<Tree> {
-  const ns = `${prefix}-repo80`;
-  const parent = `${prefix}-apps`;
-  const files = new Map<string, unknown>();
-  files.set('clusters/prod/apps.yaml', {
-    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-    kind: 'Kustomization',
-    metadata: { name: parent, namespace: 'flux-system' },
-    spec: {
-      interval: '30m',
-      prune: true,
-      path: './apps',
-      sourceRef: { kind: 'GitRepository', name: 'flux-system' },
-      patches: [
-        {
-          target: { group: 'kustomize.toolkit.fluxcd.io', kind: 'Kustomization' },
-          patch: '- op: add\n  path: /spec/prune\n  value: true\n- op: add\n  path: /spec/interval\n  value: 1h\n',
-        },
-      ],
-    },
-  });
-  const width = Math.ceil(Math.sqrt(REPO80_CHILDREN));
-  const name = (i: number) => `${prefix}-app${String(i).padStart(2, '0')}`;
-  const apps: string[] = [];
-  const kustomizationOf = (app: string, withService: boolean) => ({
-    ...KUSTOMIZATION,
-    resources: ['deployment.yaml', ...(withService ? ['service.yaml'] : []), 'configmap.yaml', 'serviceaccount.yaml'],
-    configMapGenerator: [{ name: `${app}-env`, literals: ['LOG_LEVEL=info', `APP=${app}`] }],
-    secretGenerator: [{ name: `${app}-credentials`, literals: ['username=app', `password=${app}-s3cr3t`] }],
-  });
-  const baseOf = (app: string, generation: number, headless: boolean) =>
-    appBase(app, { generation, headless, envConfigMap: `${app}-env`, credentialsSecret: `${app}-credentials` });
-  for (let i = 0; i < REPO80_CHILDREN; i++) {
-    const app = `app${String(i).padStart(2, '0')}`;
-    apps.push(app);
-    // bench/fanout/repo.ts's graphFor: column j depends on column j of the level above, odd columns on j + 1 too.
-    const [level, j] = [Math.floor(i / width), i % width];
-    const above = (c: number) => name((level - 1) * width + c);
-    const deps = level === 0 ? [] : [above(j), ...(j % 2 === 1 ? [above((j + 1) % width)] : [])];
-    files.set(`apps/${app}/ks.yaml`, {
-      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-      kind: 'Kustomization',
-      metadata: { name: name(i), namespace: 'flux-system' },
-      spec: {
-        path: `./apps/${app}/app`,
-        targetNamespace: ns,
-        sourceRef: { kind: 'GitRepository', name: 'flux-system' },
-        ...(deps.length > 0 ? { dependsOn: deps.map((d) => ({ name: d })) } : {}),
-      },
-    });
-    for (const [f, c] of baseOf(app, 1, i >= clusterIPs)) files.set(`apps/${app}/app/${f}`, c);
-    files.set(`apps/${app}/app/kustomization.yaml`, kustomizationOf(app, true));
-  }
-  files.set('apps/namespace.yaml', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  files.set('apps/kustomization.yaml', {
-    ...KUSTOMIZATION,
-    resources: ['namespace.yaml', ...apps.map((a) => `${a}/ks.yaml`)],
-  });
-  await writeFiles(dir, files);
-  return {
-    dir,
-    shape: 'repo80',
-    units: [{ name: parent, path: 'apps', dependsOn: [] }],
-    kustomizations: 'clusters/prod/*.yaml,apps/*/ks.yaml',
-    objects: 1 + REPO80_CHILDREN * REPO80_PER_CHILD,
-    namespaces: [ns],
-    crdName: '',
-    change: () =>
-      writeFiles(dir, new Map([['apps/app00/app/configmap.yaml', baseOf('app00', 2, true).get('configmap.yaml')]])),
-    removeTenth: async () => {
-      const odd = apps.filter((_, i) => i % 2 === 1);
-      await writeFiles(
-        dir,
-        new Map(odd.map((a) => [`apps/${a}/app/kustomization.yaml`, kustomizationOf(a, false)] as const)),
-      );
-      return odd.length;
     },
   };
 }

@@ -5,7 +5,7 @@ import { profileTables } from '../profile.ts';
 import os from 'node:os';
 import { medianRows } from './median.ts';
 import { OURS, PROFILED, SCENARIOS, type Row, type Scenario, type SizeResult } from './model.ts';
-import { REPO80_CHILDREN } from './real.ts';
+import { REPO80_CHILDREN, REPO80_NAMESPACES } from './repo80.ts';
 import { MONOREPO_UNITS, type Shape } from './tree.ts';
 
 const SHAPE_TITLES: Record<Shape, string> = {
@@ -14,7 +14,7 @@ const SHAPE_TITLES: Record<Shape, string> = {
   monorepo: `Flux monorepo (${String(MONOREPO_UNITS)} Kustomizations in 3 dependsOn levels, each an overlay over a shared base)`,
   real: 'Overlay as repositories write it (a base per app; namespace, namePrefix, commonLabels, commonAnnotations, labels, images, replicas, SMP and JSON 6902 patch files, patchesStrategicMerge, generators, components)',
   realrepo: `Flux monorepo of ${String(MONOREPO_UNITS)} overlays as repositories write them (3 dependsOn levels; the SMP on every Deployment from patches:, patchesStrategicMerge: or a component, team by team)`,
-  repo80: `Parent and children: one parent Kustomization whose build is ${String(REPO80_CHILDREN)} children's ks.yaml, each an app's kustomization with generators`,
+  repo80: `Parent and children: one parent Kustomization (path: the plain directory apps/) whose build is ${String(REPO80_NAMESPACES.length)} namespaces' kustomization.yaml listing ${String(REPO80_CHILDREN)} children's ks.yaml, each an app's kustomization with generators and a shared component`,
 };
 
 /** Issue 49's goals, ours/kapp wall time per step (benchmark figures, not timed tests). */

@@ -6,14 +6,16 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { stringify } from 'yaml';
-import { writeReal, writeRealRepo, writeRepo80 } from './real.ts';
+import { writeReal, writeRealRepo } from './real.ts';
+import { writeRepo80 } from './repo80.ts';
 
 /**
  * plain: a directory of YAML files, no kustomization file; overlay: the files in a base listed by
  * its kustomization.yaml, and an overlay over it (namespace, labels, patches); monorepo: Flux's
  * layout of MONOREPO_UNITS Kustomizations in dependsOn levels, each an overlay of its own files
- * over a base they all share. real, realrepo and repo80 (real.ts): an overlay as repositories write
- * them, Flux's monorepo of such overlays, and a parent of 80 child Kustomizations (about 500 objects).
+ * over a base they all share. real, realrepo (real.ts) and repo80 (repo80.ts): an overlay as
+ * repositories write them, Flux's monorepo of such overlays, and a parent of 80 child Kustomizations
+ * in the parent/children layout (about 500 objects).
  */
 export type Shape = 'plain' | 'overlay' | 'monorepo' | 'real' | 'realrepo' | 'repo80';
 /** What --shapes runs when not given. */
