@@ -69,8 +69,9 @@ function parseLenient(text: string, file: string): KustomizationSpec[] {
 }
 
 /**
- * The entry points among `specs` (those defined in a file named alone, `named`, whose build reads
- * their own file), the files they reach beyond `known`, and a note for each entry followed.
+ * The entry points among `specs` (those defined in a file named alone, `named`, built from this
+ * checkout, whose build reads their own file), the files they reach beyond `known`, and a note for
+ * each entry followed.
  */
 export async function followFrom(
   root: string,
@@ -78,11 +79,14 @@ export async function followFrom(
   named: ReadonlySet<string>,
   known: ReadonlySet<string>,
   excluded: (file: string) => boolean,
+  fromCheckout: (spec: KustomizationSpec) => Promise<boolean> = () => Promise.resolve(true),
 ): Promise<{ files: string[]; notes: string[] }> {
   const entries: { spec: KustomizationSpec; file: string }[] = [];
   for (const spec of specs) {
     const file = spec.origin.kind === 'file' ? spec.origin.file : undefined;
-    if (file !== undefined && named.has(file) && (await isEntryPoint(root, spec, file))) entries.push({ spec, file });
+    if (file === undefined || !named.has(file) || !(await isEntryPoint(root, spec, file))) continue;
+    // One built from another source (a tenant's sync.yaml, path ./ of its own repository) builds no file here.
+    if (await fromCheckout(spec)) entries.push({ spec, file });
   }
   if (entries.length === 0) return { files: [], notes: [] };
   const files = await followEntryPoints(root, entries, known, excluded);

@@ -138,6 +138,8 @@ export interface LoadOptions {
   builtElsewhere?: (files: readonly string[]) => Promise<ReadonlySet<string>>;
   /** Globs (relative to the root) of files never loaded, whatever the patterns match or an entry point reaches. */
   exclude?: readonly string[];
+  /** Whether a Kustomization is built from this checkout (an entry point must be); all are without it. */
+  fromCheckout?: (spec: KustomizationSpec) => Promise<boolean>;
 }
 
 /** A matched file without a Kustomization, with what it holds instead. */
@@ -191,7 +193,7 @@ export async function loadKustomizations(
   root: string,
   options: LoadOptions = {},
 ): Promise<KustomizationSpec[]> {
-  const found = await findKustomizations(patterns, root, options.keep, options.exclude);
+  const found = await findKustomizations(patterns, root, options.keep, options);
   if (found.specs.length === 0 && found.none.length > 0) throw new SpecError(noneProblems(found));
   const { specs, unreached } = await placed(found, root, options.builtElsewhere);
   for (const line of foundNotes(found, specs, unreached)) options.note?.(line);
@@ -207,13 +209,13 @@ export async function loadClusters(
   patterns: string[],
   root: string,
   clusters: readonly string[],
-  options: Pick<LoadOptions, 'note' | 'builtElsewhere' | 'exclude'> = {},
+  options: Pick<LoadOptions, 'note' | 'builtElsewhere' | 'exclude' | 'fromCheckout'> = {},
 ): Promise<Map<string, KustomizationSpec[]>> {
   const out = new Map<string, KustomizationSpec[]>();
   let empty = 0;
   const notes: string[] = [];
   for (const c of clusters) {
-    const found = await findKustomizations(patterns, root, (f) => clusterOf(f) === c, options.exclude);
+    const found = await findKustomizations(patterns, root, (f) => clusterOf(f) === c, options);
     if (found.specs.length === 0 && found.none.length > 0) {
       empty++;
       const files = found.skipped.map((s) => s.file);
@@ -230,7 +232,7 @@ export async function loadClusters(
   }
   // No cluster has any: refused as loadKustomizations refuses it, each pattern's files named together.
   if (out.size === 0 && empty > 0)
-    throw new SpecError(noneProblems(await findKustomizations(patterns, root, undefined, options.exclude)));
+    throw new SpecError(noneProblems(await findKustomizations(patterns, root, undefined, options)));
   for (const line of notes) options.note?.(line);
   return out;
 }
@@ -301,7 +303,7 @@ async function findKustomizations(
   patterns: string[],
   root: string,
   keep: (file: string) => boolean = () => true,
-  exclude: readonly string[] = [],
+  { exclude = [], fromCheckout }: Pick<LoadOptions, 'exclude' | 'fromCheckout'> = {},
 ): Promise<Found> {
   const excluded = excludedBy(exclude);
   const named = new Set<string>();
@@ -367,7 +369,7 @@ async function findKustomizations(
   }
   if (problems.length > 0) throw new SpecError(problems, locations);
   // Flux's entry point named alone: what it applies is loaded too (entry.ts).
-  const followed = await followFrom(absoluteRoot, specs, named, new Set(counts.keys()), excluded);
+  const followed = await followFrom(absoluteRoot, specs, named, new Set(counts.keys()), excluded, fromCheckout);
   for (const file of followed.files) {
     counts.set(file, await readKustomizationFile(file));
     named.add(file);

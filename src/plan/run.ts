@@ -11,7 +11,7 @@ import { kustomizationFiles, loadClusters } from '../flux/load.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { buildReads } from '../kustomize/reads.js';
-import { builtByRepository, checkSources } from '../reconcile/resolve.js';
+import { builtByRepository, buildsFromCheckout, checkSources } from '../reconcile/resolve.js';
 import type { Settings } from '../options/settings.js';
 import { withParents, type Inputs } from './affected.js';
 import { buildersOf } from '../flux/applied-by.js';
@@ -54,6 +54,7 @@ export async function specsByCluster(
     ...(note ? { note } : {}),
     builtElsewhere: (found) => builtByRepository(settings.root, found),
     exclude: settings.exclude,
+    fromCheckout: (spec: KustomizationSpec) => buildsFromCheckout(settings, spec),
   });
 }
 

@@ -37,6 +37,7 @@ export async function resolveSpecs(settings: Settings, note?: (line: string) => 
       ...(note ? { note } : {}),
       builtElsewhere: (files) => builtByRepository(settings.root, files),
       exclude: settings.exclude,
+      fromCheckout: (spec: KustomizationSpec) => buildsFromCheckout(settings, spec),
     }).catch(async (err: unknown) => {
       throw cluster === undefined ? await severalClusters(err, settings) : err;
     });
@@ -53,6 +54,13 @@ export async function resolveSpecs(settings: Settings, note?: (line: string) => 
       ...(settings.targetNamespace ? { targetNamespace: settings.targetNamespace } : {}),
     }),
   ];
+}
+
+/** Whether `spec` is built from this checkout, as the run judges its source (checkSources), silently. */
+export async function buildsFromCheckout(settings: Settings, spec: KustomizationSpec): Promise<boolean> {
+  const verdicts = await checkSources(settings, [spec], () => undefined).catch(() => undefined);
+  const verdict = verdicts?.get(`${spec.namespace}/${spec.name}`);
+  return verdicts !== undefined && (verdict?.kind ?? 'checkout') === 'checkout';
 }
 
 /** Which of `files` a Kustomization of the repository's other files builds (repository.ts, applied-by.ts). */
