@@ -14,6 +14,7 @@ import { commitAll, initRepository } from '../helpers/git-repos.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
 import { createSopsToolkit, type SopsToolkit } from '../helpers/sops-fixtures.js';
 import { heavyFile } from '../helpers/heavy.js';
+import { KUSTOMIZE } from '../helpers/paths.js';
 
 heavyFile();
 
@@ -196,6 +197,7 @@ describe('affected', () => {
         root,
         kustomizations: ['clusters/*/*.yaml', 'apps/*/ks.yaml'],
         mode: 'preview',
+        kustomizeBin: KUSTOMIZE,
       });
       const plan = await planRun(settings, { base: first, head }, () => undefined);
       expect(
@@ -261,12 +263,27 @@ describe('affected', () => {
       ['cluster-apps', 'plex'],
     ],
     [
-      "a namespace folder's kustomization.yaml: the parent and every child",
+      "a namespace folder's label: the parent and the children whose objects it changes",
       {
         'kubernetes/apps/network/kustomization.yaml':
           'resources: [./namespace.yaml, ./echo/ks.yaml, ./ingress/ks.yaml]\ncommonLabels: {team: net}\n',
       },
-      ['cluster-apps', 'echo', 'ingress', 'plex'],
+      ['cluster-apps', 'echo', 'ingress'],
+    ],
+    [
+      'a new app listed in its namespace folder: the parent and the new app, not its siblings',
+      {
+        'kubernetes/apps/media/kustomization.yaml': 'resources: [./namespace.yaml, ./plex/ks.yaml, ./sonarr/ks.yaml]\n',
+        'kubernetes/apps/media/sonarr/ks.yaml': ks('sonarr', './kubernetes/apps/media/sonarr/app'),
+        'kubernetes/apps/media/sonarr/app/kustomization.yaml': 'resources: [./deploy.yaml]\n',
+        'kubernetes/apps/media/sonarr/app/deploy.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sonarr}\n',
+      },
+      ['cluster-apps', 'sonarr'],
+    ],
+    [
+      "an app's ks.yaml dropped from its folder's list (its file kept): the parent only",
+      { 'kubernetes/apps/network/kustomization.yaml': 'resources: [./namespace.yaml, ./echo/ks.yaml]\n' },
+      ['cluster-apps'],
     ],
     [
       "the parent's patch (its own file): the parent and every child it patches",
@@ -281,9 +298,9 @@ describe('affected', () => {
       ['cluster-apps', 'echo', 'ingress', 'plex'],
     ],
     [
-      'a YAML file in the plain directory itself: the parent and every child',
+      'a YAML file in the plain directory itself: the parent, not the children whose objects stay the same',
       { 'kubernetes/apps/README.yaml': '# more notes\n' },
-      ['cluster-apps', 'echo', 'ingress', 'plex'],
+      ['cluster-apps'],
     ],
   ])('a plain parent directory of namespace folders (cluster-template): %s', async (_, change, names) => {
     const root = await writeTree(template());
@@ -299,9 +316,10 @@ describe('affected', () => {
         root,
         kustomizations: ['kubernetes/flux/cluster/ks.yaml', 'kubernetes/apps/*/*/ks.yaml'],
         mode: 'preview',
+        kustomizeBin: KUSTOMIZE,
       });
       const plan = await planRun(settings, { base: first, head }, () => undefined);
-      expect(plan.all).toHaveLength(4);
+      expect(plan.all.length).toBeGreaterThanOrEqual(3);
       expect(
         plan.affected
           .map((id) =>

@@ -5,6 +5,7 @@
 import type { Reads } from '../kustomize/reads.js';
 import { readsFile } from '../kustomize/reads.js';
 import type { KustomizationSpec } from '../flux/types.js';
+import type { ChildChanged } from './parent-builds.js';
 import type { Affects } from './plan.js';
 
 /** What a Kustomization's build depends on in this repository. */
@@ -60,6 +61,7 @@ export function withParents(
   inputs: (spec: KustomizationSpec) => Inputs,
   parentsOf: (spec: KustomizationSpec) => readonly KustomizationSpec[],
   kustomizationFiles: ReadonlySet<string>,
+  childChanged: ChildChanged = () => undefined,
 ): Affects {
   const own = affectsOf(changed, inputs);
   const fileOf = (s: KustomizationSpec) => (s.origin.kind === 'file' ? clean(s.origin.file) : undefined);
@@ -69,7 +71,16 @@ export function withParents(
     for (const parent of parentsOf(spec)) {
       const relevant = changed.map(clean).filter((f) => !kustomizationFiles.has(f) || f === fileOf(parent));
       const why = affectsOf(relevant, inputs)(parent, cluster);
-      if (why !== undefined) return `its parent Kustomization ${parent.namespace}/${parent.name} is affected: ${why}`;
+      if (why === undefined) continue;
+      // The parent's own file changed: its patches or substitutions may change every child.
+      if (relevant.includes(fileOf(parent) ?? ''))
+        return `its parent Kustomization ${parent.namespace}/${parent.name} is affected: ${why}`;
+      // Else only when the object the parent's build makes of this child changed (or that is not known).
+      const changedHere = childChanged(parent, spec);
+      if (changedHere === false) continue;
+      return changedHere === true
+        ? `its object in the build of its parent Kustomization ${parent.namespace}/${parent.name} changed: its parent ${why}`
+        : `its parent Kustomization ${parent.namespace}/${parent.name} is affected: ${why}`;
     }
     return undefined;
   };

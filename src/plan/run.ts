@@ -13,9 +13,10 @@ import type { KustomizationSpec } from '../flux/types.js';
 import { buildReads } from '../kustomize/reads.js';
 import { builtByRepository, buildsFromCheckout, checkSources } from '../reconcile/resolve.js';
 import type { Settings } from '../options/settings.js';
-import { withParents, type Inputs } from './affected.js';
+import { affectsOf, withParents, type Inputs } from './affected.js';
 import { buildersOf } from '../flux/applied-by.js';
 import { clusterOf } from '../flux/clusters.js';
+import { parentComparison } from './parent-builds.js';
 import { makePlan, type Plan } from './plan.js';
 
 export interface Change {
@@ -112,9 +113,20 @@ export async function planRun(
     const file = fileOf(s);
     return file === undefined ? [] : (builders.get(file) ?? []).filter((p) => p !== s);
   };
+  // The parents a change reaches other than through their own file: their children's objects are compared.
+  const own = new Set(files);
+  const reaching = affectsOf(
+    files.filter((f) => !kustomizationFiles.has(f)),
+    (s) => inputs.get(s)!,
+  );
+  const parents = [...new Set(all.flatMap(parentsOf))].filter((p) => {
+    const file = fileOf(p);
+    return file !== undefined && !own.has(file) && reaching(p, clusterOf(file)) !== undefined;
+  });
+  const childChanged = await parentComparison(settings, change, parents);
   const plan = makePlan(
     byCluster,
-    withParents(files, (s) => inputs.get(s)!, parentsOf, kustomizationFiles),
+    withParents(files, (s) => inputs.get(s)!, parentsOf, kustomizationFiles, childChanged),
     always,
   );
   return { ...plan, change: { ...change, files } };

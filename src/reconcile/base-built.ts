@@ -9,9 +9,6 @@
  * files decide: the change under review cannot add a scope here. Worked out at most once a run, and
  * only when a use is missing from the base's files as written (guarded.ts, secret-trust.ts).
  */
-import { execFile } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { clusterOf } from '../flux/clusters.js';
 import { loadKustomizations } from '../flux/load.js';
 import { fluxKustomizationTexts } from '../flux/repository.js';
@@ -19,49 +16,8 @@ import type { KustomizationSpec } from '../flux/types.js';
 import type { Settings } from '../options/settings.js';
 import type { ClusterClient } from '../cluster/client.js';
 import { usesOf, useScope } from '../source/secret-uses.js';
-import { trackChild } from '../util/lifecycle.js';
-import { scratchDir } from '../util/scratch.js';
+import { commitTree } from '../source/commit-tree.js';
 import { Builds } from './builds.js';
-
-/** A base tree larger than this (the sum of its blobs) is not taken out: the refusal stands. */
-const MAX_TREE_BYTES = 256 * 1024 * 1024;
-
-function git(root: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      args,
-      { cwd: root, maxBuffer: 256 << 20, timeout: 120_000, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } },
-      (err, stdout, stderr) => {
-        if (err) reject(new Error(stderr.trim() || err.message));
-        else resolve(stdout);
-      },
-    );
-    trackChild(child, false);
-  });
-}
-
-/** The commit's tree under `tree` (a new directory), or false when it is larger than MAX_TREE_BYTES. */
-async function extract(root: string, commit: string, scratch: string, tree: string): Promise<boolean> {
-  const listing = await git(root, ['ls-tree', '-r', '-l', '-z', '--end-of-options', commit]);
-  let bytes = 0;
-  for (const entry of listing.split('\0')) {
-    const size = /^\d+ blob [0-9a-f]+ +(\d+)\t/.exec(entry)?.[1];
-    if (size !== undefined) bytes += Number(size);
-  }
-  if (bytes > MAX_TREE_BYTES) return false;
-  const tar = join(scratch, 'base.tar');
-  await git(root, ['archive', '--format=tar', `--output=${tar}`, '--end-of-options', commit]);
-  await mkdir(tree);
-  await new Promise<void>((resolve, reject) => {
-    const child = execFile('tar', ['-xf', tar, '-C', tree, '--no-same-owner', '--no-same-permissions'], (err) => {
-      if (err) reject(new Error(`tar: ${err.message}`));
-      else resolve();
-    });
-    trackChild(child, false);
-  });
-  return true;
-}
 
 /** One glob per file (its last character as a class), so that a file nothing applies is left out, not refused (load.ts). */
 const asGlob = (file: string) => `${file.slice(0, -1)}[${file.slice(-1)}]`;
@@ -90,10 +46,10 @@ export function baseBuilder(
 ): (commit: string) => Promise<ReadonlySet<string>> {
   return async (commit) => {
     const scopes = new Set<string>();
-    const scratch = await scratchDir('kr-base-');
+    const base = await commitTree(settings.root, commit).catch(() => undefined);
+    if (base === undefined) return scopes;
+    const tree = base.tree;
     try {
-      const tree = join(scratch.dir, 'tree');
-      if (!(await extract(settings.root, commit, scratch.dir, tree))) return scopes;
       const { untrustedTree: _untrusted, ...rest } = settings;
       const onBase: Settings = { ...rest, root: tree, select: [], exclude: [] };
       for (const all of await baseKustomizations(tree)) {
@@ -115,7 +71,7 @@ export function baseBuilder(
       // The base could not be taken out or built: the refusal of the files as written stands.
       return scopes;
     } finally {
-      await scratch.remove();
+      await base.remove();
     }
   };
 }
