@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { diffObjects, normalizeForDiff, renderDiff, type FieldChange } from '../../src/ssa/diff.js';
+import {
+  diffBlockLines,
+  diffObjects,
+  elementChanges,
+  normalizeForDiff,
+  renderDiff,
+  type FieldChange,
+} from '../../src/ssa/diff.js';
 
 const SECRET = 'hunter2-Zq9xSecretValue';
 const SECRET_B64 = Buffer.from(SECRET).toString('base64');
@@ -269,6 +276,162 @@ describe('renderDiff', () => {
     expect(renderDiff(changes, max)).toBe(want);
   });
 
+  it('defaults to 50 lines', () => {
+    const changes = Array.from({ length: 60 }, (_, i) => ({ path: `/k${i}`, kind: 'added' as const, after: i }));
+    const lines = renderDiff(changes).split('\n');
+    expect(lines).toHaveLength(51);
+    expect(lines[50]).toBe('… and 10 more changes');
+  });
+});
+
+// Long values: where two values differ is shown, a long list whose length changed as its elements.
+describe('long values in renderDiff and diffBlockLines', () => {
+  const args = Array.from({ length: 10 }, (_, i) => `--option-${i}=value`);
+  const image = 'registry.example.com/platform/team-a/some-service-with-a-long-name';
+  const env = (extra: object[] = []) => [
+    { name: 'LOG_LEVEL', value: 'info' },
+    { name: 'ENDPOINT', value: 'https://api.example.com/v1' },
+    ...extra,
+  ];
+  it.each<{ why: string; change: FieldChange; text: string[]; block: string[] }>([
+    {
+      why: 'an entry added to a long list: that entry',
+      change: { path: '/spec/args', kind: 'changed', before: args, after: [...args, '--new'] },
+      text: ['+ /spec/args/10: "--new"'],
+      block: ['+ /spec/args/10: "--new"'],
+    },
+    {
+      why: 'an entry removed from a long list',
+      change: { path: '/spec/args', kind: 'changed', before: args, after: args.filter((_, i) => i !== 4) },
+      text: ['- /spec/args/4: "--option-4=value"'],
+      block: ['- /spec/args/4: "--option-4=value"'],
+    },
+    {
+      why: 'an element replaced and one added: field by field',
+      change: {
+        path: '/spec/env',
+        kind: 'changed',
+        before: env(),
+        after: [env()[0], { name: 'ENDPOINT', value: 'https://api.example.com/v2' }, { name: 'NEW', value: 'x' }],
+      },
+      text: [
+        '~ /spec/env/1/value: "https://api.example.com/v1" → "https://api.example.com/v2"',
+        '+ /spec/env/2: {"name":"NEW","value":"x"}',
+      ],
+      block: [
+        '- /spec/env/1/value: "https://api.example.com/v1"',
+        '+ /spec/env/1/value: "https://api.example.com/v2"',
+        '+ /spec/env/2: {"name":"NEW","value":"x"}',
+      ],
+    },
+    {
+      why: 'a long string changed past character 79: cut around the difference',
+      change: { path: '/spec/image', kind: 'changed', before: `${image}:v1.2.3`, after: `${image}:v1.2.4` },
+      text: ['~ /spec/image: …th-a-long-name:v1.2.3" → …th-a-long-name:v1.2.4"'],
+      block: ['- /spec/image: …th-a-long-name:v1.2.3"', '+ /spec/image: …th-a-long-name:v1.2.4"'],
+    },
+    {
+      why: 'a short list whose length changed: one line, as before',
+      change: { path: '/list', kind: 'changed', before: ['a', 'b'], after: ['a', 'b', 'c'] },
+      text: ['~ /list: ["a","b"] → ["a","b","c"]'],
+      block: ['- /list: ["a","b"]', '+ /list: ["a","b","c"]'],
+    },
+    {
+      why: 'a long list replaced wholesale: one line, cut where it starts to differ',
+      change: {
+        path: '/l',
+        kind: 'changed',
+        before: Array.from({ length: 30 }, (_, i) => i),
+        after: Array.from({ length: 31 }, (_, i) => 100 + i),
+      },
+      text: [
+        `~ /l: [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,2… → [100,101,102,103,104,105,106,107,108,109,110,111,112,113,114,115,116,117,118,11…`,
+      ],
+      block: [
+        '- /l: [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,2…',
+        '+ /l: [100,101,102,103,104,105,106,107,108,109,110,111,112,113,114,115,116,117,118,11…',
+      ],
+    },
+    {
+      why: 'a masked list change stays bare',
+      change: { path: '/spec/env', kind: 'changed', before: '*** (before)', after: '*** (after)' },
+      text: ['~ /spec/env: *** (before) → *** (after)'],
+      block: ['- /spec/env: *** (before)', '+ /spec/env: *** (after)'],
+    },
+    {
+      why: 'added and removed values cut as before',
+      change: { path: '/a', kind: 'added', after: 'x'.repeat(200) },
+      text: [`+ /a: "${'x'.repeat(78)}…`],
+      block: [`+ /a: "${'x'.repeat(78)}…`],
+    },
+  ])('$why', ({ change, text, block }) => {
+    expect(renderDiff([change])).toBe(text.join('\n'));
+    expect(diffBlockLines(change)).toEqual(block);
+  });
+
+  it('counts a list shown element by element as one change for maxLines', () => {
+    const change: FieldChange = { path: '/spec/args', kind: 'changed', before: args, after: ['--a', ...args, '--b'] };
+    const other: FieldChange = { path: '/z', kind: 'added', after: 1 };
+    expect(renderDiff([change, other], 1)).toBe('+ /spec/args/0: "--a"\n+ /spec/args/11: "--b"\n… and 1 more change');
+  });
+
+  it('a list change above a secret path never shows an element', () => {
+    const secret = 'hunter2-Zq9xSecretValue-' + 'p'.repeat(40);
+    const live = { ...cm(), spec: { env: [...env(), { name: 'TOKEN', value: secret }] } };
+    const dry = { ...cm(), spec: { env: [...env(), { name: 'TOKEN', value: secret }, { name: 'B', value: 'y' }] } };
+    const changes = diffObjects(live, dry, ['/spec/env/2/value']);
+    const text = renderDiff(changes) + changes.flatMap(diffBlockLines).join('\n');
+    expect(text).toBe('~ /spec/env: *** (before) → *** (after)- /spec/env: *** (before)\n+ /spec/env: *** (after)');
+    expect(text).not.toContain('hunter2');
+  });
+});
+
+describe('elementChanges', () => {
+  const long = Array.from({ length: 10 }, (_, i) => `element-number-${i}`);
+  it.each<{ why: string; change: FieldChange; want: FieldChange[] }>([
+    {
+      why: 'not a list: as it is',
+      change: { path: '/a', kind: 'changed', before: 'x'.repeat(100), after: 'y' },
+      want: [{ path: '/a', kind: 'changed', before: 'x'.repeat(100), after: 'y' }],
+    },
+    {
+      why: 'a list that fits: as it is',
+      change: { path: '/a', kind: 'changed', before: [1], after: [1, 2] },
+      want: [{ path: '/a', kind: 'changed', before: [1], after: [1, 2] }],
+    },
+    {
+      why: 'a nested long list expanded too',
+      change: {
+        path: '/a',
+        kind: 'changed',
+        before: [{ args: long }],
+        after: [{ args: [...long, 'z'] }, 2],
+      },
+      want: [
+        { path: '/a/0/args/10', kind: 'added', after: 'z' },
+        { path: '/a/1', kind: 'added', after: 2 },
+      ],
+    },
+    {
+      why: 'an element moved: removed at its old index, added at its new one',
+      change: {
+        path: '/a',
+        kind: 'changed',
+        before: long,
+        after: [...long.slice(1, 5), long[0], ...long.slice(5), 'x'],
+      },
+      want: [
+        { path: '/a/0', kind: 'removed', before: 'element-number-0' },
+        { path: '/a/4', kind: 'added', after: 'element-number-0' },
+        { path: '/a/10', kind: 'added', after: 'x' },
+      ],
+    },
+  ])('$why', ({ change, want }) => {
+    expect(elementChanges(change)).toEqual(want);
+  });
+});
+
+describe('renderDiff limits', () => {
   it('defaults to 50 lines', () => {
     const changes = Array.from({ length: 60 }, (_, i) => ({ path: `/k${i}`, kind: 'added' as const, after: i }));
     const lines = renderDiff(changes).split('\n');

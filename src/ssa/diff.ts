@@ -1,4 +1,5 @@
 import { isSecret } from '../objects/secret.js';
+import { fitsWidth, listHunks, MASK, MASK_AFTER, MASK_BEFORE, renderPair, renderValue } from './diff-text.js';
 import { deepEqual } from './drift.js';
 import { escapePointer, isMap } from './json.js';
 import { covered } from './mask.js';
@@ -15,10 +16,8 @@ export interface FieldChange {
 const NOISE_METADATA = ['managedFields', 'resourceVersion', 'uid', 'generation', 'creationTimestamp', 'selfLink'];
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
-const MASK = '***';
-const MASK_BEFORE = '*** (before)';
-const MASK_AFTER = '*** (after)';
-const MASKS: readonly unknown[] = [MASK, MASK_BEFORE, MASK_AFTER];
+/** A changed list shown element by element only when that takes at most this many changes. */
+const MAX_ELEMENT_CHANGES = 12;
 
 /**
  * A copy without server noise: `status`, the server-set metadata fields (managedFields,
@@ -66,38 +65,83 @@ export function diffObjects(
 
 /**
  * One line per change (`~ /spec/replicas: 1 → 3`, `+ /metadata/labels/team: "web"`, `- /data/old: ***`),
- * values as JSON shortened to 80 characters; past `maxLines` changes the rest is summarised.
+ * values as JSON shortened to 80 characters, two long values cut where they differ (see
+ * renderPair), a long list whose length changed as its elements' changes (see elementChanges); past
+ * `maxLines` changes the rest is summarised.
  */
 export function renderDiff(changes: readonly FieldChange[], maxLines = 50): string {
   const limit = Math.max(0, Math.floor(maxLines));
-  const lines = changes.slice(0, limit).map((c) => {
-    switch (c.kind) {
-      case 'added':
-        return `+ ${c.path}: ${renderValue(c.after)}`;
-      case 'removed':
-        return `- ${c.path}: ${renderValue(c.before)}`;
-      case 'changed':
-        return `~ ${c.path}: ${renderValue(c.before)} → ${renderValue(c.after)}`;
-    }
-  });
-  const rest = changes.length - lines.length;
+  const shown = changes.slice(0, limit);
+  const lines = shown.flatMap((c) =>
+    elementChanges(c).map((e) => {
+      switch (e.kind) {
+        case 'added':
+          return `+ ${e.path}: ${renderValue(e.after)}`;
+        case 'removed':
+          return `- ${e.path}: ${renderValue(e.before)}`;
+        case 'changed': {
+          const [before, after] = renderPair(e.before, e.after);
+          return `~ ${e.path}: ${before} → ${after}`;
+        }
+      }
+    }),
+  );
+  const rest = changes.length - shown.length;
   if (rest > 0) lines.push(`… and ${rest} more change${rest === 1 ? '' : 's'}`);
   return lines.join('\n');
 }
 
 /**
  * One change as the lines of a GitHub ```diff block: a changed field as its old value (`-`, red) and
- * its new one (`+`, green), so that both are coloured; `~` lines get no colour there.
+ * its new one (`+`, green), so that both are coloured; `~` lines get no colour there. Long values
+ * and lists as renderDiff shows them.
  */
 export function diffBlockLines(c: FieldChange): string[] {
-  switch (c.kind) {
-    case 'added':
-      return [`+ ${c.path}: ${renderValue(c.after)}`];
-    case 'removed':
-      return [`- ${c.path}: ${renderValue(c.before)}`];
-    case 'changed':
-      return [`- ${c.path}: ${renderValue(c.before)}`, `+ ${c.path}: ${renderValue(c.after)}`];
+  return elementChanges(c).flatMap((e) => {
+    switch (e.kind) {
+      case 'added':
+        return [`+ ${e.path}: ${renderValue(e.after)}`];
+      case 'removed':
+        return [`- ${e.path}: ${renderValue(e.before)}`];
+      case 'changed': {
+        const [before, after] = renderPair(e.before, e.after);
+        return [`- ${e.path}: ${before}`, `+ ${e.path}: ${after}`];
+      }
+    }
+  });
+}
+
+/**
+ * A change as it is shown: a list whose length changed (diffObjects' one change) and that does not
+ * fit on a line, as the changes of its elements (`+ /spec/args/3: "--y"`, `- /spec/args/1: "--x"`;
+ * an element replaced at the same index, field by field, as diffObjects compares), when that takes
+ * at most MAX_ELEMENT_CHANGES changes; anything else as it is. A masked change is a string, never a
+ * list, so it stays whole.
+ */
+export function elementChanges(c: FieldChange): FieldChange[] {
+  if (c.kind !== 'changed' || !Array.isArray(c.before) || !Array.isArray(c.after)) return [c];
+  if (fitsWidth(c.before) && fitsWidth(c.after)) return [c];
+  const out: FieldChange[] = [];
+  const at = (index: number) => `${c.path}/${index}`;
+  for (const { removed, added } of listHunks(c.before, c.after)) {
+    const paired = Math.min(removed.length, added.length);
+    for (let k = 0; k < paired; k++) {
+      const r = removed[k]!;
+      const a = added[k]!;
+      if (r.index === a.index) {
+        const inner: FieldChange[] = [];
+        walk(r.value, a.value, [], inner);
+        out.push(...inner.map((e) => ({ ...e, path: at(r.index) + e.path })));
+      } else {
+        out.push({ path: at(r.index), kind: 'removed', before: r.value });
+        out.push({ path: at(a.index), kind: 'added', after: a.value });
+      }
+    }
+    for (const r of removed.slice(paired)) out.push({ path: at(r.index), kind: 'removed', before: r.value });
+    for (const a of added.slice(paired)) out.push({ path: at(a.index), kind: 'added', after: a.value });
   }
+  if (out.length === 0 || out.length > MAX_ELEMENT_CHANGES) return [c];
+  return out.flatMap(elementChanges);
 }
 
 function walk(before: unknown, after: unknown, path: string[], out: FieldChange[]): void {
@@ -169,11 +213,4 @@ function comparePaths(a: readonly string[], b: readonly string[]): number {
     return x < y ? -1 : 1;
   }
   return a.length - b.length;
-}
-
-/** JSON, at most 80 characters; the mask markers are shown bare. */
-function renderValue(v: unknown): string {
-  if (MASKS.includes(v)) return v as string;
-  const text = v === undefined ? 'undefined' : JSON.stringify(v);
-  return text.length > 80 ? text.slice(0, 79) + '…' : text;
 }
