@@ -17,9 +17,10 @@ export interface SecondCluster {
   stop(): Promise<void>;
 }
 
-export async function startSecondCluster(name: string): Promise<SecondCluster> {
+/** Starts it; `args` are more flags of `testcluster up` (e.g. `--feature-gates`, `HPAScaleToZero=true`). */
+export async function startSecondCluster(name: string, args: readonly string[] = []): Promise<SecondCluster> {
   const dir = await mkdtemp(join(tmpdir(), `kr-${name}-`));
-  const child = spawn(join(TOOLS, 'testcluster'), ['up', '--tier', 'a', '--dir', dir], {
+  const child = spawn(join(TOOLS, 'testcluster'), ['up', '--tier', 'a', '--dir', dir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const kubeconfig = await new Promise<string>((resolve, reject) => {

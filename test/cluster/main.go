@@ -2,7 +2,8 @@
 //
 // It is a multi-call binary: the first argument picks the component.
 //
-//	testcluster up --tier a|b --dir DIR    start a cluster, print KUBECONFIG=<path>, run until SIGTERM
+//	testcluster up --tier a|b --dir DIR [--feature-gates Name=bool,...]
+//	                                       start a cluster, print KUBECONFIG=<path>, run until SIGTERM
 //	testcluster down --dir DIR             stop the cluster started in DIR
 //	testcluster etcd|apiserver|controller-manager|scheduler|kwok [flags]   one component (used by up)
 package main
@@ -44,7 +45,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, `usage: testcluster up --tier a|b --dir DIR
+	fmt.Fprintln(os.Stderr, `usage: testcluster up --tier a|b --dir DIR [--feature-gates Name=true|false,...]
        testcluster down --dir DIR
        testcluster etcd|apiserver|controller-manager|scheduler|kwok [component flags]
        testcluster version`)

@@ -52,6 +52,7 @@ var kcmControllers = []string{
 type state struct {
 	Pid        int              `json:"pid"`
 	Tier       string           `json:"tier"`
+	Features   string           `json:"featureGates,omitempty"`
 	Kubeconfig string           `json:"kubeconfig"`
 	Server     string           `json:"server"`
 	Components []componentState `json:"components"`
@@ -73,6 +74,7 @@ type component struct {
 type cluster struct {
 	dir        string
 	tier       string
+	features   string // --feature-gates as the components take it, or ""
 	self       string
 	components []*component
 	exited     chan *component
@@ -82,7 +84,20 @@ func runUp(args []string) int {
 	fs := flag.NewFlagSet("up", flag.ContinueOnError)
 	tier := fs.String("tier", "a", "a = etcd + kube-apiserver; b = also controller-manager, scheduler and kwok (a fake kubelet with one Ready node)")
 	dir := fs.String("dir", "", "directory for certificates, data, logs and the kubeconfig (made if missing; required)")
+	gates := fs.String("feature-gates", "", "Kubernetes feature gates for kube-apiserver (and, in tier b, controller-manager and scheduler): comma-separated Name=true|false, e.g. HPAScaleToZero=true")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "testcluster up: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	features, err := parseFeatureGates(*gates)
+	if err == nil {
+		err = knownFeatureGates(features)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testcluster up: %v\n", err)
 		return 2
 	}
 	if *tier != "a" && *tier != "b" {
@@ -103,7 +118,7 @@ func runUp(args []string) int {
 		fmt.Fprintf(os.Stderr, "testcluster up: finding own binary: %v\n", err)
 		return 1
 	}
-	c := &cluster{dir: abs, tier: *tier, self: self, exited: make(chan *component, 8)}
+	c := &cluster{dir: abs, tier: *tier, features: features, self: self, exited: make(chan *component, 8)}
 
 	// A hangup stops the cluster, unless it was started to survive one (nohup): Go would stop
 	// ignoring SIGHUP once it is asked for, and a step of a workflow under act (on a pty) that starts
@@ -121,7 +136,11 @@ func runUp(args []string) int {
 		c.stopAll()
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "testcluster: tier %s ready in %.1fs (logs in %s)\n", c.tier, time.Since(start).Seconds(), filepath.Join(c.dir, "logs"))
+	gatesNote := ""
+	if c.features != "" {
+		gatesNote = ", feature gates " + c.features
+	}
+	fmt.Fprintf(os.Stderr, "testcluster: tier %s ready in %.1fs (logs in %s%s)\n", c.tier, time.Since(start).Seconds(), filepath.Join(c.dir, "logs"), gatesNote)
 	fmt.Printf("KUBECONFIG=%s\n", kubeconfig)
 
 	select {
@@ -212,7 +231,7 @@ func (c *cluster) start(ctx context.Context) (string, error) {
 		// it; that controller is not run, so the fake node would stay unschedulable.
 		apiArgs = append(apiArgs, "--disable-admission-plugins=TaintNodesByCondition")
 	}
-	if err := c.spawn("apiserver", apiArgs...); err != nil {
+	if err := c.spawn("apiserver", withFeatureGates(apiArgs, c.features)...); err != nil {
 		return "", err
 	}
 	tlsConf, err := adminTLS(p)
@@ -244,15 +263,17 @@ func (c *cluster) start(ctx context.Context) (string, error) {
 }
 
 func (c *cluster) startTierB(ctx context.Context, p *pki, kubeconfig string, kwokServer, kwokNode int) error {
-	if err := c.spawn("controller-manager",
-		"--kubeconfig="+kubeconfig, "--leader-elect=false", "--secure-port=0",
-		"--controllers="+strings.Join(kcmControllers, ","),
-		"--service-account-private-key-file="+p.path("sa.key"), "--root-ca-file="+p.path("ca.crt"),
+	if err := c.spawn("controller-manager", withFeatureGates([]string{
+		"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
+		"--controllers=" + strings.Join(kcmControllers, ","),
+		"--service-account-private-key-file=" + p.path("sa.key"), "--root-ca-file=" + p.path("ca.crt"),
 		"--use-service-account-credentials=false", "--concurrent-gc-syncs=5",
-	); err != nil {
+	}, c.features)...); err != nil {
 		return err
 	}
-	if err := c.spawn("scheduler", "--kubeconfig="+kubeconfig, "--leader-elect=false", "--secure-port=0"); err != nil {
+	if err := c.spawn("scheduler", withFeatureGates([]string{
+		"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
+	}, c.features)...); err != nil {
 		return err
 	}
 	stages := filepath.Join(c.dir, "kwok-stages.yaml")
@@ -401,7 +422,7 @@ func (c *cluster) poll(ctx context.Context, what string, timeout time.Duration, 
 }
 
 func (c *cluster) writeState(kubeconfig, server string) error {
-	s := state{Pid: os.Getpid(), Tier: c.tier, Kubeconfig: kubeconfig, Server: server}
+	s := state{Pid: os.Getpid(), Tier: c.tier, Features: c.features, Kubeconfig: kubeconfig, Server: server}
 	for _, comp := range c.components {
 		s.Components = append(s.Components, componentState{Name: comp.name, Pid: comp.cmd.Process.Pid, Log: comp.log})
 	}
