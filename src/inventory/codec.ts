@@ -36,6 +36,11 @@ export interface InventoryStatus {
   sourceRef?: string;
   startedAt: string;
   finishedAt?: string;
+  /**
+   * While the Kustomization's runs keep failing: when the first of them recorded `Failed` (ISO
+   * time). Carried by every later Failed or InProgress record, cleared by a success (failingSince()).
+   */
+  failingSince?: string;
   durationMs?: number;
   runUrl?: string;
   /** Kept so that a run can honour them after the Kustomization's file is gone from the repository. */
@@ -44,6 +49,27 @@ export interface InventoryStatus {
   impersonate?: string;
   deletionPolicy: 'MirrorPrune' | 'Delete' | 'WaitForTermination' | 'Orphan';
   timeoutMs: number;
+}
+
+/**
+ * The failingSince of a status about to be written with `result` at `now` (ISO), after `previous`
+ * (the status it replaces): a success clears it; a failure keeps the first failure's time, which
+ * the previous Failed status (or an InProgress one in between) carries, else starts it now; a run
+ * in progress carries what it found. A Failed status written before the field existed counts from
+ * its own end. Pure.
+ */
+export function failingSince(
+  previous: Pick<InventoryStatus, 'result' | 'failingSince' | 'finishedAt' | 'startedAt'> | undefined,
+  result: InventoryStatus['result'],
+  now: string,
+): string | undefined {
+  if (result === 'Succeeded') return undefined;
+  const carried =
+    previous === undefined || previous.result === 'Succeeded'
+      ? undefined
+      : (previous.failingSince ??
+        (previous.result === 'Failed' ? (previous.finishedAt ?? previous.startedAt) : undefined));
+  return result === 'Failed' ? (carried ?? now) : carried;
 }
 
 export interface InventoryRecord {

@@ -12,7 +12,7 @@ import { impersonatedUser } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { minus, union } from './entries.js';
 import { entryOf, type Entry } from '../objects/id.js';
-import type { InventoryRecord, InventoryStatus } from './codec.js';
+import { failingSince, type InventoryRecord, type InventoryStatus } from './codec.js';
 import { ownershipProblem, type Claim } from './identity.js';
 import { Lock } from './lock.js';
 import { entriesAfter, mergeConcurrent, type RunOutcome } from './plan.js';
@@ -126,6 +126,8 @@ export class InventoryRun {
   /** The Flux Kustomization of this namespace/name (read from the management cluster), if any. */
   private flux: FluxLookup = {};
   begun = false;
+  /** In a preview: the status of the last run the inventory recorded when peek() read it (none when it has none). */
+  lastStatus: InventoryStatus | undefined;
   /**
    * The client for this Kustomization's writes (its objects and its inventory): every attempt of
    * every write, retries included, passes the checkpoint of the lock once one is held, so that a
@@ -245,6 +247,7 @@ export class InventoryRun {
       return;
     }
     this.checkOwner(record);
+    this.lastStatus = record?.status;
     this.base = record?.entries ?? [];
     this.leftover = record?.pending ?? [];
   }
@@ -286,7 +289,7 @@ export class InventoryRun {
         return {
           entries: this.base,
           pending: this.recorded,
-          status: this.status('InProgress'),
+          status: this.status('InProgress', undefined, from?.status),
           ...recordSecretPaths(from?.secretPaths, this.newSecretPaths, [...this.base, ...this.recorded]),
         };
       }, snapshot);
@@ -318,7 +321,7 @@ export class InventoryRun {
       return {
         entries,
         pending,
-        status: this.status(result, error),
+        status: this.status(result, error, latest?.status),
         ...recordSecretPaths(latest?.secretPaths, this.newSecretPaths, [...entries, ...pending]),
       };
     });
@@ -353,7 +356,7 @@ export class InventoryRun {
           return {
             entries: latest?.entries ?? [],
             pending: latest?.pending ?? [],
-            status: this.status('Failed', message),
+            status: this.status('Failed', message, latest?.status),
             ...(latest?.secretPaths ? { secretPaths: latest.secretPaths } : {}),
           };
         });
@@ -382,9 +385,11 @@ export class InventoryRun {
     return unrecorded((await this.store.read()).record, stillThere);
   }
 
-  private status(result: InventoryStatus['result'], message?: string): InventoryStatus {
+  /** The status this run writes; `previous`, the one it replaces, gives failingSince. */
+  private status(result: InventoryStatus['result'], message?: string, previous?: InventoryStatus): InventoryStatus {
     const { run } = this.settings;
     const now = this.clock.now();
+    const since = failingSince(previous, result, new Date(now).toISOString());
     const applied = result === 'Succeeded' ? run.revision : this.lastApplied;
     return {
       kustomization: `${this.spec.namespace}/${this.spec.name}`,
@@ -403,6 +408,7 @@ export class InventoryRun {
       ...(run.sourceRef ? { sourceRef: run.sourceRef } : {}),
       startedAt: new Date(this.started).toISOString(),
       ...(result !== 'InProgress' ? { finishedAt: new Date(now).toISOString(), durationMs: now - this.started } : {}),
+      ...(since !== undefined ? { failingSince: since } : {}),
       ...(run.url ? { runUrl: run.url } : {}),
       prune: this.spec.prune,
       ...(impersonatedUser(this.spec, this.settings)
