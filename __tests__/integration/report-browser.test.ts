@@ -15,6 +15,7 @@ import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 import { diffObjects } from '../../src/ssa/diff.js';
 import { yamlDiff } from '../../src/ssa/yaml-diff.js';
 import { CHROMIUM, inChromium, pageOf, pngSize } from '../helpers/browser.js';
+import { ACTING_NOTE, CHANGED, MONOREPO_KEY, MONOREPO_REVISION, monorepoReport } from '../helpers/monorepo-report.js';
 import { REPO } from '../helpers/paths.js';
 
 const SECRET = 'correct-horse-battery-staple';
@@ -153,4 +154,45 @@ describe('the preview as a reviewer sees it in a browser', () => {
     },
     120_000,
   );
+
+  it('the comment of an 80-Kustomization monorepo shows the change first, the unchanged ones in one line, the failures apart', async () => {
+    const body = renderComment(monorepoReport(), {
+      marker: commentMarker(MONOREPO_KEY),
+      runUrl: 'https://github.com/acme/home-ops/actions/runs/42',
+      revision: MONOREPO_REVISION,
+    }).body;
+    const html = pageOf(body, 'kustomize-reconcile comment (monorepo)');
+    const file = update ? join(shots, 'preview-comment-monorepo.png') : join(dir, 'monorepo.png');
+    const { text } = await inChromium(html, { screenshot: file, width: 1000, height: 1600 });
+    const order = [
+      '80 Kustomizations',
+      '1 would change · ❌ 2 fail with this change · ⚠️ 3 already failing on main · ✅ 74 unchanged',
+      CHANGED,
+      '✅ 74 Kustomizations unchanged',
+      'Would change (1)',
+      '-          image: ghcr.io/jellyfin/jellyfin:10.10.3',
+      '+          image: ghcr.io/jellyfin/jellyfin:10.10.5',
+      'Failing with this change (2)',
+      'media/sonarr',
+      'network/echo-server',
+      'Already failing on main (3)',
+      'database/dragonfly-cluster',
+      'also failing on main since 2026-10-27 06:41 UTC; not caused by this change.',
+      'Notes (3)',
+      `${ACTING_NOTE} — 78 Kustomizations:`,
+    ];
+    let at = -1;
+    for (const s of order) {
+      const i = text.indexOf(s, at + 1);
+      expect(i, `"${s}" shown after what comes before it in:\n${text}`).toBeGreaterThan(at);
+      at = i;
+    }
+    // The changed Kustomization comes before any unchanged one; the unchanged ones are folded (their names hidden).
+    expect(text.indexOf(CHANGED)).toBeLessThan(text.indexOf('✅ 74 Kustomizations unchanged'));
+    expect(text).not.toContain('observability/kube-prometheus-stack');
+    expect(text).not.toContain('✅ no changes');
+    // The note said once, not 78 times.
+    expect(text.split(ACTING_NOTE)).toHaveLength(2);
+    expect(await pngSize(file)).toEqual({ width: 1000, height: 1600 });
+  }, 120_000);
 });

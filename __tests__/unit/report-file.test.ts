@@ -59,6 +59,7 @@ const kustomization: Required<Omit<ReportParts, 'kustomizations'>> = {
   source: { ref: 'OCIRepository flux-system/apps', revision: 'v1@sha256:abc', originRevision: 'main@sha1:def' },
   error: 'health check failed',
   failure: { stage: 'health', reason: 'HealthCheckFailed', message: 'health check failed', userError: true },
+  before: { result: 'Failed', since: '2026-11-20T14:03:12.000Z', message: 'health check failed' },
 };
 
 describe('a report file', () => {

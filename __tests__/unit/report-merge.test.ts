@@ -363,8 +363,12 @@ describe('rendering a merged report with clusters', () => {
     const { body } = renderComment(merged, { marker: MARKER });
     expect(body).toContain('### 🔄 kustomize-reconcile preview: 4 Kustomizations in 2 clusters');
     expect(body).toContain('| Cluster | Kustomization | Result | Create | Configure | Delete (prune) | Unchanged |');
-    expect(body).toContain('| `production` | `flux-system/infra` | ✅ no changes | 0 | 0 | 0 | 1 |');
-    expect(body).toContain('| | `flux-system/apps` | 🔄 would change | 1 | 1 | 1 | 1 |');
+    // What changes is listed; an unchanged Kustomization is folded into one line under the table, named with its cluster.
+    expect(body).toContain('| `production` | `flux-system/apps` | 🔄 would change | 1 | 1 | 1 | 1 |');
+    expect(body).not.toContain('| `flux-system/infra` | ✅ no changes |');
+    expect(body).toContain(
+      '<details><summary><b>✅ 1 Kustomization unchanged</b></summary>\n\n`production · flux-system/infra`',
+    );
     expect(body).toContain(
       '| | `flux-system/legacy` (removed) | 🗑️ removed from Git; would delete its objects | – | – | 1 | – |',
     );

@@ -152,9 +152,10 @@ describe('a preview’s job summary says what would happen, like its comment', (
     for (const s of lacks) expect(md).not.toContain(s);
   });
 
-  it('a Kustomization without changes reads ✅ no changes, not ok', () => {
+  it('Kustomizations without changes read ✅ unchanged, not ok, folded into one line', () => {
     const md = renderSummary(combined([ok('ns/a', [entry('ConfigMap/x/a', 'unchanged')]), ok('ns/b')]));
-    expect(md).toContain('| `ns/a` | ✅ no changes | 0 | 0 | 0 | 1 |');
+    expect(md).toContain('<details><summary><b>✅ 2 Kustomizations unchanged</b></summary>\n\n`ns/a` · `ns/b`');
+    expect(md).not.toContain('| ok |');
   });
 });
 

@@ -19,6 +19,7 @@ import { retarget, type KustomizationContext, type RunContext } from './context.
 import { failureOf, rootCause, StageError, type Failure, type Location, type Stage } from './errors.js';
 import { inventoryStore, InventoryRun } from '../inventory/session.js';
 import { legacyStore } from '../inventory/predecessor.js';
+import type { InventoryStatus } from '../inventory/codec.js';
 import { apply, health, plan, prune, type Moved } from './phases.js';
 import { groupOf, subjectOfEntry } from '../objects/id.js';
 import { recordFailure, recordSuccess, type Progress } from './record.js';
@@ -159,6 +160,7 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
         : {}),
       ...(failure !== undefined ? { error: failure.message, failure } : {}),
       ...(failure !== undefined && done.problems.length > 0 ? { problems: done.problems } : {}),
+      ...beforeOf(applying ? undefined : inventory.lastStatus),
     });
   const { applying } = ctx;
   // The secrets rendering met: the inventory's status message is scrubbed of them (it is in the cluster).
@@ -200,6 +202,8 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     await phase(ctx, 'record', 'Record', () => recordSuccess(ctx, inventory, planned, pruned, secrets.known));
     return finish(pruned.error === undefined ? undefined : failureOf('prune', pruned.error));
   } catch (err) {
+    // A preview's report says what the inventory recorded last (before): its read is over first.
+    if (!applying) await ready.catch(() => undefined);
     const cause = rootCause(err);
     if (cause instanceof ApplyError) done.changeset = cause.changeset;
     if (cause instanceof PruneStopped) done.pruned = cause.results;
@@ -212,6 +216,18 @@ async function reconcileOne(target: KustomizationContext, notes: string[]): Prom
     await ready.catch(() => undefined);
     await inventory.release();
   }
+}
+
+/** A preview's report of the last run its inventory recorded, when that failed (Report.before). */
+function beforeOf(last: InventoryStatus | undefined): Pick<Report, 'before'> {
+  if (last?.result !== 'Failed') return {};
+  return {
+    before: {
+      result: 'Failed',
+      ...(last.failingSince !== undefined ? { since: last.failingSince } : {}),
+      ...(last.message !== undefined ? { message: last.message } : {}),
+    },
+  };
 }
 
 /**

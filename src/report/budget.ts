@@ -148,6 +148,7 @@ export function notice(
   if (tier === 'list' && v.diffs > 0)
     parts.push(`the field diffs of ${fmt(v.diffs)} object${v.diffs === 1 ? '' : 's'} are left out`);
   if (facts.errorCut > 0) parts.push('the error is cut');
+  if (v.unchanged.length > 0) parts.push('the unchanged Kustomizations are not named');
   if (facts.rowsCut > 0) parts.push(`${fmt(facts.rowsCut)} table row${facts.rowsCut === 1 ? ' is' : 's are'} left out`);
   const lines: string[] = [];
   if (tier === 'summary') {

@@ -5,7 +5,10 @@
 import { CHECK_TEXT_LIMIT, errorCap, normaliseLimit, Out, pick, SLACK, summaryTier, within } from './budget.js';
 import type { HeadFacts, Tier } from './budget.js';
 import type { Report } from './model.js';
-import { compose, errorBlock, table } from './sections.js';
+import { compose, table, topError } from './sections.js';
+import { tallyLine } from './standing.js';
+import { clusterLabel, clusterNameOf } from './clusters.js';
+import { isPlanned } from './words.js';
 import { plainText } from '../util/markdown.js';
 import { clamp, firstLine, FIRST_LINE_MAX, fmt } from './text.js';
 import { view, type View } from './view.js';
@@ -40,8 +43,11 @@ export function renderCheckOutput(
 function checkTitle(v: View): string {
   const r = v.report;
   if (!r.ok) {
-    const failed = r.kustomizations?.find((k) => !k.ok);
-    const error = r.error ?? failed?.error ?? 'unknown error';
+    // With several Kustomizations, the first in reading order: one this change makes fail before one that failed before it.
+    const failed = v.groups.find((g) => v.multi && !g.k.ok)?.k;
+    const error = failed
+      ? `Kustomization ${clusterLabel(clusterNameOf(failed), failed.kustomization)}: ${failed.error ?? 'failed'}`
+      : (r.error ?? 'unknown error');
     // The title is plain text to GitHub: one line, with nothing in it that could mention or link.
     return `Failed: ${plainText(firstLine(error, FIRST_LINE_MAX))}`;
   }
@@ -60,8 +66,10 @@ function checkSummary(v: View, limit: number): string {
     within(max, () => {
       const out = new Out(max + SLACK);
       out.push(headline(v), '');
-      errorBlock(out, v.report.error, cap);
-      table(out, v, rowCap);
+      if (v.multi) out.push(tallyLine(v.standings, isPlanned(v.report)), '');
+      // With several Kustomizations, each one's error is with its section in the text.
+      topError(out, v, rowCap < v.rows.length ? 'summary' : 'full', cap);
+      table(out, v, rowCap, rowCap === v.rows.length);
       return out.text();
     });
   const whole = render(Infinity, v.rows.length, limit) ?? render(errorCap('truncated', limit), v.rows.length, limit);

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { COMMENT_LIMIT, errorCap, normaliseLimit, pick, summaryTier, type Tier } from './budget.js';
 import type { Report } from './model.js';
-import { compose, errorBlock, heading, table } from './sections.js';
+import { compose, heading, table, topError } from './sections.js';
 import { cutChars } from './text.js';
 import { view } from './view.js';
 
@@ -48,7 +48,12 @@ export function commentMarker(key: string): string {
   return `<!-- kustomize-reconcile: ${safe} -->`;
 }
 
-/** The PR comment: the marker, a heading, the error, a table per Kustomization, then the objects. */
+/**
+ * The PR comment: the marker, a heading, the error, a table per Kustomization, then the objects.
+ * With several Kustomizations: a tally, the table of those that change or fail (unchanged ones
+ * folded into one line), then each one's section in reading order (standing.ts), a failure's error
+ * with its Kustomization, and notes shared by several said once.
+ */
 export function renderComment(report: Report, opts: CommentOptions): { body: string; tier: Tier } {
   const limit = normaliseLimit(opts.limit, COMMENT_LIMIT);
   const v = view(report);
@@ -58,8 +63,9 @@ export function renderComment(report: Report, opts: CommentOptions): { body: str
       (head) => {
         head.push(opts.marker);
         heading(head, v, opts.revision);
-        const errorCut = errorBlock(head, report.error, errorCap(tier, limit));
-        table(head, v, rowCap);
+        const errorCut = topError(head, v, tier, errorCap(tier, limit));
+        // The unchanged Kustomizations' names go first when room runs short, before any diff is cut.
+        table(head, v, rowCap, tier === 'full');
         return { errorCut, rowsCut: v.rows.length - rowCap };
       },
       tier,

@@ -13,7 +13,7 @@ import type { Mode } from '../options/settings.js';
 import type { Action, ChangeSetEntry } from '../ssa/changeset.js';
 import type { FieldChange } from '../ssa/diff.js';
 import type { Problem } from './problems.js';
-import type { Counts, Failure, PrunedObject, RemovedKustomization, Report, Stage } from './model.js';
+import type { Before, Counts, Failure, PrunedObject, RemovedKustomization, Report, Stage } from './model.js';
 
 /** At most this many Kustomizations in one file's report (a job reconciles one, a single job a repository's). */
 export const MAX_KUSTOMIZATIONS_PER_FILE = 2000;
@@ -269,6 +269,12 @@ const failure = record<Failure>({
   userError: optional(literalTrue('userError')),
 });
 
+const before = record<Before>({
+  result: required(oneOf<'Failed'>({ Failed: true })),
+  since: optional(name),
+  message: optional(text),
+});
+
 const drift = record<NonNullable<Report['drift']>>({ detected: required(bool), corrected: required(bool) });
 
 const source = record<NonNullable<Report['source']>>({
@@ -302,9 +308,23 @@ const REPORT: Schema<Report> = {
   source: optional(source),
   error: optional(text),
   failure: optional(failure),
+  before: optional(before),
 };
 
-const jobReport = record(REPORT);
+/**
+ * A job's report of several Kustomizations names them all, joined (`a/x, a/y, …`): a name for each
+ * of them, so longer than one name may be.
+ */
+const joinedNames: Read<string> = (v, at) => {
+  const s = text(v, at);
+  // eslint-disable-next-line no-control-regex
+  if (s.length > MAX_NAME * MAX_KUSTOMIZATIONS_PER_FILE || /[\u0000-\u001f\u007f]/.test(s)) {
+    throw new SchemaError(`${at}: not a list of names (control characters, or too long)`);
+  }
+  return s;
+};
+
+const jobReport = record<Report>({ ...REPORT, kustomization: required(joinedNames) });
 /** A Kustomization's report in a job's: one has no Kustomizations of its own. */
 const kustomizationReport = record(REPORT, ['kustomizations']);
 

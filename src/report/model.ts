@@ -81,6 +81,20 @@ export interface Report {
   error?: string;
   /** Set with `error`: the phase that failed and Flux's reason for it. */
   failure?: Failure;
+  /**
+   * In a preview: the last run its inventory recorded (the last apply, on the default branch), when
+   * that failed: since when its runs have failed (the inventory's failingSince) and its message. A
+   * failure of this report with it was there before the change.
+   */
+  before?: Before;
+}
+
+/** A Kustomization's last recorded run, when it failed (Report.before). */
+export interface Before {
+  result: 'Failed';
+  /** ISO time of the first of the failed runs in a row. */
+  since?: string;
+  message?: string;
 }
 
 export interface PrunedObject {

@@ -6,10 +6,11 @@ import { diffBlockLines, maskSecretData } from '../ssa/diff.js';
 import { entryNote, takesWithIt } from './deletions.js';
 import { destructiveBlock, destructiveLines } from './destructive.js';
 import { sourceText } from './source.js';
-import { byCluster, clusterNames, clusterNameOf, clusterShare, inClusters } from './clusters.js';
+import { clusterLabel, clusterNames, clusterNameOf, clusterShare, inClusters } from './clusters.js';
+import { failuresApart, inReadingOrder, standingCounts, standingOf, tallyLine } from './standing.js';
 import { fence } from './text.js';
 import { htmlText, mdCode, mdText } from '../util/markdown.js';
-import { actionWord, namedInError, resultCell, tally, wasSkipped, wordsFor, type Words } from './words.js';
+import { actionWord, isPlanned, namedInError, resultCell, tally, wasSkipped, wordsFor, type Words } from './words.js';
 
 const VERB: Record<Report['mode'], string> = { apply: 'Applied', preview: 'Preview of', drift: 'Drift check of' };
 
@@ -90,21 +91,30 @@ export function renderSummary(report: Report): string {
   out.push(`### ${icon} kustomize-reconcile: ${mdText(report.mode)} ${what}`, '');
   out.push(...destructiveBlock(report));
   if (n === 0 && report.kustomization && report.path) out.push(`Path ${mdCode(report.path)}`, '');
+  // Several Kustomizations: the tally first, the table, then the error (the PR comment's order).
+  if (n > 0) out.push(tallyLine(standingCounts(report.kustomizations!.map(standingOf)), isPlanned(report)), '');
+  const failed: string[] = [];
   if (!report.ok) {
     // One line as a line; more (kustomize's errors) in a text block, whose lines are shown as they are.
-    const error = report.error ?? 'unknown error';
+    const split = n > 0 ? failuresApart(report) : undefined;
+    const error = split?.caused ?? report.error ?? 'unknown error';
     const counted = tally(report);
-    if (counted !== undefined || /[\r\n\u2028\u2029]/.test(error.trim()))
-      out.push(
+    if (split !== undefined && error === '')
+      failed.push(`**Failed:**${counted !== undefined ? ` ${mdText(counted)}` : ''}`);
+    else if (counted !== undefined || /[\r\n\u2028\u2029]/.test(error.trim()))
+      failed.push(
         `**Failed:**${counted !== undefined ? ` ${mdText(counted)}` : ''}`,
         '',
         '```text',
         ...fence(error.trim()).split(/\r?\n/),
         '```',
       );
-    else out.push('**Failed:** ' + mdText(error));
-    out.push('');
+    else failed.push('**Failed:** ' + mdText(error));
+    failed.push('');
+    if (split?.before)
+      failed.push('**Already failing on main:**', '', '```text', ...fence(split.before).split(/\r?\n/), '```', '');
   }
+  if (n === 0) out.push(...failed);
   const source = report.kustomizations?.length ? undefined : sourceText(report);
   if (source !== undefined) out.push(`Built from ${mdText(source)}`, '');
   // Deletions stand out: a preview that would delete anything says so with a warning sign.
@@ -120,15 +130,35 @@ export function renderSummary(report: Report): string {
       `${cluster ? '| --- ' : ''}| --- | --- | ---: | ---: | ---: | ---: |`,
     );
     let last: string | undefined;
-    for (const k of byCluster(report.kustomizations, clusters)) {
+    // In reading order within each cluster (standing.ts), the unchanged ones folded into one line.
+    const ordered = (cluster ? clusters : ['']).flatMap((name) =>
+      inReadingOrder(
+        report.kustomizations!.filter((k) => !cluster || clusterNameOf(k) === name),
+        standingOf,
+      ),
+    );
+    const same = ordered.filter((k) => standingOf(k) === 'unchanged');
+    for (const k of ordered.filter((x) => standingOf(x) !== 'unchanged')) {
       const c = k.counts;
       // A section per cluster: its name on its first row only.
       const first = cluster && clusterNameOf(k) !== last ? `| ${clusterCell(clusterNameOf(k))} ` : cluster ? '| ' : '';
       last = clusterNameOf(k);
       out.push(
-        `${first}| ${mdCode(k.kustomization, 'cell')}${sourceCell(k)} | ${resultCell(k, deletedOf(k), w)} | ${num(c.created)} | ${num(c.configured)} | ${num(c.deleted)} | ${num(c.unchanged)} |`,
+        `${first}| ${mdCode(k.kustomization, 'cell')}${sourceCell(k)} | ${resultCell(k, deletedOf(k), w, true)} | ${num(c.created)} | ${num(c.configured)} | ${num(c.deleted)} | ${num(c.unchanged)} |`,
       );
     }
+    if (same.length > 0) {
+      const names = same.map((k) => mdCode(clusterLabel(clusterNameOf(k), k.kustomization)));
+      out.push(
+        '',
+        `<details><summary><b>✅ ${same.length} Kustomization${same.length === 1 ? '' : 's'} unchanged</b></summary>`,
+        '',
+        names.join(' · '),
+        '',
+        '</details>',
+      );
+    }
+    if (failed.length > 0) out.push('', ...failed);
   }
   if (clusters.length === 0) objectTables(out, report, w);
   for (const c of clusters) {

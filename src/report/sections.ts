@@ -4,15 +4,17 @@
  */
 import type { ChangeSetEntry } from '../ssa/changeset.js';
 import { diffBlockLines, maskSecretData, type FieldChange } from '../ssa/diff.js';
-import { notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.js';
-import type { PrunedObject } from './model.js';
+import { errorCap, notice, Out, SLACK, within, type HeadFacts, type Tier } from './budget.js';
+import type { PrunedObject, Report } from './model.js';
 import { entryNote, takesWithIt } from './deletions.js';
 import { destructiveBlock } from './destructive.js';
 import { clusterCell } from './render.js';
 import { htmlText, mdCode, mdText } from '../util/markdown.js';
-import { clusterNameOf, inClusters } from './clusters.js';
+import { clusterLabel, clusterNameOf, inClusters } from './clusters.js';
+import { failuresApart, sharedNotes, tallyLine, unexplainedError, type SharedNote, type Standing } from './standing.js';
+import { failingOnMain, isPlanned } from './words.js';
 import { cutChars, fence, fields, fmt, subject } from './text.js';
-import type { View, Words } from './view.js';
+import type { Group, View, Words } from './view.js';
 
 /**
  * One rendering: `head` (marker, heading, error, table: whatever the caller writes), the notice of
@@ -31,8 +33,12 @@ export function compose(
     const top = new Out(max + SLACK);
     const facts = head(top);
     const body = new Out(max + SLACK - top.length);
-    const diffsCut = tier === 'summary' ? 0 : objects(body, v, tier === 'list' ? 'none' : diffCap);
-    const note = tier === 'full' ? '' : notice(tier, { ...facts, diffsCut }, v, limit, runUrl);
+    const cut =
+      tier === 'summary'
+        ? { diffs: 0, errors: 0 }
+        : objects(body, v, tier === 'list' ? 'none' : diffCap, failureCap(tier, limit, v));
+    const facts2 = { ...facts, errorCut: facts.errorCut + cut.errors, diffsCut: cut.diffs };
+    const note = tier === 'full' ? '' : notice(tier, facts2, v, limit, runUrl);
     return top.text() + note + body.text();
   });
 }
@@ -58,7 +64,36 @@ export function heading(out: Out, v: View, revision: string | undefined): void {
     const line = meta.join(' · ');
     out.push(line.charAt(0).toUpperCase() + line.slice(1), '');
   }
+  // Several Kustomizations: how many change, fail with the change, failed before it, stay as they are.
+  if (v.multi) out.push(tallyLine(v.standings, isPlanned(r)), '');
 }
+
+/**
+ * The error at the top: a single Kustomization's whole error; with several, each one's error goes
+ * with its section (objects), and the top keeps only what none of them explains (a removed
+ * Kustomization's, a report file's), but in the summary tier, which has no sections.
+ */
+export function topError(out: Out, v: View, tier: Tier, cap: number): number {
+  const r = v.report;
+  if (!v.multi || r.ok) return errorBlock(out, r.error, cap);
+  // The summary tier has no sections: what fails with this change (the table marks what failed before).
+  if (tier === 'summary') return errorBlock(out, failuresApart(r).caused || undefined, cap);
+  const rest = unexplainedError(
+    r.error,
+    (r.kustomizations ?? []).filter((k) => !k.ok),
+  );
+  return errorBlock(out, rest === '' ? undefined : rest, cap);
+}
+
+/** The share of the limit each failed Kustomization's error may take in a tier (Infinity in full). */
+function failureCap(tier: Tier, limit: number, v: View): number {
+  if (tier === 'full') return Infinity;
+  const failing = v.groups.filter((g) => !g.k.ok).length;
+  return Math.max(MIN_FAILURE_CHARS, Math.floor(errorCap(tier, limit) / Math.max(1, failing)));
+}
+
+/** The fewest characters of a failed Kustomization's error a tier keeps. */
+const MIN_FAILURE_CHARS = 200;
 
 /** The error in a text block, at most `cap` characters of it; returns how many were left out. */
 export function errorBlock(out: Out, error: string | undefined, cap: number): number {
@@ -70,9 +105,17 @@ export function errorBlock(out: Out, error: string | undefined, cap: number): nu
   return cut;
 }
 
-export function table(out: Out, v: View, rowCap: number): void {
+/**
+ * The table: a row per Kustomization (with several, the unchanged ones folded into one line under
+ * it, naming them when `names`), at most `rowCap` rows.
+ */
+export function table(out: Out, v: View, rowCap: number, names = true): void {
   // With clusters, a first column names each cluster's section (view.ts's rows carry the cell).
   const cluster = v.clusters.length > 0;
+  if (v.multi && v.rows.length === 0) {
+    unchangedLine(out, v, names);
+    return;
+  }
   out.push(
     `${cluster ? '| Cluster ' : ''}| Kustomization | Result | Create | Configure | Delete (prune) | Unchanged |`,
     `${cluster ? '| --- ' : ''}| --- | --- | ---: | ---: | ---: | ---: |`,
@@ -82,30 +125,56 @@ export function table(out: Out, v: View, rowCap: number): void {
   if (rest > 0)
     out.push(`| … ${fmt(rest)} more Kustomization${rest === 1 ? '' : 's'} | | | | | |${cluster ? ' |' : ''}`);
   out.push('');
+  if (v.multi) unchangedLine(out, v, names);
+}
+
+/** Most unchanged Kustomizations named in the folded line. */
+const UNCHANGED_NAMED = 500;
+
+/** The unchanged Kustomizations in one line, their names (when `names`) behind a click. */
+function unchangedLine(out: Out, v: View, names: boolean): void {
+  const n = v.unchanged.length;
+  if (n === 0) return;
+  const what = `✅ ${fmt(n)} Kustomization${n === 1 ? '' : 's'} unchanged`;
+  if (!names) {
+    out.push(`**${what}**`, '');
+    return;
+  }
+  const shown = v.unchanged.slice(0, UNCHANGED_NAMED).map((u) => mdCode(cutChars(u, 200).text));
+  const more = n - shown.length;
+  out.push(
+    `<details><summary><b>${what}</b></summary>`,
+    '',
+    shown.join(' · ') + (more > 0 ? ` and ${fmt(more)} more` : ''),
+    '',
+    '</details>',
+    '',
+  );
 }
 
 /**
  * The objects, per Kustomization: created, configured (diffs whole, cut to `diffCap` characters each,
  * or 'none' for a list), skipped, prune results, unhealthy; then removed Kustomizations and notes.
- * Returns how many diffs were cut.
+ * With several Kustomizations, under a heading per standing (standing.ts), a failed one's error
+ * (cut to `errorCap` characters) with its section. Returns how many diffs and errors were cut.
  */
-function objects(out: Out, v: View, diffCap: number | 'none'): number {
+function objects(out: Out, v: View, diffCap: number | 'none', errorCap: number): { diffs: number; errors: number } {
   const w = v.words;
   let cut = 0;
+  let errors = 0;
   const section = (title: string, n: number): void => {
     out.push(`**${title} (${fmt(n)})**`, '');
   };
-  for (const g of v.groups) {
-    const empty =
-      g.created.length +
-        g.configured.length +
-        g.skipped.length +
-        g.pruned.length +
-        g.moved.length +
-        g.unhealthy.length ===
-      0;
-    if (empty) continue;
+  const shown = v.groups.filter((g) => !empty(g) || (v.multi && !g.k.ok));
+  let standing: Standing | undefined;
+  for (const g of shown) {
+    if (v.multi && g.standing !== standing) {
+      standing = g.standing;
+      const n = shown.filter((x) => x.standing === standing).length;
+      out.push(`### ${standingTitle(standing, isPlanned(v.report))} (${fmt(n)})`, '');
+    }
     if (g.title !== undefined) out.push(`#### ${groupCluster(g.cluster)}${mdCode(cutChars(g.title, 200).text)}`, '');
+    if (v.multi && !g.k.ok) errors += failureBlock(out, g.k, errorCap);
     // Deletions first: they are what a reviewer must not miss.
     if (g.pruned.length > 0) {
       section(w.pruneHead, g.pruned.length);
@@ -163,11 +232,65 @@ function objects(out: Out, v: View, diffCap: number | 'none'): number {
     out.push('');
   }
   if (v.report.notes.length > 0) {
-    section('Notes', v.report.notes.length);
-    for (const n of v.report.notes) out.push(`- ${mdText(n)}`);
+    const notes = v.multi
+      ? sharedNotes(v.report.notes, ownerNames(v))
+      : v.report.notes.map((text) => ({ text, owners: [] }));
+    section('Notes', notes.length);
+    for (const n of notes) out.push(`- ${noteLine(n)}`);
     out.push('');
   }
+  return { diffs: cut, errors };
+}
+
+/** Whether a Kustomization's section would list nothing. */
+function empty(g: Group): boolean {
+  return (
+    g.created.length +
+      g.configured.length +
+      g.skipped.length +
+      g.pruned.length +
+      g.moved.length +
+      g.unhealthy.length ===
+    0
+  );
+}
+
+/** A standing's heading, in the words of the mode. */
+function standingTitle(s: Standing, planned: boolean): string {
+  return {
+    changed: planned ? '🔄 Would change' : '🔄 Changed',
+    failed: planned ? '❌ Failing with this change' : '❌ Failed',
+    skipped: '⏭️ Skipped',
+    'failing-before': '⚠️ Already failing on main',
+    unchanged: '✅ Unchanged, with something to note',
+  }[s];
+}
+
+/** A failed Kustomization's error (cut to `cap`), after what its inventory recorded before; returns the characters cut. */
+function failureBlock(out: Out, k: Report, cap: number): number {
+  if (k.before?.result === 'Failed')
+    out.push(`⚠️ _${mdText(failingOnMain(k.before))}; not caused by this change._`, '');
+  const { text, cut } = cutChars(k.error ?? 'failed', cap);
+  out.push('```text', ...fence(text).split(/\r?\n/), '```', '');
+  if (cut > 0) out.push(`_… ${fmt(cut)} more characters of this error left out; the job summary has all of it._`, '');
   return cut;
+}
+
+/** How notes name the Kustomizations of a report of several (combine.ts and merge.ts prefix theirs). */
+function ownerNames(v: View): Set<string> {
+  return new Set(v.groups.flatMap((g) => [g.k.kustomization, clusterLabel(g.cluster ?? '', g.title ?? '')]));
+}
+
+/** Owners named after a note shared by at most this many; more are counted, a few named. */
+const NOTE_OWNERS_NAMED = 3;
+
+/** A note as a list item: `[owner] text` for one Kustomization's, the text and who gave it for several. */
+function noteLine(n: SharedNote): string {
+  if (n.owners.length === 0) return mdText(n.text);
+  if (n.owners.length === 1) return mdText(`[${n.owners[0]!}] ${n.text}`);
+  const named = n.owners.slice(0, NOTE_OWNERS_NAMED).map((o) => mdCode(cutChars(o, 200).text));
+  const more = n.owners.length - named.length;
+  return `${mdText(n.text)} — _${fmt(n.owners.length)} Kustomizations:_ ${named.join(', ')}${more > 0 ? ` and ${fmt(more)} more` : ''}`;
 }
 
 /** ` — moved from \`ns/name\`` after an object that moved here from another Kustomization; '' otherwise. */

@@ -7,12 +7,13 @@
  */
 import type { HealthResult } from '../kstatus/wait.js';
 import type { ChangeSetEntry } from '../ssa/changeset.js';
-import { byCluster, clusterNames, clusterNameOf, ofRemoved, type InCluster } from './clusters.js';
+import { byCluster, clusterLabel, clusterNames, clusterNameOf, ofRemoved, type InCluster } from './clusters.js';
 import type { PrunedObject, RemovedKustomization, Report } from './model.js';
 import { clusterCell, sourceCell } from './render.js';
 import { mdCode, mdText } from '../util/markdown.js';
 import { cutChars, FIRST_LINE_MAX, fmt } from './text.js';
 import { namedInError, resultCell, wordsFor, type Words } from './words.js';
+import { inReadingOrder, standingCounts, standingOf, type Standing } from './standing.js';
 
 export type { Words } from './words.js';
 
@@ -22,6 +23,10 @@ export interface Group {
   title?: string;
   /** In a report with clusters: its cluster ('' for none). */
   cluster?: string;
+  /** The Kustomization's own report (a single Kustomization's: the report). */
+  k: Report;
+  /** Where it comes in a report of several (standing.ts); a single Kustomization's is its own. */
+  standing: Standing;
   created: ChangeSetEntry[];
   configured: ChangeSetEntry[];
   skipped: ChangeSetEntry[];
@@ -43,10 +48,18 @@ export interface View {
   multi: boolean;
   /** The clusters, in order, of a report with clusters; empty for any other. */
   clusters: string[];
+  /** Each Kustomization's objects; with several, in reading order (standing.ts: what changes first). */
   groups: Group[];
   removed: Removed[];
-  /** The table's rows: one per Kustomization, then one per removed Kustomization. */
+  /**
+   * The table's rows: one per Kustomization, then one per removed Kustomization; with several, in
+   * reading order and without the unchanged ones, which `unchanged` names.
+   */
   rows: string[];
+  /** With several Kustomizations: the unchanged ones' names (with their cluster), folded out of the rows. */
+  unchanged: string[];
+  /** With several Kustomizations: how many have each standing. */
+  standings: Record<Standing, number>;
   deletes: number;
   /** Configured objects with a field diff. */
   diffs: number;
@@ -61,10 +74,14 @@ export function view(report: Report): View {
     pruned: (report.pruned ?? []).filter((p) => ofRemoved(p, r)),
   }));
   const fromRemoved = new Set(removed.flatMap((x) => x.pruned));
-  const reports = multi ? byCluster(report.kustomizations!, clusters) : [report];
-  const groups = reports.map((k) => ({
+  // Several Kustomizations in reading order: what changes, what fails with the change, what failed before, the rest.
+  const all = multi ? byCluster(report.kustomizations!, clusters) : [report];
+  const reports = multi ? inReadingOrder(all, standingOf) : all;
+  const groups: Group[] = reports.map((k) => ({
     ...(multi ? { title: k.kustomization || k.path } : {}),
     ...(clusters.length > 0 ? { cluster: clusterNameOf(k) } : {}),
+    k,
+    standing: standingOf(k),
     created: k.changeset.filter((e) => e.action === 'created'),
     configured: k.changeset.filter((e) => e.action === 'configured'),
     skipped: k.changeset.filter((e) => e.action === 'skipped'),
@@ -75,8 +92,12 @@ export function view(report: Report): View {
     // An object the error already names (a health check failure lists them) is not listed again.
     unhealthy: (k.health ?? []).filter((h) => h.status !== 'Current' && !namedInError(report.error, h.subject)),
   }));
-  const rows = reports.map((k, i) => row(k, groups[i]!, words));
+  const listed = groups.filter((g) => !multi || g.standing !== 'unchanged');
+  const rows = listed.map((g) => row(g.k, g, words, multi));
   for (const x of removed) rows.push(removedRow(x, words));
+  const unchanged = groups
+    .filter((g) => multi && g.standing === 'unchanged')
+    .map((g) => clusterLabel(g.cluster ?? '', g.title ?? ''));
   return {
     report,
     words,
@@ -84,7 +105,17 @@ export function view(report: Report): View {
     clusters,
     groups,
     removed,
-    rows: clusters.length > 0 ? clusterRows(reports, removed, rows, clusters) : rows,
+    rows:
+      clusters.length > 0
+        ? clusterRows(
+            listed.map((g) => g.k),
+            removed,
+            rows,
+            clusters,
+          )
+        : rows,
+    unchanged,
+    standings: standingCounts(multi ? groups.map((g) => g.standing) : []),
     deletes: (report.pruned ?? []).filter((p) => p.action === 'deleted').length,
     diffs: groups.reduce((n, g) => n + g.configured.filter((e) => e.diff?.length).length, 0),
   };
@@ -109,9 +140,10 @@ function clusterRows(
   );
 }
 
-function row(k: Report, g: Group, words: Words): string {
+function row(k: Report, g: Group, words: Words, multi: boolean): string {
   const deletes = g.pruned.filter((p) => p.action === 'deleted').length;
-  const result = resultCell(k, deletes, words);
+  // With several Kustomizations, each error's telling line: its whole text is in its section.
+  const result = resultCell(k, deletes, words, multi);
   const name = mdCode(cutChars(k.kustomization || k.path || '-', FIRST_LINE_MAX).text, 'cell');
   const c = k.counts;
   return `| ${name}${sourceCell(k)} | ${result} | ${fmt(c.created)} | ${fmt(c.configured)} | ${fmt(deletes)} | ${fmt(c.unchanged)} |`;

@@ -92,23 +92,55 @@ export function wasSkipped(k: Pick<Report, 'ok' | 'failure'>): boolean {
 }
 
 /**
- * A Kustomization's result as a table cell: `❌ <first line of its error>`, `⏭️ skipped: …` for
+ * A Kustomization's result as a table cell: `❌ <first line of its error>` (`telling`: the line that
+ * tells what failed, tellingLine), `⏭️ skipped: …` for
  * one skipped, `🔄 would change` (or `changed`), `✅ no changes`.
  */
 export function resultCell(
-  k: Pick<Report, 'ok' | 'failure' | 'error' | 'counts' | 'pruned'>,
+  k: Pick<Report, 'ok' | 'failure' | 'error' | 'counts' | 'pruned' | 'before'>,
   deletes: number,
   w: Words,
+  telling = false,
 ): string {
   if (!k.ok) {
-    const line = (k.error ?? 'failed').split(/\r?\n/, 1)[0] ?? '';
+    const line = (telling ? tellingLine : firstOf)(k.error ?? 'failed');
     const { text, cut } = cutChars(line, FIRST_LINE_MAX);
-    return `${wasSkipped(k) ? '⏭️' : '❌'} ${mdText(cut > 0 ? `${text}…` : text)}`;
+    const before = k.before?.result === 'Failed' ? `<br><sub>⚠️ ${mdText(failingOnMain(k.before))}</sub>` : '';
+    return `${wasSkipped(k) ? '⏭️' : '❌'} ${mdText(cut > 0 ? `${text}…` : text)}${before}`;
   }
   if (k.counts.created + k.counts.configured + deletes > 0) return `🔄 ${w.changed}`;
   // Objects that left for another Kustomization's build change nothing here, but are worth a word.
   const moved = (k.pruned ?? []).filter((p) => p.action === 'moved').length;
   return moved > 0 ? `↪️ ${moved.toLocaleString('en-US')} ${w.moved} to another Kustomization` : '✅ no changes';
+}
+
+/** The first line of a text. */
+const firstOf = (text: string): string => text.split(/\r?\n/, 1)[0] ?? '';
+
+/**
+ * The line of an error that tells what failed: its first, but when that only introduces the next
+ * (`1 object of the apply stage failed the dry-run; …:`), the next one.
+ */
+export function tellingLine(error: string): string {
+  const [first = '', second] = error.split(/\r?\n/, 2);
+  return first.trimEnd().endsWith(':') && second !== undefined && second.trim() !== '' ? second.trim() : first;
+}
+
+/**
+ * What a failing Kustomization's inventory recorded before this run: `also failing on main since
+ * 2026-11-20 14:03 UTC` (the first of its failed runs in a row), or without a time when it has none.
+ * Plain text.
+ */
+export function failingOnMain(before: NonNullable<Report['before']>): string {
+  const at = before.since === undefined ? undefined : minuteOf(before.since);
+  return `also failing on main${at === undefined ? '' : ` since ${at}`}`;
+}
+
+/** An ISO time to the minute, in UTC (`2026-11-20 14:03 UTC`); undefined for anything that is not a time. */
+function minuteOf(iso: string): string | undefined {
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return undefined;
+  return `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
 /**

@@ -1,3 +1,0 @@
-import { createRequire as __krRequire } from 'node:module'; const require = __krRequire(import.meta.url);
-function failedFirst(reports){return[...reports.filter(r=>!r.ok&&r.failure?.stage!=="dependency"),...reports.filter(r=>!r.ok&&r.failure?.stage==="dependency")]}function combinedError(failed,name=r=>r.kustomization){let byError=new Map;for(let r of failed){let error=r.error??"failed";byError.set(error,[...byError.get(error)??[],name(r)])}return[...byError].map(([error,names])=>`Kustomization${names.length>1?"s":""} ${names.join(", ")}: ${error}`).join(`
-`)}export{failedFirst,combinedError};

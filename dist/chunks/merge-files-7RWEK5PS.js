@@ -1,2 +1,0 @@
-import { createRequire as __krRequire } from 'node:module'; const require = __krRequire(import.meta.url);
-import{MAX_REPORT_BYTES,MAX_REPORT_FILES,readReportFiles}from"./chunk-UCGMEQVW.js";import"./chunk-JETFAO3L.js";import"./chunk-IEF6XIED.js";export{MAX_REPORT_BYTES,MAX_REPORT_FILES,readReportFiles};
