@@ -152,6 +152,43 @@ describe('overlay build, differential against kustomize', () => {
       },
       'ov',
     ],
+    [
+      'no kustomization file (Flux generates one): namespace folders listing their apps, a file and a plain folder',
+      {
+        'apps/network/kustomization.yaml': k('namespace: network\nresources:\n- ./namespace.yaml\n- ./echo/ks.yaml\n'),
+        'apps/network/namespace.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: network\n',
+        'apps/network/echo/ks.yaml':
+          'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: echo\nspec:\n  interval: 1h\n  path: ./apps/network/echo/app\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n    namespace: flux-system\n',
+        'apps/network/echo/app/deploy.yaml': cm('never-read'),
+        'apps/media/kustomization.yaml': k('namespace: media\nresources:\n- ./plex/ks.yaml\n- ./sonarr/ks.yaml\n'),
+        'apps/media/plex/ks.yaml':
+          'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: plex\nspec:\n  interval: 1h\n  path: ./apps/media/plex/app\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n    namespace: flux-system\n',
+        'apps/media/sonarr/ks.yaml':
+          'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: sonarr\nspec:\n  interval: 1h\n  path: ./apps/media/sonarr/app\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n    namespace: flux-system\n',
+        'apps/cluster-settings.yaml': cm('cluster-settings', 'data:\n  TZ: Europe/Amsterdam\n'),
+        'apps/extra/more.yml': cm('more'),
+        'apps/README.md': '# not read\n',
+      },
+      'apps',
+      {
+        patches: [
+          {
+            target: { group: 'kustomize.toolkit.fluxcd.io', kind: 'Kustomization' },
+            patch: '- op: add\n  path: /spec/prune\n  value: true\n',
+          },
+        ],
+      },
+    ],
+    [
+      'no kustomization file at the root of the tree, with a namePrefix and a targetNamespace',
+      {
+        'team/kustomization.yaml': k('resources:\n- cm.yaml\n'),
+        'team/cm.yaml': cm('team'),
+        'top.yaml': cm('top'),
+      },
+      '.',
+      { namePrefix: 'p-', targetNamespace: 'tn' },
+    ],
   ])('%s', async (_why, files, path, spec) => {
     const root = await tree(files);
     expect(await differential(root, path, _why, spec)).toBe('overlay');
@@ -182,7 +219,8 @@ describe('overlay build, differential against kustomize', () => {
 
 describe('overlay build leaves to kustomize', () => {
   it.each<[string, Record<string, string>]>([
-    ['no kustomization file', { 'ov/a.yaml': cm('a') }],
+    ["no kustomization file and no YAML file (Flux's placeholder)", { 'ov/notes.txt': 'x\n' }],
+    ['no kustomization file, and a file kustomize would not take as objects', { 'ov/a.yaml': 'key: value\n' }],
     [
       'a field it does not know',
       { 'ov/kustomization.yaml': 'openapi:\n  path: schema.json\nresources:\n- a.yaml\n', 'ov/a.yaml': cm('a') },

@@ -155,7 +155,7 @@ async function inProcess(opts: BuildOptions, realRoot: string, relPath: string):
     if (plain !== undefined) return { ...plain, generated: true, missingComponents: [] };
   }
   const overlay = await buildOverlay(realRoot, relPath, opts, opts.artifact === true);
-  return overlay === undefined ? undefined : { ...overlay, generated: false, missingComponents: [] };
+  return overlay === undefined ? undefined : { ...overlay, missingComponents: [] };
 }
 
 /** build's kustomize run on a scratch copy of the source (only what `reads` lists, when given). */

@@ -22,6 +22,7 @@ import { hasKustomizationEntry, KUSTOMIZATION_FILES } from './generate.js';
 import { legacyOrder, mayHaveDuplicateIds } from './legacy-order.js';
 import type { SpecFields } from './kustomization.js';
 import { isRemoteRef, mergeKustomization } from './merge.js';
+import { generatedKustomization } from './overlay-generated.js';
 import { safeYaml } from './overlay-read.js';
 import { FINISH, GENERATORS, KNOWN_FIELDS, TRANSFORMERS } from './overlay-steps.js';
 import type { At, Built, FieldReader, Lookup } from './overlay-types.js';
@@ -57,13 +58,18 @@ export async function buildOverlay(
   relPath: string,
   spec: SpecFields,
   artifact = false,
-): Promise<{ objects: KubeObject[]; origins: Map<string, string> } | undefined> {
+): Promise<{ objects: KubeObject[]; origins: Map<string, string>; generated: boolean } | undefined> {
   if (!specIsOverlay(spec)) return undefined;
-  // A directory without a kustomization file, told before the walk of the whole tree.
-  if (!hasKustomizationEntry(relPath === '.' ? realRoot : joinPath(realRoot, relPath))) return undefined;
+  // A directory without a kustomization file gets Flux's generated one (overlay-generated.ts).
+  const generate = !hasKustomizationEntry(relPath === '.' ? realRoot : joinPath(realRoot, relPath));
   const { entries, ignore } = await listSource(realRoot, new Set(), artifact);
   const types = new Map<string, 'file' | 'dir' | 'symlink'>();
-  for (const e of entries) types.set(e.path.join('/'), e.type);
+  const children = new Map<string, string[]>();
+  for (const e of entries) {
+    types.set(e.path.join('/'), e.type);
+    const parent = e.path.length === 1 ? '.' : e.path.slice(0, -1).join('/');
+    children.set(parent, [...(children.get(parent) ?? []), e.path[e.path.length - 1]!]);
+  }
   // A file left out of the artifact is not in the copy; a directory is there when anything below it is.
   const lookup: Lookup = (path) => {
     if (path === '.') return 'dir';
@@ -72,7 +78,9 @@ export async function buildOverlay(
     return ignore(path.split('/'), false) ? undefined : type;
   };
   const top = relPath === '.' ? '.' : posix.normalize(relPath.split(/[\\/]/).join('/'));
-  let built = accumulate(new Walk(realRoot, lookup, spec), top, [], 'top', []);
+  const generated = generate ? generatedKustomization(realRoot, top, lookup, children) : undefined;
+  if (generate && generated === undefined) return undefined;
+  let built = accumulate(new Walk(realRoot, lookup, spec, generated), top, [], 'top', []);
   for (const finish of FINISH) {
     if (built === undefined) return undefined;
     built = finish(built);
@@ -88,7 +96,11 @@ export async function buildOverlay(
     if (typeof printed === 'string') return undefined;
     objects.push(printed);
   }
-  return { objects, origins: new Map(objects.map((o, i) => [objectKey(o), originOf.get(ordered[i]!)!])) };
+  return {
+    objects,
+    origins: new Map(objects.map((o, i) => [objectKey(o), originOf.get(ordered[i]!)!])),
+    generated: generate,
+  };
 }
 
 /** What every kustomization of one build shares. */
@@ -97,6 +109,8 @@ class Walk {
     readonly root: string,
     readonly lookup: Lookup,
     readonly spec: SpecFields,
+    /** Flux's generated kustomization of the top directory, which has none of its own. */
+    readonly generatedTop?: string,
   ) {}
 }
 
@@ -117,10 +131,13 @@ function accumulate(
   const { root, lookup } = walk;
   // A chain of bases deeper than any tree needs is left to kustomize (and this stack stays small).
   if (stack.length > MAX_DEPTH || stack.includes(dir) || lookup(dir) !== 'dir') return undefined;
-  const found = KUSTOMIZATION_FILES.filter((f) => lookup(join(dir, f)) !== undefined);
-  if (found.length !== 1 || lookup(join(dir, found[0]!)) !== 'file') return undefined;
+  const virtual = role === 'top' && walk.generatedTop !== undefined;
+  const found = virtual
+    ? ['kustomization.yaml']
+    : KUSTOMIZATION_FILES.filter((f) => lookup(join(dir, f)) !== undefined);
+  if (!virtual && (found.length !== 1 || lookup(join(dir, found[0]!)) !== 'file')) return undefined;
   const file = join(dir, found[0]!);
-  const ktext = readBounded(root, file);
+  const ktext = virtual ? walk.generatedTop : readBounded(root, file);
   const k = ktext === undefined ? undefined : readKustomization(ktext, file, role, walk.spec);
   if (k === undefined) return undefined;
   const at: At = {

@@ -227,7 +227,9 @@ function objectProblem(obj: Record<string, unknown>): string | undefined {
   const { apiVersion, kind, metadata } = obj;
   if (typeof apiVersion !== 'string' || apiVersion === '') return 'no apiVersion';
   if (typeof kind !== 'string' || kind === '') return 'no kind';
-  if (kind.endsWith('List') || kind === 'Kustomization' || kind === 'Component') return `kind ${kind}`;
+  // Flux's Kustomization is an object like any other to kustomize (the parent/children layout's build).
+  const flux = kind === 'Kustomization' && apiVersion.startsWith('kustomize.toolkit.fluxcd.io/');
+  if (kind.endsWith('List') || (kind === 'Kustomization' && !flux) || kind === 'Component') return `kind ${kind}`;
   if (apiVersion.split('/').length > 2 || apiVersion === 'builtin' || /[~_]/.test(apiVersion)) {
     return `apiVersion ${apiVersion}`;
   }

@@ -1,0 +1,2 @@
+import { createRequire as __krRequire } from 'node:module'; const require = __krRequire(import.meta.url);
+import{endGroup,error,getInput,guardOutput,info,setFailed,setOutput,setSecret,startGroup,summary,warning}from"./chunk-G2Y4YNKQ.js";import"./chunk-XPXWJQO6.js";import"./chunk-VKOJ5D5S.js";import"./chunk-IEF6XIED.js";export{endGroup,error,getInput,guardOutput,info,setFailed,setOutput,setSecret,startGroup,summary,warning};
