@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { CLI, NODE, REPO } from '../paths.ts';
+import { CLI, KUSTOMIZE, NODE, REPO } from '../paths.ts';
 import { readTimes, timed } from '../time.ts';
 import { lastLine } from './measure.ts';
 import { median } from './median.ts';
@@ -65,7 +65,20 @@ function git(dir: string, ...args: string[]): string {
 
 async function planOnce(dir: string, extra: string[], rssFile: string): Promise<PlanRun> {
   await rm(rssFile, { force: true });
-  const args = [CLI, 'plan', '--root', dir, '--kustomizations', REPO80_KUSTOMIZATIONS, '--output', 'json', ...extra];
+  // The pinned kustomize, as a runner has one on PATH: a parent's build at the base and the head needs it.
+  const args = [
+    CLI,
+    'plan',
+    '--root',
+    dir,
+    '--kustomizations',
+    REPO80_KUSTOMIZATIONS,
+    '--kustomize-path',
+    KUSTOMIZE,
+    '--output',
+    'json',
+    ...extra,
+  ];
   const [program, argv] = timed(NODE, args, rssFile);
   const started = performance.now();
   const child = spawn(program, argv, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -142,7 +155,8 @@ export async function benchPlan(rounds: number): Promise<PlanResult> {
     ];
     for (const change of repo80PlanChanges()) {
       await change.edit(dir);
-      git(dir, 'commit', '-q', '-am', change.name);
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '-q', '-m', change.name);
       const [base, head] = [git(dir, 'rev-parse', '--short', 'HEAD~1'), git(dir, 'rev-parse', '--short', 'HEAD')];
       steps.push(
         step({

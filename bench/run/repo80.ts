@@ -7,8 +7,8 @@
 // component components/monitoring). The parent patches prune and interval into every child. Also the
 // three changes bench/plan.ts commits for `plan --base` (an app's image, the parent's patch, the
 // shared component) with how many Kustomizations each should affect.
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
 import { appBase, components, IMAGE, KUSTOMIZATION, OBJECTS_PER_APP, writeFiles } from './real.ts';
 import type { Tree } from './tree.ts';
 
@@ -175,10 +175,33 @@ async function replaceIn(dir: string, file: string, from: string, to: string): P
   await writeFile(path, text.replaceAll(from, to));
 }
 
-/** The three changes of `plan --base`, each its own commit, in order. */
+/** The app a change adds: a copy of the last one, under a name no app has. */
+const NEW_APP = `app${String(REPO80_CHILDREN)}`;
+
+/** Copies `app`'s folder as `to` (every mention of its name renamed) and lists it in its namespace folder. */
+async function copyApp(dir: string, app: Repo80App, to: string): Promise<void> {
+  const from = join(dir, app.dir);
+  const target = join(dir, app.dir.replace(new RegExp(`${app.app}$`), to));
+  for (const entry of await readdir(from, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const rel = relative(from, join(entry.parentPath, entry.name));
+    await mkdir(dirname(join(target, rel)), { recursive: true });
+    await writeFile(join(target, rel), (await readFile(join(from, rel), 'utf8')).replaceAll(app.app, to));
+  }
+  // One more entry, indented as the entry it follows.
+  const file = join(dir, `apps/${app.ns}/kustomization.yaml`);
+  const lines = (await readFile(file, 'utf8')).split('\n');
+  const at = lines.findIndex((l) => l.endsWith(`./${app.app}/ks.yaml`));
+  if (at < 0) throw new Error(`apps/${app.ns}/kustomization.yaml does not list ${app.app}`);
+  lines.splice(at + 1, 0, lines[at]!.replace(`./${app.app}/`, `./${to}/`));
+  await writeFile(file, lines.join('\n'));
+}
+
+/** The changes of `plan --base`, each its own commit, in order. */
 export function repo80PlanChanges(): PlanChange[] {
   const apps = repo80Apps();
   const bumped = apps[BUMPED]!;
+  const last = apps[apps.length - 1]!;
   const dependents = withDependents(apps, BUMPED).size - 1;
   return [
     {
@@ -201,6 +224,13 @@ export function repo80PlanChanges(): PlanChange[] {
       edit: (dir) => replaceIn(dir, `${COMPONENT}/monitoring-patch.yaml`, '9797', '9798'),
       expected: REPO80_CHILDREN,
       why: 'every child (each app lists the component); not the parent, whose build never reads it',
+    },
+    {
+      name: `a new app listed in its namespace folder (apps/${last.ns}/${NEW_APP})`,
+      file: `apps/${last.ns}/kustomization.yaml`,
+      edit: (dir) => copyApp(dir, last, NEW_APP),
+      expected: 2,
+      why: "the parent (its build reads the namespace folder) and the new app; no sibling: their objects in the parent's build stay the same",
     },
   ];
 }
