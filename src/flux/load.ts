@@ -440,7 +440,7 @@ async function placeInNamespaces(
 }
 
 /** Whether a file (relative to the root) is one that `exclude`'s globs leave out. */
-function excludedBy(exclude: readonly string[]): (file: string) => boolean {
+export function excludedBy(exclude: readonly string[]): (file: string) => boolean {
   const globs = exclude.map((g) => g.replace(/^\.\//, ''));
   return (file) => globs.some((g) => matchesGlob(file, g));
 }

@@ -14,7 +14,8 @@ import type { KustomizationSpec } from '../flux/types.js';
 import { isFluxKustomization } from '../reconcile/children.js';
 import { Builds } from '../reconcile/builds.js';
 import type { Settings } from '../options/settings.js';
-import { objectKey } from '../objects/kube.js';
+import { objectKey, type KubeObject } from '../objects/kube.js';
+import { deepEqual } from '../ssa/drift.js';
 import { commitTree } from '../source/commit-tree.js';
 
 /** Whether the object `parent`'s build makes of `child`'s file changed; undefined when that cannot be told. */
@@ -22,22 +23,12 @@ export type ChildChanged = (parent: KustomizationSpec, child: KustomizationSpec)
 
 const fileOf = (s: KustomizationSpec) => (s.origin.kind === 'file' ? s.origin.file : undefined);
 
-/** Stable JSON: keys sorted, so that two builds of the same object compare equal as text. */
-function stable(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stable(v)}`).join(',')}}`;
-  }
-  return value === undefined ? 'null' : JSON.stringify(value);
-}
-
 /** For each parent, the Flux Kustomization objects its build makes, by the file each came from (undefined: no build). */
 async function childObjects(
   settings: Settings,
   root: string,
   parents: readonly KustomizationSpec[],
-): Promise<Map<KustomizationSpec, Map<string, string> | undefined>> {
+): Promise<Map<KustomizationSpec, Map<string, KubeObject[]> | undefined>> {
   const { untrustedTree: _untrusted, ...rest } = settings;
   const builds = await Builds.open({
     settings: { ...rest, root },
@@ -46,18 +37,19 @@ async function childObjects(
     secret: () => undefined,
     log: () => undefined,
   });
-  const out = new Map<KustomizationSpec, Map<string, string> | undefined>();
+  const out = new Map<KustomizationSpec, Map<string, KubeObject[]> | undefined>();
   try {
     for (const parent of parents) {
       const { postBuild: _postBuild, ...spec } = parent;
       try {
         const built = await builds.objects(spec, { decrypt: false });
-        const byFile = new Map<string, string[]>();
+        // The build's order is kustomize's (legacy, by id): the same objects come in the same order.
+        const byFile = new Map<string, KubeObject[]>();
         for (const o of built.objects) {
           const file = isFluxKustomization(o) ? built.origins.get(objectKey(o)) : undefined;
-          if (file !== undefined) byFile.set(file, [...(byFile.get(file) ?? []), stable(o)]);
+          if (file !== undefined) byFile.set(file, [...(byFile.get(file) ?? []), o]);
         }
-        out.set(parent, new Map([...byFile].map(([f, objs]) => [f, objs.sort().join('\n')])));
+        out.set(parent, byFile);
       } catch {
         out.set(parent, undefined);
       }
@@ -100,7 +92,7 @@ export async function parentComparison(
       const b = before.get(parent);
       const a = after.get(parent);
       if (file === undefined || b === undefined || a === undefined) return undefined;
-      return b.get(file) !== a.get(file);
+      return !deepEqual(b.get(file), a.get(file));
     };
   } finally {
     await base.remove();

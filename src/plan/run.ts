@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import { join, matchesGlob } from 'node:path';
 import { promisify } from 'node:util';
 import type { FetchedPlan, SourcePlan } from '../flux/checkout.js';
-import { kustomizationFiles, loadClusters } from '../flux/load.js';
+import { excludedBy, kustomizationFiles, loadClusters } from '../flux/load.js';
 import { describeSpec } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import { buildReads } from '../kustomize/reads.js';
@@ -173,9 +173,10 @@ function madeFromCheckout(plan: SourcePlan): boolean {
  */
 async function removalJobs(settings: Settings, files: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
+  const excluded = excludedBy(settings.exclude);
   for (const f of files) {
     if (!settings.kustomizations.some((p) => safeMatch(f, p))) continue;
-    if (settings.exclude.some((p) => safeMatch(f, p))) continue;
+    if (excluded(f)) continue;
     if (await stat(join(settings.root, f)).catch(() => undefined)) continue;
     const cluster = clusterOf(f);
     if (!out.has(cluster)) out.set(cluster, `${f} was deleted: removed Kustomizations are handled by this job`);

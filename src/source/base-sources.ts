@@ -37,6 +37,11 @@ export function gitBytes(root: string, args: string[], input?: string): Promise<
 
 const git = async (root: string, args: string[]): Promise<string> => (await gitBytes(root, args)).toString('utf8');
 
+/** Whether `name` may be passed to git as a commit (a revision's characters; never an option). */
+export function isCommitName(name: string): boolean {
+  return /^[0-9a-zA-Z._/@^~-]+$/.test(name) && !name.startsWith('-');
+}
+
 /**
  * The substituteScope of each Secret a Flux Kustomization of `text` reads through
  * postBuild.substituteFrom (its namespace defaulting to flux-system, as the parser's does).
@@ -70,7 +75,7 @@ export async function baseScopes(root: string, base: string | undefined): Promis
   if (base === undefined || /^0+$/.test(base)) {
     return { problem: 'the base commit is not known (input base, or the pull request event, names it)' };
   }
-  if (!/^[0-9a-zA-Z._/@^~-]+$/.test(base) || base.startsWith('-')) {
+  if (!isCommitName(base)) {
     return { problem: `the base ${JSON.stringify(base)} is not a commit name` };
   }
   try {

@@ -8,20 +8,22 @@ import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { trackChild } from '../util/lifecycle.js';
+import { gitBytes, isCommitName } from './base-sources.js';
 import { scratchDir } from '../util/scratch.js';
 
 /** A tree larger than this (the sum of its blobs) is not taken out. */
 const MAX_TREE_BYTES = 256 * 1024 * 1024;
 
-function run(cmd: string, args: string[], cwd: string): Promise<string> {
+/** tar, extracting `archive` into `dir`; a failure says tar's last words. */
+function untar(archive: string, dir: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = execFile(
-      cmd,
-      args,
-      { cwd, maxBuffer: 256 << 20, timeout: 120_000, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } },
-      (err, stdout, stderr) => {
-        if (err) reject(new Error(`${cmd}: ${stderr.trim() || err.message}`));
-        else resolve(stdout);
+      'tar',
+      ['-xf', archive, '-C', dir, '--no-same-owner', '--no-same-permissions'],
+      { timeout: 120_000 },
+      (err, _stdout, stderr) => {
+        if (err) reject(new Error(`tar: ${stderr.trim() || err.message}`));
+        else resolve();
       },
     );
     trackChild(child, false);
@@ -33,8 +35,8 @@ function run(cmd: string, args: string[], cwd: string): Promise<string> {
  * the commit is unknown or its tree larger than MAX_TREE_BYTES.
  */
 export async function commitTree(root: string, commit: string): Promise<{ tree: string; remove: () => Promise<void> }> {
-  if (!/^[0-9a-zA-Z._/@^~-]+$/.test(commit) || commit.startsWith('-')) throw new Error(`${commit} is no commit name`);
-  const listing = await run('git', ['ls-tree', '-r', '-l', '-z', '--end-of-options', commit], root);
+  if (!isCommitName(commit)) throw new Error(`${commit} is no commit name`);
+  const listing = (await gitBytes(root, ['ls-tree', '-r', '-l', '-z', '--end-of-options', commit])).toString('utf8');
   let bytes = 0;
   for (const entry of listing.split('\0')) {
     const size = /^\d+ blob [0-9a-f]+ +(\d+)\t/.exec(entry)?.[1];
@@ -45,9 +47,9 @@ export async function commitTree(root: string, commit: string): Promise<{ tree: 
   try {
     const tar = join(scratch.dir, 'tree.tar');
     const tree = join(scratch.dir, 'tree');
-    await run('git', ['archive', '--format=tar', `--output=${tar}`, '--end-of-options', commit], root);
+    await gitBytes(root, ['archive', '--format=tar', `--output=${tar}`, '--end-of-options', commit]);
     await mkdir(tree);
-    await run('tar', ['-xf', tar, '-C', tree, '--no-same-owner', '--no-same-permissions'], root);
+    await untar(tar, tree);
     return { tree, remove: scratch.remove };
   } catch (err) {
     await scratch.remove();

@@ -5,7 +5,7 @@
  * `.git` from a tree, so the change under review cannot choose where the fetch goes; submodules
  * (whose URLs a tree's .gitmodules names) are never fetched.
  */
-import { gitBytes } from './base-sources.js';
+import { gitBytes, isCommitName } from './base-sources.js';
 
 export type BaseCommit = { commit: string } | { problem: string };
 
@@ -56,7 +56,7 @@ async function present(root: string, commit: string): Promise<void> {
 /** The base commit of `untrusted` under `root`, or why there is none. */
 export async function resolveBase(root: string, untrusted: { base?: string; onBranch?: string }): Promise<BaseCommit> {
   const { base, onBranch } = untrusted;
-  if (base !== undefined && (!/^[0-9a-zA-Z._/@^~-]+$/.test(base) || base.startsWith('-'))) {
+  if (base !== undefined && !isCommitName(base)) {
     return { problem: `the base ${JSON.stringify(base)} is not a commit name` };
   }
   if (onBranch === undefined) {
