@@ -14,6 +14,26 @@ import { KUSTOMIZE } from '../helpers/paths.js';
 
 const KUSTOMIZATIONS = ['kubernetes/flux/cluster/ks.yaml', 'kubernetes/apps/*/*/ks.yaml'];
 
+/** The CLI's `plan --base BASE --head HEAD` of the repository at `root`, as JSON, with the pinned kustomize. */
+const planCli = (root: string, base: string, head: string) =>
+  runNode(
+    'dist/cli.js',
+    [
+      'plan',
+      '--kustomizations',
+      KUSTOMIZATIONS.join(','),
+      '--base',
+      base,
+      '--head',
+      head,
+      '--output',
+      'json',
+      '--kustomize-path',
+      KUSTOMIZE,
+    ],
+    { cwd: root },
+  );
+
 /** cluster-apps, patching every child Kustomization as cluster-template does. */
 const parent = (patch: string) => `---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -317,23 +337,7 @@ describe('plan on a monorepo in the parent/children layout', () => {
   it.each(CASES)('the CLI plan --base, $name', async ({ change, matrix }) => {
     const { root, base, head } = await pullRequest(change());
     try {
-      const r = await runNode(
-        'dist/cli.js',
-        [
-          'plan',
-          '--kustomizations',
-          KUSTOMIZATIONS.join(','),
-          '--base',
-          base,
-          '--head',
-          head,
-          '--output',
-          'json',
-          '--kustomize-path',
-          KUSTOMIZE,
-        ],
-        { cwd: root },
-      );
+      const r = await planCli(root, base, head);
       expect(r.code, r.stderr + r.stdout).toBe(0);
       const got = JSON.parse(r.stdout) as { matrix: { include: Entry[] }; all: string[]; change: { files: string[] } };
       expect(kustomizationsOf(got.matrix.include)).toEqual([...matrix].sort());
@@ -347,23 +351,7 @@ describe('plan on a monorepo in the parent/children layout', () => {
   it('dependents follow in dependsOn order, naming the dependency they follow', async () => {
     const { root, base, head } = await pullRequest({ [appFile('sonarr')]: objects(app('sonarr'), '4.0.1') });
     try {
-      const r = await runNode(
-        'dist/cli.js',
-        [
-          'plan',
-          '--kustomizations',
-          KUSTOMIZATIONS.join(','),
-          '--base',
-          base,
-          '--head',
-          head,
-          '--output',
-          'json',
-          '--kustomize-path',
-          KUSTOMIZE,
-        ],
-        { cwd: root },
-      );
+      const r = await planCli(root, base, head);
       expect(r.code, r.stderr).toBe(0);
       const got = JSON.parse(r.stdout) as { matrix: { include: Entry[] } };
       expect(got.matrix.include.map((e) => [e['kustomization'], e['level'], e['reason'], e['unchanged']])).toEqual([

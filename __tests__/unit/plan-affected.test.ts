@@ -88,6 +88,17 @@ async function repository(): Promise<{
   return { root, commit, first };
 }
 
+/** The names of a plan's affected ids (`cluster.namespace.name-hash`), sorted. */
+const affectedNames = (ids: readonly string[]) =>
+  ids
+    .map((id) =>
+      id
+        .replace(/-[0-9a-f]{8}$/, '')
+        .split('.')
+        .pop(),
+    )
+    .sort();
+
 const settingsFor = (root: string) =>
   settingsOf({ kubeconfig: { kind: 'default' }, root, kustomizations: ['clusters/*/*.yaml'], mode: 'preview' });
 
@@ -200,16 +211,7 @@ describe('affected', () => {
         kustomizeBin: KUSTOMIZE,
       });
       const plan = await planRun(settings, { base: first, head }, () => undefined);
-      expect(
-        plan.affected
-          .map((id) =>
-            id
-              .replace(/-[0-9a-f]{8}$/, '')
-              .split('.')
-              .pop(),
-          )
-          .sort(),
-      ).toEqual([...names].sort());
+      expect(affectedNames(plan.affected)).toEqual([...names].sort());
     } finally {
       await rm(root, { recursive: true, force: true });
     }
@@ -320,16 +322,7 @@ describe('affected', () => {
       });
       const plan = await planRun(settings, { base: first, head }, () => undefined);
       expect(plan.all.length).toBeGreaterThanOrEqual(3);
-      expect(
-        plan.affected
-          .map((id) =>
-            id
-              .replace(/-[0-9a-f]{8}$/, '')
-              .split('.')
-              .pop(),
-          )
-          .sort(),
-      ).toEqual([...names].sort());
+      expect(affectedNames(plan.affected)).toEqual([...names].sort());
     } finally {
       await rm(root, { recursive: true, force: true });
     }
