@@ -71,7 +71,7 @@ describe('prevalidate agrees with the API server', () => {
     CASES.map((c) => [`${c.kind[1]} ${c.name.length > 20 ? `${c.name.length} characters` : c.name}`, c] as const),
   )('%s', async (_, { kind: [apiVersion, kind, namespaced], name }) => {
     const obj: KubeObject = { apiVersion, kind, metadata: { name, ...(namespaced ? { namespace: ns } : {}) } };
-    const ours = objectProblems([obj]).filter((p) => p.includes('metadata.name'));
+    const ours = objectProblems([obj], await discovery.serverVersion()).filter((p) => p.includes('metadata.name'));
     const mapping = await discovery.mapping(apiVersion, kind);
     const server = await client
       .request('POST', objectPath(mapping, obj.metadata.namespace, ''), { body: obj, query: { dryRun: 'All' } })

@@ -330,6 +330,27 @@ const REAL: Row[] = [
  */
 const OTHER: Row[] = [
   {
+    why: 'StatefulSet serviceName on 1.37 (ValidateImmutableField per field, origin "immutable")',
+    status: 422,
+    message: 'StatefulSet.apps "db" is invalid: spec.serviceName: Invalid value: "db-b": field is immutable',
+    causes: [{ field: 'spec.serviceName', message: 'Invalid value: "db-b": field is immutable' }],
+    want: ['spec.serviceName'],
+  },
+  ...(['set once created', 'cleared once set', 'modified once set'] as const).map((rule) => ({
+    why: `declarative +k8s:update rule: field cannot be ${rule}`,
+    status: 422,
+    message: `Widget.example.com "w" is invalid: spec.handler: Invalid value: null: field cannot be ${rule}`,
+    causes: [{ field: 'spec.handler', message: `Invalid value: null: field cannot be ${rule}` }],
+    want: ['spec.handler'],
+  })),
+  {
+    why: 'a value that quotes the declarative wording counts for nothing',
+    status: 422,
+    message: 'x "w" is invalid: spec.port: Invalid value: "field cannot be modified once set": must be a number',
+    causes: [{ field: 'spec.port', message: 'Invalid value: "field cannot be modified once set": must be a number' }],
+    want: undefined,
+  },
+  {
     why: 'dual-stack Service ipFamilies changed (validateUpgradeDowngradeIPFamilies)',
     status: 422,
     message: 'Service "web" is invalid: spec.ipFamilies[0]: Invalid value: ["IPv6"]: may not change once set',

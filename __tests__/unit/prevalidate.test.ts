@@ -3,6 +3,7 @@ import type { KubeObject } from '../../src/objects/kube.js';
 import type { ChangeSetEntry } from '../../src/ssa/changeset.js';
 import { appliedSoFar } from '../../src/ssa/applied.js';
 import { objectProblems, unservedKinds } from '../../src/ssa/prevalidate.js';
+import { parseServerVersion } from '../../src/cluster/discovery.js';
 
 const obj = (apiVersion: string, kind: string, name: string, extra: Record<string, unknown> = {}): KubeObject => ({
   apiVersion,
@@ -67,7 +68,7 @@ describe('objectProblems: names the API server refuses', () => {
     obj('v1', 'ConfigMap', 'x'.repeat(253)),
     obj('v1', 'Namespace', 'team-a'),
     obj('v1', 'Service', 'web-1'),
-    // Servers since 1.34 take DNS-1123 labels for Services (RelaxedServiceNameValidation).
+    // A server of unknown version: a Service gets the looser rule (DNS-1123 label), the dry-run judges.
     obj('v1', 'Service', '1web'),
     obj('policy/v1', 'PodDisruptionBudget', 'Bad_Name', { metadata: { namespace: 'a' } }),
     // RBAC names are path segments: capitals, ":" and "_" are allowed (system:controller:x).
@@ -81,6 +82,32 @@ describe('objectProblems: names the API server refuses', () => {
     }),
   ])('accepts %j', (o) => {
     expect(objectProblems([o])).toEqual([]);
+  });
+});
+
+describe('a Service name by the server version (RelaxedServiceNameValidation)', () => {
+  it.each([
+    { server: { major: 1, minor: 34 }, name: '1web', refused: 'for a Service on Kubernetes 1.34' },
+    { server: { major: 1, minor: 35 }, name: '1web', refused: 'starting with a letter' },
+    { server: { major: 1, minor: 36 }, name: '1web', refused: undefined },
+    { server: { major: 1, minor: 37 }, name: '1web', refused: undefined },
+    { server: undefined, name: '1web', refused: undefined },
+    { server: { major: 1, minor: 34 }, name: 'web-1', refused: undefined },
+    { server: { major: 1, minor: 37 }, name: 'web.1', refused: 'for a Service' },
+  ])('$name on $server', ({ server, name, refused }) => {
+    const problems = objectProblems([obj('v1', 'Service', name)], server);
+    if (refused === undefined) expect(problems).toEqual([]);
+    else expect(problems).toEqual([expect.stringContaining(refused)]);
+  });
+
+  it.each([
+    [{ major: '1', minor: '34' }, { major: 1, minor: 34 }],
+    [{ major: '1', minor: '31+' }, { major: 1, minor: 31 }],
+    [{ major: '1', minor: '' }, undefined],
+    [{ major: 1, minor: 34 }, undefined],
+    [{}, undefined],
+  ])('parseServerVersion(%j)', (v, want) => {
+    expect(parseServerVersion(v)).toEqual(want);
   });
 });
 

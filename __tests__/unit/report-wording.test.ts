@@ -290,6 +290,7 @@ describe('refused objects are counted as objects, not as lines', () => {
   const discovery = {
     mapping: (apiVersion: string, kind: string) =>
       apiVersion === 'example.com/v1' ? Promise.reject(new UnservedKindError(apiVersion, kind)) : Promise.resolve({}),
+    serverVersion: () => Promise.resolve(undefined),
   } as unknown as Discovery;
   const refused = async (objects: KubeObject[]): Promise<string> => {
     const err = await prevalidate(objects, discovery).then(

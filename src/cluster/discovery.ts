@@ -31,6 +31,19 @@ interface LegacyResourceList {
   resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
 }
 
+/** A Kubernetes server's release, as `/version` says it. */
+export interface ServerVersion {
+  major: number;
+  minor: number;
+}
+
+/** `/version`'s major and minor ("1", "34" or "34+" on some managed clusters); undefined when not numbers. */
+export function parseServerVersion(v: { major?: unknown; minor?: unknown }): ServerVersion | undefined {
+  const major = typeof v.major === 'string' ? /^(\d+)\+?$/.exec(v.major)?.[1] : undefined;
+  const minor = typeof v.minor === 'string' ? /^(\d+)\+?$/.exec(v.minor)?.[1] : undefined;
+  return major && minor ? { major: Number(major), minor: Number(minor) } : undefined;
+}
+
 /** Key of the mapping table: `group/version/Kind` (core group empty). */
 export function mappingKey(apiVersion: string, kind: string): string {
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
@@ -102,7 +115,22 @@ export class Discovery {
   /** The discovery read in flight or done; concurrent callers share it instead of each reading. */
   private loading: Promise<void> | undefined;
 
+  /** The server's version, read once (undefined when it does not say). */
+  private version: Promise<ServerVersion | undefined> | undefined;
+
   constructor(private readonly client: ClusterClient) {}
+
+  /**
+   * The server's Kubernetes version from `/version` (major and minor), read once; undefined when the
+   * server does not answer it or answers something else: rules that depend on it then take the looser one.
+   */
+  serverVersion(): Promise<ServerVersion | undefined> {
+    this.version ??= this.client.request<{ major?: unknown; minor?: unknown }>('GET', '/version').then(
+      (v) => parseServerVersion(v),
+      () => undefined,
+    );
+    return this.version;
+  }
 
   /** Reads discovery again (after CRDs were established); callers at the same time share one read. */
   refresh(): Promise<void> {

@@ -1,5 +1,5 @@
 import { clip } from '../util/truncate.js';
-import { isUnservedKind, type Discovery } from '../cluster/discovery.js';
+import { isUnservedKind, type Discovery, type ServerVersion } from '../cluster/discovery.js';
 import { subjectOf, type KubeObject } from '../objects/kube.js';
 import { groupOf } from '../objects/id.js';
 import { ApplyError } from './apply.js';
@@ -19,16 +19,18 @@ interface Failure {
  */
 
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const LABEL_1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
-type NameRule = 'subdomain' | 'label';
+type NameRule = 'subdomain' | 'label' | 'label1035';
 
 /** `group/Kind` → the name rule its API validation applies, and whether it is namespaced. */
 const KINDS = new Map<string, { rule: NameRule; namespaced: boolean; maxLength?: number }>([
   ['/Namespace', { rule: 'label', namespaced: false }],
-  // DNS-1035 before 1.34; a DNS-1123 label since RelaxedServiceNameValidation: the looser rule here.
+  // A DNS-1123 label since RelaxedServiceNameValidation (beta, on, in 1.36; GA in 1.37); a DNS-1035
+  // label before: serviceRule picks by the server's version.
   ['/Service', { rule: 'label', namespaced: true }],
   ...[
     'ConfigMap',
@@ -79,11 +81,22 @@ const RULE_TEXT: Record<NameRule, string> = {
   subdomain:
     'lowercase letters, digits, "-" and ".", starting and ending with a letter or digit, at most 253 characters',
   label: 'lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63 characters',
+  label1035:
+    'lowercase letters, digits and "-", starting with a letter and ending with a letter or digit, at most 63 characters',
 };
 
 function fits(rule: NameRule, name: string): boolean {
   if (rule === 'subdomain') return name.length <= 253 && SUBDOMAIN.test(name);
-  return name.length <= 63 && LABEL.test(name);
+  return name.length <= 63 && (rule === 'label1035' ? LABEL_1035 : LABEL).test(name);
+}
+
+/**
+ * The rule a Service's name is held to on a server of this version: Kubernetes 1.34 and 1.35 check a
+ * DNS-1035 label (a name like "1a" is refused) unless the alpha RelaxedServiceNameValidation gate is
+ * on; 1.36 and later a DNS-1123 label. An unknown version gets the looser rule: the dry-run judges.
+ */
+export function serviceRule(server: ServerVersion | undefined): NameRule {
+  return server && server.major === 1 && server.minor < 36 ? 'label1035' : 'label';
 }
 
 function quoted(text: string): string {
@@ -99,25 +112,30 @@ function qualifiedNameProblem(key: string): boolean {
 }
 
 /** What the API server would refuse in these objects' metadata, one sentence per problem naming the object and field. */
-export function objectProblems(objects: readonly KubeObject[]): string[] {
-  return objectFailures(objects).map((f) => f.message);
+export function objectProblems(objects: readonly KubeObject[], server?: ServerVersion): string[] {
+  return objectFailures(objects, server).map((f) => f.message);
 }
 
 /** objectProblems with the object each problem is about (for annotations on its source file). */
-export function objectFailures(objects: readonly KubeObject[]): Failure[] {
+export function objectFailures(objects: readonly KubeObject[], server?: ServerVersion): Failure[] {
   const problems: Failure[] = [];
+  const forService = serviceRule(server);
   for (const obj of objects) {
     const push = (message: string) => problems.push({ object: obj, message });
     const subject = clip(subjectOf(obj), 200);
     const gk = `${groupOf(obj.apiVersion)}/${obj.kind}`;
     const { name, namespace, labels, annotations } = obj.metadata;
-    const known = KINDS.get(gk);
+    const kindRule = KINDS.get(gk);
+    const known = gk === '/Service' && kindRule ? { ...kindRule, rule: forService } : kindRule;
     if (name === '.' || name === '..') {
       push(`${subject}: metadata.name ${quoted(name)} may not be "." or ".."`);
     } else if (/[/%]/.test(name)) {
       push(`${subject}: metadata.name ${quoted(name)} may not contain "/" or "%"`);
     } else if (known && !PATH_SEGMENT_KINDS.has(gk) && !fits(known.rule, name)) {
-      const forKind = known.rule === 'subdomain' ? '' : ` for a ${obj.kind}`;
+      const forKind =
+        known.rule === 'subdomain'
+          ? ''
+          : ` for a ${obj.kind}${known.rule === 'label1035' ? ` on Kubernetes ${server!.major}.${server!.minor}` : ''}`;
       push(`${subject}: metadata.name ${quoted(name)} is not a valid name${forKind}: use ${RULE_TEXT[known.rule]}`);
     } else if (known?.maxLength !== undefined && name.length > known.maxLength) {
       push(
@@ -219,7 +237,7 @@ const PROBLEMS_SHOWN = 20;
  * an unknown kind (the server unreachable) are thrown as they are.
  */
 export async function prevalidate(objects: readonly KubeObject[], discovery: Discovery): Promise<void> {
-  const failures = objectFailures(objects);
+  const failures = objectFailures(objects, await discovery.serverVersion());
   const unserved = await unservedFailures(objects, (apiVersion, kind) =>
     discovery.mapping(apiVersion, kind).then(
       () => true,
