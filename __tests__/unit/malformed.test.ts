@@ -83,7 +83,9 @@ describe('malformed inputs end in a result or a clear error', () => {
     const error = result.error;
     expect(error).toBeInstanceOf(Error);
     // A TypeError, RangeError or ReferenceError is a crash, not an answer.
-    expect((error as Error).constructor.name).toMatch(/^(Error|SpecError|SopsError|YamlError|VariableError)$/);
+    expect((error as Error).constructor.name).toMatch(
+      /^(Error|UserError|SpecError|SopsError|YamlError|VariableError)$/,
+    );
     const message = (error as Error).message;
     expect(message.length).toBeGreaterThan(10);
     expect(message.length).toBeLessThanOrEqual(MAX_MESSAGE);

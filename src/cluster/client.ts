@@ -4,6 +4,8 @@ import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { TLSSocket } from 'node:tls';
 import { apiErrorFrom } from './errors.js';
+import { impersonationHeaders, type Impersonation } from './kubeconfig-auth.js';
+import { kubeconfigImpersonation } from './kubeconfig.js';
 import {
   Breaker,
   CredentialError,
@@ -52,6 +54,10 @@ export function isWrite(method: string, opts: Pick<RequestOptions, 'query' | 'bo
 /** What the views of one client share: its connections and the count of requests sent. */
 interface Pool {
   agent?: http.Agent | undefined;
+  /** The client certificate and key the agent was made with: an exec plugin's may change. */
+  agentCredentials?: readonly unknown[];
+  /** Agents replaced by one with new credentials: closed with the client. */
+  retired?: http.Agent[];
   requests: number;
 }
 
@@ -72,6 +78,8 @@ export class ClusterClient {
   private readonly pool: Pool;
   /** Checked before every attempt of every write (see guarded). */
   private readonly guards: readonly WriteGuard[];
+  /** Who the kubeconfig's user acts as (its `as` fields): replaced by an impersonating client's user. */
+  private readonly actAs: Impersonation | undefined;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -88,6 +96,7 @@ export class ClusterClient {
     this.breaker = breaker ?? new Breaker();
     this.pool = view?.pool ?? { requests: 0 };
     this.guards = view?.guards ?? [];
+    this.actAs = options.impersonate ?? kubeconfigImpersonation(kc);
   }
 
   /** Requests sent, retries included, by this client and its guarded views; the benchmarks read it. */
@@ -195,6 +204,7 @@ export class ClusterClient {
   /** Closes the connections (shared with this client's guarded views). */
   close(): void {
     this.pool.agent?.destroy();
+    for (const agent of this.pool.retired ?? []) agent.destroy();
   }
 
   private async send(
@@ -205,28 +215,42 @@ export class ClusterClient {
     deadline: number,
   ): Promise<{ status: number; body: string; retryAfter?: number }> {
     const reqOpts: https.RequestOptions = {};
+    // Before client-node's options: a proxy agent it makes takes the TLS settings from them.
+    if (!this.kc.getCurrentUser()) anonymousTls(this.kc, reqOpts);
     try {
       await this.kc.applyToHTTPSOptions(reqOpts);
     } catch (err) {
       throw new CredentialError((err as Error).message, { cause: err });
     }
-    if (!this.kc.getCurrentUser()) anonymousTls(this.kc, reqOpts);
-    const headers: Record<string, string> = { ...(reqOpts.headers as Record<string, string> | undefined) };
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries((reqOpts.headers ?? {}) as Record<string, string>)) {
+      if (!/^impersonate-/i.test(k)) headers[k] = v;
+    }
     headers['accept'] = opts.accept ?? 'application/json';
     headers['user-agent'] = this.options.userAgent ?? 'kustomize-reconcile';
-    const impersonate = this.options.impersonate;
     if (payload !== undefined) {
       headers['content-type'] = opts.contentType ?? 'application/json';
       headers['content-length'] = String(Buffer.byteLength(payload));
     }
     const isHttps = url.protocol === 'https:';
-    const agent = this.kc.getCurrentCluster()?.proxyUrl ? reqOpts.agent : this.ownAgent(reqOpts, isHttps);
+    const proxied = Boolean(this.kc.getCurrentCluster()?.proxyUrl);
+    const agent = proxied ? reqOpts.agent : this.ownAgent(reqOpts, isHttps);
+    // Through a proxy agent, the TLS settings go with each request too (a SOCKS agent reads them there).
+    const tlsOpts: https.RequestOptions =
+      proxied && isHttps
+        ? {
+            ca: reqOpts.ca,
+            cert: reqOpts.cert,
+            key: reqOpts.key,
+            ...(reqOpts.servername !== undefined ? { servername: reqOpts.servername } : {}),
+            ...(reqOpts.rejectUnauthorized !== undefined ? { rejectUnauthorized: reqOpts.rejectUnauthorized } : {}),
+          }
+        : {};
     this.pool.requests++;
-    const allHeaders: http.OutgoingHttpHeaders = { ...headers };
-    if (impersonate) {
-      allHeaders['impersonate-user'] = impersonate.user;
-      if (impersonate.groups?.length) allHeaders['impersonate-group'] = impersonate.groups;
-    }
+    const allHeaders: http.OutgoingHttpHeaders = {
+      ...headers,
+      ...(this.actAs ? impersonationHeaders(this.actAs) : {}),
+    };
     const { connectMs } = this.timeouts;
     return new Promise<{ status: number; body: string; retryAfter?: number }>((resolve, reject) => {
       // Why this request was stopped, if it was: the error to report, whatever the socket says after.
@@ -240,7 +264,7 @@ export class ClusterClient {
       };
       const req = (isHttps ? https : http).request(
         url,
-        { method, headers: allHeaders, agent, auth: reqOpts.auth },
+        { method, headers: allHeaders, agent, auth: reqOpts.auth, ...tlsOpts },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -291,7 +315,16 @@ export class ClusterClient {
   }
 
   private ownAgent(o: https.RequestOptions, isHttps: boolean): http.Agent {
+    const credentials = [o.cert, o.key];
+    const same = (a: readonly unknown[] | undefined) =>
+      a?.every((v, i) => v === credentials[i] || sameBytes(v, credentials[i]));
+    if (this.pool.agent && isHttps && !same(this.pool.agentCredentials)) {
+      // A new client certificate (an exec plugin's, renewed): new connections; those in use finish.
+      (this.pool.retired ??= []).push(this.pool.agent);
+      this.pool.agent = undefined;
+    }
     if (!this.pool.agent) {
+      this.pool.agentCredentials = credentials;
       this.pool.agent = isHttps
         ? new https.Agent({
             keepAlive: true,
@@ -308,6 +341,13 @@ export class ClusterClient {
     }
     return this.pool.agent;
   }
+}
+
+function sameBytes(a: unknown, b: unknown): boolean {
+  const bytes = (v: unknown) => (typeof v === 'string' ? Buffer.from(v) : Buffer.isBuffer(v) ? v : undefined);
+  const x = bytes(a);
+  const y = bytes(b);
+  return x !== undefined && y !== undefined && x.equals(y);
 }
 
 /**

@@ -18,6 +18,22 @@ export interface ExecConfig {
   args?: string[];
   env?: { name: string; value: string }[];
   apiVersion?: string;
+  /** Shown when the command cannot be found, as kubectl shows it. */
+  installHint?: string;
+  /** Whether the plugin is told the cluster (KUBERNETES_EXEC_INFO spec.cluster). */
+  provideClusterInfo?: boolean;
+}
+
+/** What a plugin with provideClusterInfo is told of the cluster (client-go's ExecCredential spec.cluster). */
+export interface ExecClusterInfo {
+  server: string;
+  'tls-server-name'?: string;
+  'insecure-skip-tls-verify'?: boolean;
+  /** base64, as the JSON of client-go's []byte. */
+  'certificate-authority-data'?: string;
+  'proxy-url'?: string;
+  /** The cluster's `client.authentication.k8s.io/exec` extension. */
+  config?: unknown;
 }
 
 export interface ExecCredential {
@@ -37,9 +53,15 @@ const EXPIRY_MARGIN_MS = 10_000;
 /**
  * Takes the exec sections out of `kc`'s users and answers for them instead of client-node's
  * ExecAuth: plugins run at most `timeoutMs`. `baseDir` is where a relative command path (one with a
- * slash) is resolved, as kubectl resolves it against the kubeconfig's directory.
+ * slash) is resolved, as kubectl resolves it against the kubeconfig's directory. `cluster` is the
+ * current context's cluster, told to a plugin with provideClusterInfo.
  */
-export function installExecCredentials(kc: KubeConfig, timeoutMs: number, baseDir?: string): void {
+export function installExecCredentials(
+  kc: KubeConfig,
+  timeoutMs: number,
+  baseDir?: string,
+  cluster?: ExecClusterInfo,
+): void {
   const execs = new Map<string, ExecConfig>();
   const users = kc.getUsers();
   users.forEach((user, i) => {
@@ -52,7 +74,7 @@ export function installExecCredentials(kc: KubeConfig, timeoutMs: number, baseDi
     execs.set(user.name, { ...exec, command });
     users[i] = { ...user, exec: undefined };
   });
-  if (execs.size > 0) kc.addAuthenticator(new ExecCredentials(execs, timeoutMs));
+  if (execs.size > 0) kc.addAuthenticator(new ExecCredentials(execs, timeoutMs, cluster));
 }
 
 /** client-node's Authenticator interface (not exported by its index). */
@@ -64,6 +86,7 @@ class ExecCredentials implements Authenticator {
   constructor(
     private readonly execs: ReadonlyMap<string, ExecConfig>,
     private readonly timeoutMs: number,
+    private readonly cluster?: ExecClusterInfo,
   ) {}
 
   isAuthProvider(user: User): boolean {
@@ -87,7 +110,7 @@ class ExecCredentials implements Authenticator {
       return cached.credential;
     }
     const entry: { credential: Promise<ExecCredential>; expiresAt?: number } = {
-      credential: runExecPlugin(name, this.execs.get(name)!, this.timeoutMs).then((c) => {
+      credential: runExecPlugin(name, this.execs.get(name)!, this.timeoutMs, this.cluster).then((c) => {
         if (c.expiresAt !== undefined) entry.expiresAt = c.expiresAt;
         return c;
       }),
@@ -97,15 +120,25 @@ class ExecCredentials implements Authenticator {
   }
 }
 
-/** Runs the plugin of kubeconfig user `user` once, stopping it after `timeoutMs`. */
-export function runExecPlugin(user: string, exec: ExecConfig, timeoutMs: number): Promise<ExecCredential> {
+/**
+ * Runs the plugin of kubeconfig user `user` once, stopping it after `timeoutMs`. It is told, as
+ * client-go tells it, that it runs without a terminal (interactiveMode Never and IfAvailable alike:
+ * a run has none), and the cluster when its exec section sets provideClusterInfo.
+ */
+export function runExecPlugin(
+  user: string,
+  exec: ExecConfig,
+  timeoutMs: number,
+  cluster?: ExecClusterInfo,
+): Promise<ExecCredential> {
   const plugin = `kubeconfig user ${JSON.stringify(user)}: the exec credential plugin ${JSON.stringify(exec.command)}`;
+  const apiVersion = exec.apiVersion ?? 'client.authentication.k8s.io/v1';
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const e of exec.env ?? []) env[e.name] = e.value;
   env['KUBERNETES_EXEC_INFO'] = JSON.stringify({
-    apiVersion: exec.apiVersion ?? 'client.authentication.k8s.io/v1',
+    apiVersion,
     kind: 'ExecCredential',
-    spec: { interactive: false },
+    spec: { interactive: false, ...(exec.provideClusterInfo === true && cluster ? { cluster } : {}) },
   });
   return new Promise<ExecCredential>((done, fail) => {
     let settled = false;
@@ -146,7 +179,13 @@ export function runExecPlugin(user: string, exec: ExecConfig, timeoutMs: number)
     });
     child.on('error', (err: NodeJS.ErrnoException) => {
       finish(() => {
-        const hint = err.code === 'ENOENT' ? ': install it or fix exec.command in the kubeconfig' : '';
+        const installHint = typeof exec.installHint === 'string' ? exec.installHint.trim() : '';
+        const hint =
+          err.code !== 'ENOENT'
+            ? ''
+            : installHint !== ''
+              ? `: ${truncate(installHint, { chars: 600, lines: 8 })} (the kubeconfig's exec.installHint)`
+              : ': install it or fix exec.command in the kubeconfig';
         fail(new Error(`${plugin} could not be started (${err.code ?? err.message})${hint}`, { cause: err }));
       });
     });
@@ -158,7 +197,7 @@ export function runExecPlugin(user: string, exec: ExecConfig, timeoutMs: number)
           fail(new Error(`${plugin} ${how}${text ? `: ${truncate(text)}` : ', printing nothing on stderr'}`));
           return;
         }
-        const parsed = parseExecCredential(stdout);
+        const parsed = parseExecCredential(stdout, apiVersion);
         if (typeof parsed === 'string') fail(new Error(`${plugin} ${parsed}`));
         else done(parsed);
       });
@@ -170,7 +209,7 @@ export function runExecPlugin(user: string, exec: ExecConfig, timeoutMs: number)
  * The credential in a plugin's stdout (an ExecCredential), or what is wrong with it as the end of a
  * sentence. The output is never quoted: it holds the credential.
  */
-export function parseExecCredential(stdout: string): ExecCredential | string {
+export function parseExecCredential(stdout: string, apiVersion?: string): ExecCredential | string {
   let doc: unknown;
   try {
     doc = JSON.parse(stdout);
@@ -178,6 +217,10 @@ export function parseExecCredential(stdout: string): ExecCredential | string {
     return stdout.trim() === ''
       ? 'printed nothing on stdout: it should print an ExecCredential (JSON)'
       : 'printed something other than JSON on stdout: it should print an ExecCredential';
+  }
+  const returned = (doc as { apiVersion?: unknown } | null)?.apiVersion;
+  if (apiVersion !== undefined && typeof returned === 'string' && returned !== apiVersion) {
+    return `printed an ExecCredential of ${JSON.stringify(returned.slice(0, 60))}, but the kubeconfig's exec.apiVersion is ${JSON.stringify(apiVersion)}: make them the same`;
   }
   const status = (doc as { status?: unknown } | null)?.status;
   if (typeof status !== 'object' || status === null) {

@@ -6,6 +6,7 @@
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { clusterAuthProblem, userAuthProblem } from './kubeconfig-auth.js';
 import { clip, truncate } from '../util/truncate.js';
 
 /** Reads a file a kubeconfig refers to (an absolute path); throws an error with a `code` when it cannot. */
@@ -27,6 +28,7 @@ export function kubeconfigProblem(
   where: string,
   context?: string,
   read: FileReader = readFileSync,
+  now: number = Date.now(),
 ): string | undefined {
   const d = (typeof doc === 'object' && doc !== null ? doc : {}) as Record<string, unknown>;
   const contexts = entries(d['contexts']);
@@ -86,6 +88,8 @@ export function kubeconfigProblem(
       'ca.crt',
     ) ?? pemFile(cluster['certificate-authority'], 'certificate-authority', 'certificate', read);
   if (ca) return `${at}: ${theCluster}: ${ca}`;
+  const connection = clusterAuthProblem(cluster);
+  if (connection) return `${at}: ${theCluster}: ${connection}`;
 
   // The user, if the context names one (none is anonymous access).
   if (!userEntry) return undefined;
@@ -122,7 +126,8 @@ export function kubeconfigProblem(
       return `${at}: ${theUser} has an exec plugin with interactiveMode: Always, which needs a terminal, and this run has none: set interactiveMode to IfAvailable or Never, with a plugin that can log in without one`;
     }
   }
-  return undefined;
+  const auth = userAuthProblem(user, read, now);
+  return auth ? `${at}: ${theUser}: ${auth}` : undefined;
 }
 
 const WHAT = { certificate: 'certificate', key: 'private key' } as const;
