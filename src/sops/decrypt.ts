@@ -72,7 +72,10 @@ export async function decryptText(text: string, format: SopsFormat, opts: Decryp
  * Decrypts a parsed document with a top-level `sops` map (e.g. a Kubernetes object after the
  * kustomize build) and returns it without `sops`. Integers come back as numbers. Key order is the
  * object's, so the MAC only verifies when that is the file's order (callers after kustomize pass
- * `verifyMac: false`, as Flux does).
+ * `verifyMac: false`, as Flux does). A parsed document has no comments: a file encrypted with
+ * `encrypted_comment_regex` or `unencrypted_comment_regex` has every value in the SOPS envelope
+ * decrypted (kustomize-controller v1.10), and its MAC cannot be checked on the tree (an error with
+ * `verifyMac`).
  */
 export async function decryptTree(
   tree: Record<string, unknown>,
@@ -81,6 +84,6 @@ export async function decryptTree(
   const { sops, ...data } = tree;
   if (!isRecord(sops)) throw new SopsError('sops metadata not found');
   const branch = jsToTree(data, 0) as MapNode;
-  await decryptLoaded([branch], sops, opts);
+  await decryptLoaded([branch], sops, opts, true);
   return toPlainJs(branch) as Record<string, unknown>;
 }

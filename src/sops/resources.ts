@@ -97,22 +97,36 @@ export async function decryptResources(
 async function verifySourceMac(obj: KubeObject, subject: string, opts: ResourceDecryptOptions): Promise<void> {
   const mac = (obj['sops'] as Record<string, unknown>)['mac'];
   const text = await opts.sourceOf?.(obj);
-  // The source document whose MAC is the built object's: its own text is checked, so that comments,
-  // key order and number formats are exactly what sops hashed.
-  const doc =
-    text === undefined || yamlShapeOver(text) !== undefined
-      ? undefined
-      : parseAllDocuments(text, { uniqueKeys: false, logLevel: 'error' }).find((d) => {
-          const js = d.toJS({ maxAliasCount: 100 }) as { sops?: { mac?: unknown } } | null;
-          return js?.sops?.mac === mac;
-        });
-  if (text === undefined || doc?.range === undefined) {
+  // The source text whose MAC is the built object's: its own text is checked, so that comments
+  // (which decide what a comment rule encrypted), key order and number formats are exactly what
+  // sops hashed.
+  const signed = text === undefined ? undefined : signedText(text, mac);
+  if (signed === undefined) {
     opts.note?.(
       `${subject}: SOPS MAC not verified: its source document was not found (a remote base or a generated object)`,
     );
     return;
   }
-  await decryptText(text.slice(doc.range[0], doc.range[2]), 'yaml', { ...opts, verifyMac: true, onSecret: () => {} });
+  await decryptText(signed, 'yaml', { ...opts, verifyMac: true, onSecret: () => {} });
+}
+
+/**
+ * The part of a source file that sops signed with `mac`: the document that carries it, with the
+ * comments above its first key (the yaml package starts the first document's range after them), or,
+ * when several documents carry it, the stream from the first to the last of them (sops encrypts a
+ * multi-document file as one, every document holding the same metadata and the MAC covering all).
+ */
+export function signedText(text: string, mac: unknown): string | undefined {
+  if (yamlShapeOver(text) !== undefined) return undefined;
+  const docs = parseAllDocuments(text, { uniqueKeys: false, logLevel: 'error' });
+  const signed = docs.filter((d) => {
+    const js = d.toJS({ maxAliasCount: 100 }) as { sops?: { mac?: unknown } } | null;
+    return js?.sops?.mac === mac;
+  });
+  const first = signed[0];
+  const last = signed.at(-1);
+  if (first?.range === undefined || last?.range === undefined) return undefined;
+  return text.slice(first === docs[0] ? 0 : first.range[0], last.range[2]);
 }
 
 async function decryptSecretValues(secret: KubeObject, opts: DecryptOptions): Promise<KubeObject> {

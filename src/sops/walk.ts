@@ -1,6 +1,10 @@
 /**
  * The walk (`Tree.Decrypt`, `walkBranch`, `walkSlice`, `shouldBeEncrypted`): every value that the
  * metadata's rules say is encrypted is decrypted in place, and the MAC over the plaintext is checked.
+ * A document whose comments are gone (a parsed object after the build) and whose file was encrypted
+ * by a comment rule (`encrypted_comment_regex`, `unencrypted_comment_regex`) cannot be judged by its
+ * rule: there every value in the SOPS envelope is decrypted instead, as kustomize-controller v1.10
+ * does, and its MAC is the source file's to check (resources.ts).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { openEnc, parseEnc, typedPlain } from './cipher.js';
@@ -27,6 +31,25 @@ interface WalkContext {
   readonly meta: Metadata;
   readonly hash: Hash;
   readonly onSecret?: (value: string) => void;
+  /** The comments are gone: a value is encrypted when it is in the envelope (`byEnvelope`). */
+  readonly commentsLost: boolean;
+}
+
+/** The prefix every value sops encrypts carries (`aes/cipher.go`). */
+export const SOPS_ENVELOPE = 'ENC[AES256_GCM,';
+
+/** True when the metadata's rule is one of the comment rules, which need the file's comments. */
+export function hasCommentRule(meta: Metadata): boolean {
+  return meta.encryptedCommentRegex !== undefined || meta.unencryptedCommentRegex !== undefined;
+}
+
+/**
+ * Whether a value is encrypted once its comments are gone: it is when it is in the SOPS envelope.
+ * What sops left in plain text under a comment rule is a value the file's author wrote; one that
+ * starts like the envelope and does not open fails as any encrypted value that does not.
+ */
+export function byEnvelope(value: Plain): boolean {
+  return typeof value === 'string' && value.startsWith(SOPS_ENVELOPE);
 }
 
 function shouldBeEncrypted(
@@ -84,7 +107,7 @@ function visitLeaf(
   stack: readonly (readonly string[])[],
   ctx: WalkContext,
 ): void {
-  const encrypted = shouldBeEncrypted(ctx.meta, path, stack, false);
+  const encrypted = ctx.commentsLost ? byEnvelope(node.value) : shouldBeEncrypted(ctx.meta, path, stack, false);
   if (encrypted) {
     if (typeof node.value !== 'string') {
       throw new SopsError(`the value at ${where(path)} should be encrypted but is a plain ${typeof node.value}`);
@@ -153,11 +176,12 @@ function decryptBranches(
   branches: readonly MapNode[],
   key: Uint8Array,
   meta: Metadata,
+  commentsLost: boolean,
   onSecret?: (v: string) => void,
 ): string {
   const hash = createHash('sha512');
   if (meta.macOnlyEncrypted) hash.update(MAC_ONLY_ENCRYPTED_INIT);
-  const ctx: WalkContext = { key, meta, hash, onSecret };
+  const ctx: WalkContext = { key, meta, hash, onSecret, commentsLost };
   for (const branch of branches) visitValue(branch, [], [], ctx, 0);
   return hash.digest('hex').toUpperCase();
 }
@@ -178,13 +202,25 @@ function verifyMac(meta: Metadata, key: Uint8Array, computed: string): void {
   }
 }
 
-/** Recovers the data key, decrypts the branches in place and checks the MAC. */
+/**
+ * Recovers the data key, decrypts the branches in place and checks the MAC. `withoutComments`: the
+ * branches are a parsed object whose comments are gone (after the build), so a file encrypted by a
+ * comment rule is decrypted by envelope and its MAC, which the tree cannot show, is not checked here.
+ */
 export async function decryptLoaded(
   branches: readonly MapNode[],
   rawMeta: unknown,
   opts: DecryptOptions,
+  withoutComments = false,
 ): Promise<void> {
   const meta = parseMetadata(rawMeta);
+  const commentsLost = withoutComments && hasCommentRule(meta);
+  if (commentsLost && opts.verifyMac) {
+    throw new SopsError(
+      `the MAC cannot be checked here: the file was encrypted with ${ruleName(meta)}, whose comments the build ` +
+        'dropped; it is checked on the source file, or not at all with sops-verify-mac false',
+    );
+  }
   const key = await recoverDataKey(meta, opts.keyServices);
   // A data key no SOPS file of the base commit holds was made by whoever encrypted this file in the
   // change, or by another repository with the same recipients (types.ts): nothing under it is masked,
@@ -192,7 +228,7 @@ export async function decryptLoaded(
   const own = opts.dataKeyOnBase !== undefined && !(await opts.dataKeyOnBase(meta.groups.flat().map((k) => k.enc)));
   const onSecret = own ? undefined : opts.onSecret;
   onSecret?.(Buffer.from(key).toString('base64'));
-  const mac = decryptBranches(branches, key, meta, onSecret);
+  const mac = decryptBranches(branches, key, meta, commentsLost, onSecret);
   if (opts.verifyMac) verifyMac(meta, key, mac);
   // Such a file is the author's own or a copy of another repository's (the same recipients): its
   // values never enter the build, stand-ins of the same shape do (stand-in.ts), so that nothing of
@@ -207,6 +243,10 @@ export async function decryptLoaded(
   };
   const replace = own ? standIn : canary;
   if (replace) for (const branch of branches) replaceDecrypted(branch, replace);
+}
+
+function ruleName(meta: Metadata): string {
+  return meta.encryptedCommentRegex !== undefined ? 'encrypted_comment_regex' : 'unencrypted_comment_regex';
 }
 
 /** Every decrypted value (not a list comment) replaced by its canary, in place: the stores write these. */
