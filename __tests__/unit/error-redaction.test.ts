@@ -2,7 +2,13 @@
 // values are redacted in any run, and in an untrusted run no value the server quoted is shown.
 import { describe, expect, it } from 'vitest';
 import { ApiError, apiErrorFrom } from '../../src/cluster/errors.js';
-import { HIDDEN_VALUE, hideQuotedValues, redactError, redactValues } from '../../src/ssa/error-redaction.js';
+import {
+  HIDDEN_VALUE,
+  hideQuotedValues,
+  redactError,
+  redactShown,
+  redactValues,
+} from '../../src/ssa/error-redaction.js';
 import { messageOf } from '../../src/ssa/write.js';
 import type { KubeObject } from '../../src/objects/kube.js';
 
@@ -57,6 +63,32 @@ describe('hideQuotedValues', () => {
       '.spec.replicas: expected numeric (int or float), got string',
     ],
     ['an apostrophe inside a word', "the object's field is wrong", "the object's field is wrong"],
+    [
+      'a type-conversion error: a decrypted number where a string belongs',
+      'failed to create typed patch object (n/s1; /v1, Kind=Secret): .data.port: expected string, got &value.valueUnstructured{Value:443}',
+      `failed to create typed patch object (n/s1; /v1, Kind=Secret): .data.port: expected string, got ${H}`,
+    ],
+    [
+      'a type-conversion error: a value where a list belongs',
+      '.spec.ports: expected list, got &{qx}',
+      `.spec.ports: expected list, got ${H}`,
+    ],
+    [
+      'a type-conversion error: a value where a map belongs, braces inside',
+      '.data: expected map, got &{q}x{z}',
+      `.data: expected map, got ${H}x{z}`,
+    ],
+    [
+      'a type-conversion error: a list printed by Go',
+      '.spec.ports[0].name: expected string, got &value.valueUnstructured{Value:[]interface {}{"qxz", "}"}}: x',
+      `.spec.ports[0].name: expected string, got ${H}: x`,
+    ],
+    [
+      "a list element's keys in a field path",
+      '.spec.ports[port=443,protocol="TCP"].name: expected string',
+      `.spec.ports[port=${H},protocol=${H}].name: expected string`,
+    ],
+    ['an index in a field path stays', 'spec.ports[0].name: expected string', 'spec.ports[0].name: expected string'],
   ])('%s', (_what, text, want) => {
     expect(hideQuotedValues(text)).toBe(want);
   });
@@ -70,8 +102,62 @@ describe('redactValues (any run)', () => {
     ['a short value inside words stays', 'supported values: "TCP"', ['CP'], 'supported values: "TCP"'],
     ['single-quoted', "invalid character 'x'", ['x'], "invalid character '***'"],
     ['nothing to redact', 'all fine', [], 'all fine'],
+    [
+      'a short decrypted number in a type-conversion error',
+      '.data.port: expected string, got &value.valueUnstructured{Value:443}',
+      ['443'],
+      '.data.port: expected string, got &value.valueUnstructured{Value:***}',
+    ],
+    [
+      'a short value where a list belongs',
+      '.spec.ports: expected list, got &{qx}',
+      ['qx'],
+      '.spec.ports: expected list, got &{***}',
+    ],
+    [
+      "a short value as a list element's key",
+      '.spec.ports[port=443,protocol="TCP"].name: bad',
+      ['443'],
+      '.spec.ports[port=***,protocol="TCP"].name: bad',
+    ],
+    ['a short number elsewhere stays', 'took 443 ms, got &{4430}', ['443'], 'took 443 ms, got &{4430}'],
   ])('%s', (_what, text, values, want) => {
     expect(redactValues(text, values)).toBe(want);
+  });
+});
+
+describe('redactShown (values substituted from ConfigMaps, as Flux redacts them)', () => {
+  it.each([
+    ['a long value quoted', 'x: Invalid value: "prod-eu-1": bad', ['prod-eu-1'], 'x: Invalid value: "***": bad'],
+    [
+      'a long value elsewhere stays',
+      'PATCH /namespaces/prod-eu-1/x: bad',
+      ['prod-eu-1'],
+      'PATCH /namespaces/prod-eu-1/x: bad',
+    ],
+    [
+      'unquoted after the lead',
+      'replicas: Invalid value: 70000: must be',
+      ['70000'],
+      'replicas: Invalid value: ***: must be',
+    ],
+    [
+      'a conversion value',
+      '.data.n: expected string, got &value.valueUnstructured{Value:70000}',
+      ['70000'],
+      '.data.n: expected string, got &value.valueUnstructured{Value:***}',
+    ],
+    ['the longer of two overlapping values first', 'a: "eu-1-b"', ['eu-1', 'eu-1-b'], 'a: "***"'],
+    ['an empty value does nothing', 'a: ""', [''], 'a: ""'],
+  ])('%s', (_what, text, values, want) => {
+    expect(redactShown(text, values)).toBe(want);
+  });
+
+  it('redactError applies them after the secret values, in any run', () => {
+    const err = new ApiError(422, 'Invalid', 'x: Unsupported value: "eu-west": supported values: "a"');
+    expect(redactError(err, { values: [], hideQuoted: false, shown: ['eu-west'] })).toBe(
+      'x: Unsupported value: "***": supported values: "a"',
+    );
   });
 });
 
@@ -158,6 +244,7 @@ describe('messageOf', () => {
       ['kx9', 'pub'],
       [],
     ],
+    ['substituted values, trusted', cm({ k: 'kx9' }), { substituted: ['kx9'] }, ['kx9'], ['pub']],
   ])('%s', (_what, obj, secrets, gone, kept) => {
     const out = messageOf(err, obj, secrets);
     for (const g of gone) expect(out).not.toContain(g);

@@ -23,6 +23,11 @@ describe('secretValues', () => {
     },
     { why: 'empty values are ignored', obj: secret({ data: { e: '' } }), want: [] },
     {
+      why: 'a value decrypted as a number or a boolean, as its text',
+      obj: secret({ stringData: { port: 719, on: true }, data: { n: 86753091 } }),
+      want: ['86753091', '719', 'true'],
+    },
+    {
       why: 'not a Secret',
       obj: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { p: 'x' } },
       want: [],

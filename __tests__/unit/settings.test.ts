@@ -114,6 +114,7 @@ describe('settingsOf', () => {
       kustomizeBin: 'kustomize',
       concurrency: 8,
       alwaysDryRun: false,
+      overrideManagerBeforeDryRun: [],
       prune: false,
       force: false,
       pruneMaxShare: 0.5,

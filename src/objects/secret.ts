@@ -41,7 +41,8 @@ export function scrub(text: string, values: Iterable<string | undefined>): strin
 
 /**
  * The sensitive strings of a Secret: each value of `data` (base64, and decoded) and of
- * `stringData`. Used to scrub server messages, which can echo a request body.
+ * `stringData` (a number or boolean as its text). Used to scrub server messages, which can echo a
+ * request body.
  */
 export function secretValues(obj: KubeObject): string[] {
   if (!isSecret(obj)) return [];
@@ -50,6 +51,8 @@ export function secretValues(obj: KubeObject): string[] {
     const map = obj[field];
     if (typeof map !== 'object' || map === null) continue;
     for (const v of Object.values(map as Record<string, unknown>)) {
+      // A value decrypted as a number or a boolean (SOPS type:int) is no string: the server refuses it, quoting it.
+      if (typeof v === 'number' || typeof v === 'boolean') out.push(String(v));
       if (typeof v !== 'string' || v === '') continue;
       out.push(v);
       if (field === 'data') {

@@ -198,6 +198,18 @@ const DECLARED = [
     flag: { help: 'dry-run every object, also those whose managed fields show them unchanged' },
   },
   {
+    input: 'override-manager-before-dry-run',
+    field: 'overrideManagerBeforeDryRun',
+    kind: 'list',
+    description:
+      "Field managers (one per line or comma-separated; a name also matches the managers whose names begin with it, as Flux's --override-manager-before-dry-run does) whose fields are taken over before an object's dry-run: their Apply and Update entries of the live object's managedFields are merged into field-manager's, so that a field a foreign manager co-owns (a break-glass kubectl edit under another name, a legacy controller's PUT) no longer wedges the dry-run or keeps a field removed from Git in the cluster. The takeover is written before the dry-run, even if the apply then fails; objects with kustomize.toolkit.fluxcd.io/ssa: Merge, IfNotPresent or Ignore are left alone. A preview writes nothing: when an object's dry-run fails and a takeover is pending, its message says so.",
+    flag: {
+      arg: 'NAME',
+      multiple: true,
+      help: 'field managers whose fields are taken over before the dry-run (repeatable, or comma-separated)',
+    },
+  },
+  {
     input: 'github-token',
     field: 'githubToken',
     setting: 'github.token',

@@ -41,6 +41,8 @@ export interface Plan {
   /** The manager of the applies, health reads and prunes (impersonating, when the spec says so). */
   actor: ResourceManager;
   secretPaths: SecretPaths;
+  /** The values of the substituteFrom ConfigMaps, redacted from API errors (Rendered). */
+  substitutedFrom?: readonly string[];
   /** Before each write in a run that writes: rejects once the lock is not this run's any more. */
   checkpoint?: () => Promise<void>;
   /** In a preview with destructive-approval-label: the deletions an apply would need a yes for. */
@@ -88,6 +90,7 @@ export async function plan(ctx: KustomizationContext, rendered: Rendered, invent
     actor: actingAs(ctx.manager, spec, settings, note),
     // This run's secret fields and those earlier runs recorded (a value's old text stays secret).
     secretPaths: mergeSecretPaths(rendered.secretPaths, inventory.secretPaths),
+    ...(rendered.substitutedFrom ? { substitutedFrom: rendered.substitutedFrom } : {}),
     ...(checkpoint ? { checkpoint } : {}),
     ...(unapproved.length + held.length > 0 ? { unapproved: [...unapproved.map(subjectOfEntry), ...held] } : {}),
     ...(implied.length > 0 ? { implied } : {}),
@@ -158,8 +161,10 @@ export function apply(ctx: KustomizationContext, planned: Plan): Promise<ChangeS
       : {}),
     dryRunOnly: !ctx.applying,
     alwaysDryRun: settings.alwaysDryRun,
+    overrideManagersBeforeDryRun: settings.overrideManagerBeforeDryRun,
     ...(planned.checkpoint ? { checkpoint: planned.checkpoint } : {}),
     secretPaths: (o) => planned.secretPaths.get(secretPathsId(o)) ?? [],
+    ...(planned.substitutedFrom ? { substitutedValues: planned.substitutedFrom } : {}),
     // In an untrusted run the server's quoted values are hidden from errors about those objects.
     untrusted: settings.untrustedTree !== undefined,
     ...(ctx.applying && gateOf(settings) !== undefined

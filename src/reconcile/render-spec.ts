@@ -37,8 +37,11 @@ export interface SpecHooks {
   note: (line: string) => void;
 }
 
-/** What a render gives: kustomize's result with the objects rendered, and the fields written from secrets. */
-export type RenderedSpec = BuildResult & { secretPaths: SecretPaths };
+/**
+ * What a render gives: kustomize's result with the objects rendered, the fields written from secrets,
+ * and the values of the substituteFrom ConfigMaps, which API errors do not quote either (as Flux v1.9.6+).
+ */
+export type RenderedSpec = BuildResult & { secretPaths: SecretPaths; substitutedFrom?: string[] };
 
 /**
  * Renders one Kustomization the way kustomize-controller does: kustomize with Flux's spec fields,
@@ -127,12 +130,19 @@ export async function renderSpec(
         })
       : built.objects;
     if (decrypt) refuseCiphertext(decrypted, origin);
+    const fromConfigMaps: string[] = [];
     const objects = applyCommonMetadata(
-      await substitute(settings, spec, decrypted, client, hooks, addPaths),
+      await substitute(settings, spec, decrypted, client, hooks, addPaths, fromConfigMaps),
       spec.commonMetadata,
     );
     refuseReserved(objects, (i) => built.objects[i] && origin(built.objects[i]));
-    return { ...built, objects, secretPaths: collectSecretPaths(objects, byIndex, values) };
+    const secretPaths = collectSecretPaths(objects, byIndex, values);
+    return {
+      ...built,
+      objects,
+      secretPaths,
+      ...(fromConfigMaps.length > 0 ? { substitutedFrom: fromConfigMaps } : {}),
+    };
   } catch (err) {
     // An error about one object points at the file it came from (a check-run annotation).
     const subject = subjectOfError(err);
@@ -234,6 +244,8 @@ async function substitute(
   client: ClusterClient | undefined,
   hooks: SpecHooks,
   onSecretPaths: (index: number, paths: string[]) => void,
+  /** Gets the values of the substituteFrom ConfigMaps (as substituted: without newlines). */
+  fromConfigMaps: string[] = [],
 ): Promise<KubeObject[]> {
   Object.values(settings.secretVars).forEach(hooks.secret);
   const inputVars = Object.keys(settings.vars).length + Object.keys(settings.secretVars).length > 0;
@@ -252,6 +264,8 @@ async function substitute(
     if (client) {
       await refuseUntrustedSecrets(settings, spec);
       fromCluster = await readSubstituteFrom(client, spec, hooks.secret);
+      for (const layer of fromCluster.filter((l) => !l.secret))
+        fromConfigMaps.push(...Object.values(layer.vars).map((v) => v.replaceAll('\n', '')));
     } else {
       hooks.note(
         `${describeSpec(spec)}: spec.postBuild.substituteFrom skipped: no cluster to read it from (give --kubeconfig)`,

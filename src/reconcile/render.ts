@@ -21,6 +21,8 @@ export interface Rendered {
   /** When kustomize did not name every object's file: builds again to learn them (BuildResult.traceOrigins). */
   traceOrigins?: () => Promise<Map<string, string>>;
   secretPaths: SecretPaths;
+  /** The values of the substituteFrom ConfigMaps: redacted from API errors too (RenderedSpec). */
+  substitutedFrom?: readonly string[];
 }
 
 /** The render phase of a reconcile: the spec rendered (once a run, builds.ts), then the objects as Flux sends them. */
@@ -67,6 +69,7 @@ export async function render(
     origins,
     ...(trace ? { traceOrigins: () => trace().then(bySubject) } : {}),
     secretPaths: built.secretPaths,
+    ...(built.substitutedFrom ? { substitutedFrom: built.substitutedFrom } : {}),
   };
 }
 

@@ -18,6 +18,8 @@ import { immutableFields, namedFields, policyOf } from './policy.js';
 import { appliedSoFar } from './applied.js';
 import { planUnread } from './unread.js';
 import { fieldList, messageOf, reasonOf, serverSideApply, writeObject, writeStage, type Planned } from './write.js';
+import { byOther, byParent, kustomizations } from './foreseen-notes.js';
+import { pendingTakeoverHint, takeOverBeforeDryRun } from './takeover.js';
 
 /**
  * How one staged apply goes. The field manager, how many dry-runs and writes of one kind (see
@@ -52,6 +54,8 @@ export interface ApplyOptions {
    * shows no value the server quoted (ssa/error-redaction.ts).
    */
   untrusted?: boolean;
+  /** The substituteFrom ConfigMaps' values: redacted from errors where the server shows a value (error-redaction.ts). */
+  substitutedValues?: readonly string[];
   /**
    * A preview's view of what would exist before this Kustomization's objects: what the Kustomizations
    * it depends on would create, then its own earlier stages (added here as they are planned); never
@@ -62,11 +66,14 @@ export interface ApplyOptions {
   created?: Created;
   /** With dryRunOnly: whether the live object may be read and shown (reconcile/readable.ts, unread.ts). */
   mayRead?: (obj: KubeObject) => boolean | Promise<boolean>;
+  /** Field managers whose fields are taken over before the dry-run (override-manager-before-dry-run, takeover.ts). */
+  overrideManagersBeforeDryRun?: readonly string[];
 }
 
-/** What messageOf needs to redact an error about `obj`: its secret paths, and whether the run is untrusted. */
-function secretsOf(obj: KubeObject, opts: ApplyOptions): { paths: readonly string[]; untrusted: boolean } {
-  return { paths: opts.secretPaths?.(obj) ?? [], untrusted: opts.untrusted === true };
+/** What messageOf needs to redact an error about `obj`: its secret paths, whether the run is untrusted, substituted values. */
+function secretsOf(obj: KubeObject, opts: ApplyOptions): Parameters<typeof messageOf>[2] {
+  const substituted = opts.substitutedValues ?? [];
+  return { paths: opts.secretPaths?.(obj) ?? [], untrusted: opts.untrusted === true, substituted };
 }
 
 /** A failure during apply, with what was already done so that the report can show it. */
@@ -254,6 +261,12 @@ async function plan(
     : await reader.read(mapping, desired.metadata, ownerSelector(desired)).catch((err: unknown) => {
         throw getFailed(err);
       });
+  if (live.object && !opts.dryRunOnly && opts.overrideManagersBeforeDryRun?.length) {
+    const takeover = { managers: opts.overrideManagersBeforeDryRun, force: opts.force === true };
+    const secrets = secretsOf(desired, opts);
+    const object = await takeOverBeforeDryRun(m, mapping, desired, live.object, subject, { ...takeover, secrets });
+    if (object !== live.object) live = { object, direct: true };
+  }
   for (let reads = 1; ; reads++) {
     const outcome = await planAgainst(m, mapping, desired, live.object, opts, created);
     const last = reads >= MAX_READS;
@@ -347,8 +360,10 @@ async function planAgainst(
           '(spec.force: true in the Kustomization, the force input or --force with path, ' +
           `or the annotation ${FORCE_MARKER}: Enabled on the object)`
         : '';
+    const managers = opts.dryRunOnly ? opts.overrideManagersBeforeDryRun : undefined;
+    const pending = pendingTakeoverHint(obj, live, m.fieldManager, { managers, force: opts.force === true });
     const error = new Error(
-      `${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj, secretsOf(desired, opts))}${hint}`,
+      `${entry.subject} dry-run failed (${reasonOf(err)}): ${messageOf(err, obj, secretsOf(desired, opts))}${hint}${pending}`,
       {
         cause: err,
       },
@@ -380,22 +395,6 @@ function missingNamespace(err: unknown, obj: KubeObject): string | undefined {
   const ns = obj.metadata.namespace;
   if (!(err instanceof ApiError) || err.status !== 404 || ns === undefined) return undefined;
   return err.details?.kind === 'namespaces' && err.details.name === ns ? ns : undefined;
-}
-
-const kustomizations = (keys: readonly string[]) =>
-  `${keys.length > 1 ? 'Kustomizations' : 'Kustomization'} ${keys.join(', ')}`;
-
-/** The note of an object whose Namespace its parent would create (and then apply this Kustomization). */
-const byParent = (namespace: string, keys: readonly string[]) =>
-  `its Namespace ${namespace} does not exist yet and would be created first, by ${kustomizations(keys)}, which applies this one`;
-
-/** The note of an object whose Namespace a Kustomization it does not depend on would create. */
-function byOther(namespace: string, keys: readonly string[]): string {
-  const one = keys.length > 1 ? 'one of them' : 'that one';
-  return (
-    `its Namespace ${namespace} does not exist yet and would be created by ${kustomizations(keys)}, ` +
-    `which this one does not depend on (under Flux it fails until ${one} has been applied, then succeeds on a retry)`
-  );
 }
 
 /** Namespaced objects need a namespace (Flux does not guess one); cluster-scoped ones lose a stray one. */

@@ -40,14 +40,19 @@ function migrates(e: ManagedFieldsEntry, manager: string): boolean {
 /**
  * The managedFields after migration to `manager`, or undefined when nothing would change. The
  * first migrated entry becomes our Apply entry when we have none; the others are merged into it.
+ * `migratesHere` says which entries migrate (by default kubectl's, before-first-apply's and our old Update
+ * entries; takeover.ts names others); our own Apply entry never does.
  */
 export function migrateManagedFields(
   entries: readonly ManagedFieldsEntry[],
   manager: string,
+  migratesHere: (e: ManagedFieldsEntry) => boolean = (e) => migrates(e, manager),
 ): ManagedFieldsEntry[] | undefined {
-  const matching = entries.filter((e) => migrates(e, manager));
+  const moves = (e: ManagedFieldsEntry) =>
+    !(e.manager === manager && e.operation === 'Apply' && !e.subresource) && migratesHere(e);
+  const matching = entries.filter(moves);
   if (matching.length === 0) return undefined;
-  const rest = entries.filter((e) => !migrates(e, manager));
+  const rest = entries.filter((e) => !moves(e));
   const oursIndex = rest.findIndex((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
   let ours: ManagedFieldsEntry;
   if (oursIndex >= 0) {

@@ -19,6 +19,11 @@ export interface ErrorRedaction {
   values: readonly string[];
   /** Hide every value the server quotes (an untrusted run, an object holding secret-derived values). */
   hideQuoted: boolean;
+  /**
+   * Values that are not secret but are not quoted either: the substituteFrom ConfigMaps' (Flux v1.9.6+
+   * redacts every substituteFrom value from apply errors). Redacted where the server shows a value.
+   */
+  shown?: readonly string[];
 }
 
 /** The parts of an ApiError (cluster/errors.ts) a redaction reads; kept structural so that any error passes. */
@@ -38,6 +43,17 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const VALUE_LEAD = '(?:Invalid|Unsupported|Duplicate|Forbidden|Required) value: ';
 
 /**
+ * Where a type-conversion error prints the value it could not take, unquoted, as Go's %v of it
+ * (structured-merge-diff: `.data.port: expected string, got &value.valueUnstructured{Value:443}`,
+ * `.spec.ports: expected list, got &{qxz}`): a decrypted number where a string belongs, or any value
+ * where a map or a list belongs.
+ */
+const CONVERSION_LEAD = /^(?:&value\.valueUnstructured\{Value:|&\{)/;
+
+/** A list element's keys in a field path (`ports[port=443,protocol="TCP"]`): the values are the object's. */
+const LIST_KEYS = /^\[(?:[A-Za-z][\w.-]*=(?:"(?:[^"\\\n]|\\.)*"|[^,\]"\s]*)(?:,(?=[A-Za-z])|(?=\])))+\]/;
+
+/**
  * `text` without any of `values`: from MIN_SECRET_LENGTH up everywhere (as scrub), shorter ones
  * where the server shows a value: quoted whole (`"abc"`, `'abc'`, JSON-escaped) or as the value after
  * `Invalid value: ` and the like. A short value elsewhere is ordinary text ("TCP" in a reason), but
@@ -51,12 +67,27 @@ export function redactValues(text: string, values: readonly string[], anywhere =
     const three = [...new Set(values)].filter((v) => v.length === MIN_SECRET_LENGTH - 1);
     for (const v of three) out = out.split(v).join('***');
   }
-  const short = [...new Set(values)].filter((v) => v !== '' && v.length < MIN_SECRET_LENGTH);
-  for (const v of short) {
+  return redactShown(
+    out,
+    values.filter((v) => v.length < MIN_SECRET_LENGTH),
+  );
+}
+
+/**
+ * `text` without any of `values` where the server shows a value: quoted whole (`"abc"`, `'abc'`,
+ * JSON-escaped), after `Invalid value: ` and the like, as a type-conversion error's value (`got &{qx}`,
+ * `{Value:443}`) or a list key's (`[port=443]`); whatever their length.
+ */
+export function redactShown(text: string, values: readonly string[]): string {
+  let out = text;
+  for (const v of [...new Set(values)].filter((x) => x !== '').sort((a, b) => b.length - a.length)) {
     const json = JSON.stringify(v).slice(1, -1);
     for (const q of new Set([v, json])) {
       out = out.replace(new RegExp(`(["'\`])${escapeRe(q)}\\1`, 'g'), '$1***$1');
       out = out.replace(new RegExp(`(${VALUE_LEAD})${escapeRe(q)}(?=$|[:,;)\\s])`, 'g'), '$1***');
+      // A type-conversion error's value (`got &{qx}`, `{Value:443}`) and a list key's (`[port=443]`).
+      out = out.replace(new RegExp(`(got &\\{|\\{Value:)${escapeRe(q)}(?=\\})`, 'g'), '$1***');
+      out = out.replace(new RegExp(`([[,][A-Za-z][\\w.-]*=)${escapeRe(q)}(?=[,\\]])`, 'g'), '$1***');
     }
   }
   return out;
@@ -71,6 +102,27 @@ function quotedEnd(text: string, i: number): number | undefined {
     else if (text[j] === '\n') return undefined;
   }
   return undefined;
+}
+
+/** The end of a Go %v value in braces starting at `i` (`{...}`, nested braces and quoted runs skipped). */
+function bracesEnd(text: string, i: number): number | undefined {
+  let depth = 0;
+  for (let j = i; j < text.length; j++) {
+    const c = text[j]!;
+    if (c === '"') {
+      const end = quotedEnd(text, j);
+      if (end === undefined) return undefined;
+      j = end - 1;
+    } else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return j + 1;
+    else if (c === '\n') return undefined;
+  }
+  return undefined;
+}
+
+/** A list element's keys with every value hidden: `[port=${HIDDEN_VALUE},protocol=${HIDDEN_VALUE}]`. */
+function hideListKeys(keys: string): string {
+  return keys.replace(/([[,][A-Za-z][\w.-]*=)(?:"(?:[^"\\\n]|\\.)*"|[^,\]"\s]*)/g, `$1${HIDDEN_VALUE}`);
 }
 
 /**
@@ -111,8 +163,10 @@ function constantEnd(text: string, i: number): number | undefined {
 
 /**
  * `text` with every value the server quoted replaced by HIDDEN_VALUE: double- and single-quoted
- * runs, and the unquoted value after `Invalid value: ` (a number, a Go map). Field paths, reasons and
- * the server's own constants (validation examples, the supported values of an enum) stay.
+ * runs, the unquoted value after `Invalid value: ` (a number, a Go map), the value a type-conversion
+ * error prints (`got &{…}`, `&value.valueUnstructured{Value:…}`) and the values of a list element's
+ * keys in a field path (`ports[port=…]`). Field paths, reasons and the server's own constants
+ * (validation examples, the supported values of an enum) stay.
  */
 export function hideQuotedValues(text: string): string {
   let out = '';
@@ -126,6 +180,19 @@ export function hideQuotedValues(text: string): string {
       continue;
     }
     const c = text[i]!;
+    const conversion = CONVERSION_LEAD.exec(text.slice(i, i + 40));
+    const conversionEnd = conversion ? bracesEnd(text, i + conversion[0].indexOf('{')) : undefined;
+    if (conversionEnd !== undefined) {
+      out += HIDDEN_VALUE;
+      i = conversionEnd;
+      continue;
+    }
+    const keys = c === '[' ? LIST_KEYS.exec(text.slice(i)) : null;
+    if (keys) {
+      out += hideListKeys(keys[0]);
+      i += keys[0].length;
+      continue;
+    }
     // A quote opens a value where it follows a separator (`x: "v"`, `parsing "v"`), not inside a word (`don't`).
     if ((c === '"' || c === "'") && (i === 0 || /[\s:([{=,]/.test(text[i - 1]!))) {
       const end = quotedEnd(text, i);
@@ -161,6 +228,10 @@ export function hideQuotedValues(text: string): string {
  * a webhook's denial, our own errors) has its quoted values hidden.
  */
 export function redactError(err: unknown, r: ErrorRedaction): string {
+  return redactShown(redactSecrets(err, r), r.shown ?? []);
+}
+
+function redactSecrets(err: unknown, r: ErrorRedaction): string {
   const e = (typeof err === 'object' && err !== null ? err : { message: String(err) }) as StatusLike;
   const message = typeof e.message === 'string' ? e.message : String(err);
   if (!r.hideQuoted) return redactValues(message, r.values);

@@ -194,16 +194,22 @@ export function fieldList(fields: readonly string[]): string {
 
 /**
  * An error about `obj` as the report shows it (ssa/error-redaction.ts): without the object's
- * secret-derived values (its Secret data, the values at `secrets.paths`) in any run, and, when
- * `secrets.untrusted` and the object holds any, without any value the server quoted.
+ * secret-derived values (its Secret data, the values at `secrets.paths`) in any run, nor the
+ * values of `secrets.substituted` where the server shows a value, and, when `secrets.untrusted` and
+ * the object holds any, without any value the server quoted.
  */
 export function messageOf(
   err: unknown,
   obj: KubeObject,
-  secrets: { paths?: readonly string[]; untrusted?: boolean } = {},
+  secrets: { paths?: readonly string[]; untrusted?: boolean; substituted?: readonly string[] } = {},
 ): string {
   const paths = secrets.paths ?? [];
   const values = [...secretValues(obj), ...valuesAt(obj, paths)];
   const holds = isSecret(obj) || paths.length > 0;
-  return redactError(err, { values, hideQuoted: secrets.untrusted === true && holds });
+  const shown = secrets.substituted ?? [];
+  return redactError(err, {
+    values,
+    hideQuoted: secrets.untrusted === true && holds,
+    ...(shown.length ? { shown } : {}),
+  });
 }
