@@ -71,7 +71,7 @@ describe('build --kustomizations', () => {
       'ks.yaml': `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {name: tenant, namespace: flux-system}
-spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, name: repo}, kubeConfig: {configMapRef: {name: edge}}}
+spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, name: repo}, decryption: {provider: sops, serviceAccountName: kms}}
 `,
       'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n',
     });
@@ -82,7 +82,7 @@ spec: {interval: 5m, prune: true, path: ./app, sourceRef: {kind: GitRepository, 
     );
     expect(res.code).toBe(2);
     expect(res.stdout).toContain(
-      'Kustomization flux-system/tenant (ks.yaml, document 1): spec.kubeConfig.configMapRef: workload identity for remote clusters is not supported by this version yet',
+      'Kustomization flux-system/tenant (ks.yaml, document 1): spec.decryption.serviceAccountName: decryption with the credentials of a ServiceAccount',
     );
   });
 

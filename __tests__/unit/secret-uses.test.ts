@@ -33,6 +33,7 @@ const trustOf = (...files: string[]): TreeTrust => ({
 
 const KUBECONFIG = '  kubeConfig:\n    secretRef: {name: prod-kubeconfig}\n';
 const KUBECONFIG_KEY = '  kubeConfig:\n    secretRef: {name: prod-kubeconfig, key: value.yaml}\n';
+const IDENTITY = '  kubeConfig:\n    configMapRef: {name: prod-identity}\n';
 const DECRYPT = '  decryption:\n    provider: sops\n    secretRef: {name: sops-age}\n';
 const POSTBUILD = '  postBuild:\n    substitute: {a: b}\n';
 
@@ -90,6 +91,42 @@ describe('a use is allowed only when the base commit’s Kustomization of that n
       kube('prod-kubeconfig'),
       true,
     ],
+    // Issue 51: a token of the action's cluster, for the address a ConfigMap of the cluster names.
+    ...(
+      [
+        ['configMapRef: the same ConfigMap', [ks('apps', 'web', IDENTITY)], 'apps', 'web', 'prod-identity', true],
+        ['configMapRef: a new Kustomization', [ks('apps', 'web', IDENTITY)], 'apps', 'evil', 'prod-identity', false],
+        ['configMapRef: another namespace', [ks('apps', 'web', IDENTITY)], 'team', 'web', 'prod-identity', false],
+        ['configMapRef: another ConfigMap', [ks('apps', 'web', IDENTITY)], 'apps', 'web', 'admin-identity', false],
+        [
+          'configMapRef: where the base has a secretRef',
+          [ks('apps', 'web', KUBECONFIG)],
+          'apps',
+          'web',
+          'prod-kubeconfig',
+          false,
+        ],
+        ['configMapRef: where the base has none', [ks('apps', 'web', '')], 'apps', 'web', 'prod-identity', false],
+        [
+          'configMapRef: the default namespace',
+          [ks(undefined, 'web', IDENTITY)],
+          'flux-system',
+          'web',
+          'prod-identity',
+          true,
+        ],
+      ] as const
+    ).map(
+      ([title, base, ns, name, cm, allowed]) =>
+        [title, [...base], ns, name, { use: 'kubeConfigMap', configMap: cm }, allowed] as [
+          string,
+          string[],
+          string,
+          string,
+          SecretUse,
+          boolean,
+        ],
+    ),
     ['decryption: the same block', [ks('apps', 'web', DECRYPT)], 'apps', 'web', decrypt('sops-age'), true],
     ['decryption: a new Kustomization', [ks('apps', 'web', DECRYPT)], 'apps', 'evil', decrypt('sops-age'), false],
     ['decryption: added where the base has none', [ks('apps', 'web', '')], 'apps', 'web', decrypt('sops-age'), false],
@@ -201,6 +238,10 @@ describe('a use is allowed only when the base commit’s Kustomization of that n
       use: false,
       why: "refused Secret apps/prod-kubeconfig for spec.kubeConfig.secretRef: this run is a preview, whose tree is not trusted, and the base commit's Kustomization apps/evil does not use it (the same Secret and key): secrets are used only as the base branch uses them",
     });
+    const token = useVerdict('apps', 'evil', { use: 'kubeConfigMap', configMap: 'edge' }, trustOf());
+    expect(token.use ? '' : token.why).toMatch(
+      /^refused a ServiceAccount token for the cluster of ConfigMap apps\/edge for spec\.kubeConfig\.configMapRef: .* does not name that ConfigMap in spec\.kubeConfig\.configMapRef: /,
+    );
     const vars = useVerdict('apps', 'evil', { use: 'secretVars' }, trustOf());
     expect(vars.use ? '' : vars.why).toMatch(/^refused the workflow's secret-vars for spec\.postBuild: /);
     const keys = useVerdict('apps', 'evil', { use: 'decryption', decryption: undefined }, trustOf());
@@ -210,6 +251,13 @@ describe('a use is allowed only when the base commit’s Kustomization of that n
   it('no base: nothing is used', () => {
     const v = useVerdict('apps', 'web', { use: 'secretVars' }, { trusted: false, reason: 'r', base: { problem: 'p' } });
     expect(v).toEqual({ use: false, why: "refused the workflow's secret-vars for spec.postBuild: r, and p" });
+  });
+
+  it('lists the uses of a spec with configMapRef', () => {
+    expect(usesOf({ kubeConfig: { configMapRef: { name: 'edge' } } })).toEqual([
+      { use: 'kubeConfigMap', configMap: 'edge' },
+      { use: 'decryption', decryption: undefined },
+    ]);
   });
 
   it('lists the uses of a spec', () => {

@@ -8,7 +8,6 @@ import type { KustomizationSpec } from './types.js';
  */
 export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'apply'): string[] {
   const out: string[] = [];
-  const say = (field: string, what: string) => out.push(`${field}: ${what} is not supported by this version yet`);
   if (command === 'build') return out;
   // The name is the value of the owner label on every object it applies (as in Flux).
   if (spec.name.length > 63) {
@@ -17,7 +16,6 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
         `${OWNER_NAME_LABEL} on every object, which allows at most 63; choose a shorter name`,
     );
   }
-  if (spec.kubeConfig?.configMapRef) say('spec.kubeConfig.configMapRef', 'workload identity for remote clusters');
   if (spec.decryption?.serviceAccountName) {
     // Flux stalls such a Kustomization too unless its ObjectLevelWorkloadIdentity feature gate is on (off by default).
     out.push(

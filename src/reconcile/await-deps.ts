@@ -113,7 +113,7 @@ export async function awaitDependencies(
   const clients = new Map(
     await Promise.all(
       deps.map(async (d) => {
-        const ref = d.spec.kubeConfig?.secretRef;
+        const ref = d.spec.kubeConfig;
         const client = ref
           ? await resolveTarget(
               {

@@ -42,9 +42,10 @@ export async function phase<T>(ctx: RunContext, stage: Stage, title: string, fn:
 
 /**
  * One Kustomization in the cluster it targets: the action's cluster, or with spec.kubeConfig a
- * remote one whose kubeconfig is a Secret in the action's cluster. Objects, health, prune, the
- * inventory and the lock are in the target; substituteFrom and decryption Secrets are read from the
- * action's cluster, as Flux reads them with the controller's client.
+ * remote one whose kubeconfig is a Secret in the action's cluster, or that a ConfigMap there names
+ * (a ServiceAccount token). Objects, health, prune, the inventory and the lock are in the target;
+ * substituteFrom and decryption Secrets are read from the action's cluster, as Flux reads them with
+ * the controller's client.
  */
 export async function reconcileTarget(run: RunContext, given: KustomizationSpec): Promise<Report> {
   const notes: string[] = [];
@@ -59,7 +60,7 @@ export async function reconcileTarget(run: RunContext, given: KustomizationSpec)
     const message = `${describeSpec(given)}: ${(err as Error).message}`;
     return { ...skippedReport(run.settings, given, message, 'render', { cause: err }), notes };
   }
-  const ref = spec.kubeConfig?.secretRef;
+  const ref = spec.kubeConfig;
   const ctx: KustomizationContext = { ...run, spec, note };
   if (!ref) return reconcileOne(ctx, notes);
   let remote: ClusterClient;
@@ -72,7 +73,10 @@ export async function reconcileTarget(run: RunContext, given: KustomizationSpec)
       notes,
     };
   }
-  run.log.info(`Reconciling into ${remote.server} (spec.kubeConfig.secretRef ${spec.namespace}/${ref.name})`);
+  const by = ref.secretRef
+    ? `spec.kubeConfig.secretRef ${spec.namespace}/${ref.secretRef.name}`
+    : `spec.kubeConfig.configMapRef ${spec.namespace}/${ref.configMapRef?.name ?? ''}`;
+  run.log.info(`Reconciling into ${remote.server} (${by})`);
   try {
     return await reconcileOne(retarget(ctx, { client: remote, discovery: new Discovery(remote) }), notes);
   } finally {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { ClusterClient } from '../cluster/client.js';
 import { kubeconfigSecrets, loadKubeConfig } from '../cluster/kubeconfig.js';
 import { remoteKubeConfig } from '../cluster/remote.js';
+import { identityKubeConfig } from '../cluster/remote-identity.js';
 import { locateField, type Problem } from '../report/problems.js';
 import type { Settings } from '../options/settings.js';
 import { DuplicateSpecError, SpecError } from '../flux/parse.js';
@@ -23,6 +24,7 @@ import { describeSpec, unsupportedFields } from '../flux/support.js';
 import type { KustomizationSpec } from '../flux/types.js';
 import type { KustomizationContext } from './context.js';
 import { refusedUse } from './secret-trust.js';
+import type { SecretUse } from '../source/secret-uses.js';
 import { UserError } from '../util/user-error.js';
 
 /**
@@ -207,23 +209,33 @@ export function selected(select: readonly string[], specs: readonly Kustomizatio
 /**
  * The client of the cluster a Kustomization with spec.kubeConfig targets: its kubeconfig is a
  * Secret in the action's cluster (read with the action's client, as Flux reads it with the
- * controller's).
+ * controller's), or a ConfigMap there naming a cluster reached with a ServiceAccount token
+ * (cluster/remote-identity.ts).
  */
 export async function resolveTarget(
   ctx: Pick<KustomizationContext, 'settings' | 'spec' | 'management' | 'note' | 'secrets'>,
-  ref: { name: string; key?: string },
+  ref: NonNullable<KustomizationSpec['kubeConfig']>,
 ): Promise<ClusterClient> {
-  // An untrusted tree may not send the platform's kubeconfig to a cluster the base never gave it to.
-  const refused = await refusedUse(ctx.settings, ctx.spec, {
-    use: 'kubeConfig',
-    secret: ref.name,
-    ...(ref.key !== undefined ? { key: ref.key } : {}),
-  });
+  // An untrusted tree may not send the platform's kubeconfig, or a token the platform's cluster
+  // mints, to a cluster the base never gave it to.
+  const use: SecretUse = ref.secretRef
+    ? {
+        use: 'kubeConfig',
+        secret: ref.secretRef.name,
+        ...(ref.secretRef.key !== undefined ? { key: ref.secretRef.key } : {}),
+      }
+    : { use: 'kubeConfigMap', configMap: ref.configMapRef?.name ?? '' };
+  const refused = await refusedUse(ctx.settings, ctx.spec, use);
   if (refused !== undefined) {
     ctx.note(refused);
     throw new UserError(refused);
   }
-  const kc = await remoteKubeConfig(ctx.management, ctx.spec.namespace, ref, ctx.note);
+  if (ref.secretRef === undefined) {
+    const { kc, token } = await identityKubeConfig(ctx.management, ctx.spec.namespace, ref.configMapRef!, ctx.note);
+    ctx.secrets.add(token);
+    return new ClusterClient(kc, { timeouts: ctx.settings.clusterTimeouts });
+  }
+  const kc = await remoteKubeConfig(ctx.management, ctx.spec.namespace, ref.secretRef, ctx.note);
   kubeconfigSecrets(kc).forEach(ctx.secrets.add);
   return new ClusterClient(kc, { timeouts: ctx.settings.clusterTimeouts });
 }

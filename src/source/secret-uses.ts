@@ -8,6 +8,9 @@
  *
  * - substituteFrom: the base's Kustomization reads that Secret through postBuild.substituteFrom;
  * - kubeConfig: the base's Kustomization names the same Secret and the same key (absent stays absent);
+ * - kubeConfigMap: the base's Kustomization names the same ConfigMap in spec.kubeConfig.configMapRef
+ *   (the run mints a token of a ServiceAccount of the action's cluster and sends it to the address
+ *   that ConfigMap, read from the cluster, names);
  * - decryption: the base's Kustomization has the same decryption block (provider, secretRef,
  *   serviceAccountName), or none as this one has none; this covers the workflow's sops-age-key and
  *   sops-pgp-key and the runner's cloud credentials as well as the Secret, since they are the
@@ -26,6 +29,7 @@ import { substituteScope, verdict, type CredentialVerdict, type TreeTrust } from
 export type SecretUse =
   | { use: 'substituteFrom'; secret: string }
   | { use: 'kubeConfig'; secret: string; key?: string }
+  | { use: 'kubeConfigMap'; configMap: string }
   | { use: 'decryption'; decryption: DecryptionBlock | undefined }
   | { use: 'secretVars' };
 
@@ -54,6 +58,8 @@ export function useScope(namespace: string, name: string, u: SecretUse): string 
       return substituteScope(namespace, name, u.secret);
     case 'kubeConfig':
       return JSON.stringify({ ...kustomization, kubeConfigSecret: u.secret, key: u.key ?? null });
+    case 'kubeConfigMap':
+      return JSON.stringify({ ...kustomization, kubeConfigMap: u.configMap });
     case 'decryption':
       return JSON.stringify({ ...kustomization, decryption: decryptionKey(u.decryption) });
     case 'secretVars':
@@ -67,6 +73,8 @@ export function usedThing(namespace: string, u: SecretUse): string {
     case 'substituteFrom':
     case 'kubeConfig':
       return `Secret ${namespace}/${u.secret}`;
+    case 'kubeConfigMap':
+      return `a ServiceAccount token for the cluster of ConfigMap ${namespace}/${u.configMap}`;
     case 'decryption':
       return typeof u.decryption?.secretRef?.name === 'string'
         ? `Secret ${namespace}/${u.decryption.secretRef.name} and the workflow's decryption keys`
@@ -83,6 +91,8 @@ export function usedField(u: SecretUse): string {
       return 'spec.postBuild.substituteFrom';
     case 'kubeConfig':
       return 'spec.kubeConfig.secretRef';
+    case 'kubeConfigMap':
+      return 'spec.kubeConfig.configMapRef';
     case 'decryption':
       return 'spec.decryption';
     case 'secretVars':
@@ -93,6 +103,7 @@ export function usedField(u: SecretUse): string {
 const HOW: Record<SecretUse['use'], string> = {
   substituteFrom: 'does not read it',
   kubeConfig: 'does not use it (the same Secret and key)',
+  kubeConfigMap: 'does not name that ConfigMap in spec.kubeConfig.configMapRef',
   decryption: 'does not decrypt the same way (the same spec.decryption block, or none)',
   secretVars: 'does not exist or has no spec.postBuild',
 };
@@ -117,6 +128,8 @@ export function usesOf(spec: Pick<KustomizationSpec, 'kubeConfig' | 'decryption'
   const ref = spec.kubeConfig?.secretRef;
   if (ref !== undefined)
     out.push({ use: 'kubeConfig', secret: ref.name, ...(ref.key !== undefined ? { key: ref.key } : {}) });
+  const cmRef = spec.kubeConfig?.configMapRef;
+  if (cmRef !== undefined) out.push({ use: 'kubeConfigMap', configMap: cmRef.name });
   out.push({ use: 'decryption', decryption: spec.decryption });
   for (const from of spec.postBuild?.substituteFrom ?? []) {
     if (from.kind === 'Secret') out.push({ use: 'substituteFrom', secret: from.name });
@@ -132,7 +145,7 @@ type Loose = {
   spec?: {
     postBuild?: { substituteFrom?: unknown };
     decryption?: DecryptionBlock;
-    kubeConfig?: { secretRef?: { name?: unknown; key?: unknown } };
+    kubeConfig?: { secretRef?: { name?: unknown; key?: unknown }; configMapRef?: { name?: unknown } };
   };
 };
 
@@ -160,6 +173,9 @@ export function secretUseScopesIn(text: string): string[] {
       const key = ref['key'];
       add({ use: 'kubeConfig', secret: ref['name'], ...(typeof key === 'string' ? { key } : {}) });
     }
+    const cmRef = mapping(mapping(spec?.kubeConfig)?.['configMapRef']);
+    if (cmRef !== undefined && typeof cmRef['name'] === 'string')
+      add({ use: 'kubeConfigMap', configMap: cmRef['name'] });
     const postBuild = mapping(spec?.postBuild);
     if (postBuild === undefined) continue;
     add({ use: 'secretVars' });
