@@ -120,7 +120,7 @@ kapp_line() {
 }
 
 # ---------------------------------------------------------------- Flux kustomize-controller
-# Built by test/flux/build.sh (the pinned v1.9.6 from the Go module proxy, cached under ~/.cache/kr-flux,
+# Built by test/flux/build.sh (the pinned v1.10.1 from the Go module proxy, cached under ~/.cache/kr-flux,
 # linked as test/flux/bin/kustomize-controller); bench/run/flux.ts starts it out of cluster (test/flux/flux.ts).
 flux_line() {
   local bin="$repo/test/flux/bin/kustomize-controller" version

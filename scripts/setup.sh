@@ -28,7 +28,8 @@ fi
 # The test cluster and the pinned kustomize, sops and age.
 step "test cluster, kustomize, sops, age" bash test/cluster/build.sh
 $demo && exit 0
-# The real Flux kustomize-controller, the parity suite's oracle and a benchmark peer (cached under $HOME).
+# The real Flux kustomize-controller v1.10.1, the parity suite's oracle and a benchmark peer (cached under
+# $HOME); its build exports GOTOOLCHAIN=go1.27.3 for itself (v1.10 needs Go 1.27).
 step "kustomize-controller, flux CLI" bash test/flux/build.sh
 step "OCI registry" bash test/registry/build.sh
 # actionlint, which npm run workflows runs over this repository's workflows and the README's.

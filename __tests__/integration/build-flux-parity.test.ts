@@ -1,4 +1,4 @@
-// Where `build` must behave as Flux's kustomize-controller v1.9.6 (and source-controller, which
+// Where `build` must behave as Flux's kustomize-controller v1.10.1 (and source-controller, which
 // makes the artifact it builds from) does, against the real kustomize binary (no cluster needed):
 // the generated kustomization's strictness, `.sourceignore`, and references that stay inside the
 // source root.

@@ -1,4 +1,4 @@
-// Hand-over both ways on one cluster with real Flux (kustomize-controller v1.9.6): a namespace Flux
+// Hand-over both ways on one cluster with real Flux (kustomize-controller v1.10.1): a namespace Flux
 // reconciled is taken over by ours with nothing configured and no field ownership changed, and handed
 // back to Flux with no change; an object removed from Git at the switch is pruned, as Flux would.
 import { randomBytes } from 'node:crypto';

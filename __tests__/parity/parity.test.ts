@@ -1,5 +1,5 @@
 // The parity suite: every case of test/parity/corpus reconciled by real Flux (kustomize-controller
-// v1.9.6) and by ours, step by step (first apply, no-op, then the case's edits in Git, drift and
+// v1.10.1) and by ours, step by step (first apply, no-op, then the case's edits in Git, drift and
 // re-runs), compared on outcome, per-object verdicts, inventory, objects as applied and managed fields.
 // A case passes when every difference is listed as intended in docs/flux-differences.md.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';

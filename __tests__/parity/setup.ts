@@ -1,5 +1,5 @@
 // The parity suite's world: two identical tier-b test clusters, one for real Flux (kustomize-controller
-// v1.9.6, out of cluster, fed by a loopback artifact server) and one for ours, each with the Flux CRDs.
+// v1.10.1, out of cluster, fed by a loopback artifact server) and one for ours, each with the Flux CRDs.
 // Two clusters, because both tools apply the very same trees (same namespaces, same cluster-scoped
 // names, same Kustomization names) and must each find a cluster where nothing else owns them.
 // At the end it prints `parity: M/N identical` from the per-case results in reports/parity/.
@@ -114,7 +114,7 @@ async function summarise(): Promise<void> {
   const listed = results.reduce((n, r) => n + r.differences.filter((d) => d.listedAs).length, 0);
   const unlisted = results.reduce((n, r) => n + r.differences.filter((d) => !d.listedAs).length, 0);
   const lines = [
-    `# Parity with Flux kustomize-controller v1.9.6`,
+    `# Parity with Flux kustomize-controller v1.10.1`,
     '',
     `parity: ${identical}/${results.length} identical; ${listed} differences listed in docs/flux-differences.md, ${unlisted} unlisted`,
     '',

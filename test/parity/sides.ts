@@ -1,5 +1,5 @@
 /**
- * The two sides of the parity suite: real Flux (kustomize-controller v1.9.6 on its own test cluster,
+ * The two sides of the parity suite: real Flux (kustomize-controller v1.10.1 on its own test cluster,
  * fed ExternalArtifacts) and ours (dist/cli.js on an identical test cluster), each running a case's
  * steps and reporting what it did and the state it left (see compare.ts: SideStep).
  */
