@@ -18,8 +18,8 @@ describe('unsupportedFields: what Flux refuses by default', () => {
     [
       { decryption: { provider: 'sops', serviceAccountName: 'kms-reader' } },
       [
-        'spec.decryption.serviceAccountName: decryption with the credentials of a ServiceAccount (object-level ' +
-          'workload identity, a feature gate Flux leaves off by default) is not supported; remove it, and give ' +
+        'spec.decryption.serviceAccountName: decryption with the credentials of a ServiceAccount (object ' +
+          'identity, always on since Flux v1.10, for cloud KMS) is not supported here; remove it, and give ' +
           'the run the key or the cloud credentials itself (the sops-age-key input, or the KMS credentials of the job)',
       ],
     ],

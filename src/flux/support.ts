@@ -17,10 +17,10 @@ export function unsupportedFields(spec: KustomizationSpec, command: 'build' | 'a
     );
   }
   if (spec.decryption?.serviceAccountName) {
-    // Flux stalls such a Kustomization too unless its ObjectLevelWorkloadIdentity feature gate is on (off by default).
+    // Flux v1.10 retired the ObjectLevelWorkloadIdentity gate: it always uses the ServiceAccount's identity.
     out.push(
-      'spec.decryption.serviceAccountName: decryption with the credentials of a ServiceAccount (object-level ' +
-        'workload identity, a feature gate Flux leaves off by default) is not supported; remove it, and give ' +
+      'spec.decryption.serviceAccountName: decryption with the credentials of a ServiceAccount (object ' +
+        'identity, always on since Flux v1.10, for cloud KMS) is not supported here; remove it, and give ' +
         'the run the key or the cloud credentials itself (the sops-age-key input, or the KMS credentials of the job)',
     );
   }
