@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TestProject } from 'vitest/node';
-import { REPO, TOOLS } from './paths.js';
+import { REPO, TESTCLUSTER } from './paths.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,7 +24,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('kubeconfig', reuse);
     return async () => {};
   }
-  const bin = join(TOOLS, 'testcluster');
+  const bin = TESTCLUSTER;
   if (!existsSync(bin)) {
     throw new Error(`${bin} is missing: run "npm run cluster:build" (or "bash .ci/run") first`);
   }

@@ -3,6 +3,7 @@
 // error is not an immutable-field error and must never lead to a recreate).
 import { randomBytes } from 'node:crypto';
 import type { ClusterClient } from '../../src/cluster/client.js';
+import type { ServerVersion } from '../../src/cluster/discovery.js';
 
 type Obj = Record<string, unknown> & {
   apiVersion: string;
@@ -68,7 +69,14 @@ const template = (labels: Record<string, string>, image = 'busybox:1.36') => ({
 });
 
 /** The cases, all in namespace `ns`; cluster-scoped ones are named with `suffix`. */
-export function immutableCases(ns: string, suffix: string, ips: [string, string]): ImmutableCase[] {
+export function immutableCases(
+  ns: string,
+  suffix: string,
+  ips: [string, string],
+  server?: ServerVersion,
+): ImmutableCase[] {
+  // Up to 1.36 one sentence names the StatefulSet's whole spec; from 1.37 each field is named.
+  const stsField = (field: string) => (server && server.major === 1 && server.minor >= 37 ? [field] : ['spec']);
   const job = (selector: string, image: string): Obj => ({
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -254,19 +262,19 @@ export function immutableCases(ns: string, suffix: string, ips: [string, string]
       why: 'StatefulSet spec.selector changed',
       before: workload('StatefulSet', 'a'),
       after: workload('StatefulSet', 'b'),
-      want: ['spec'],
+      want: stsField('spec.selector'),
     },
     {
       why: 'StatefulSet spec.volumeClaimTemplates changed',
       before: sts('vct', { volumeClaimTemplates: [claim('1Gi')] }),
       after: sts('vct', { volumeClaimTemplates: [claim('2Gi')] }),
-      want: ['spec'],
+      want: stsField('spec.volumeClaimTemplates'),
     },
     {
       why: 'StatefulSet spec.serviceName changed',
       before: sts('svcname', { serviceName: 'a' }),
       after: sts('svcname', { serviceName: 'b' }),
-      want: ['spec'],
+      want: stsField('spec.serviceName'),
     },
     {
       why: 'PersistentVolumeClaim (not bound) spec.resources.requests changed',

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ClusterClient } from '../../src/cluster/client.js';
 import { loadKubeConfig } from '../../src/cluster/kubeconfig.js';
-import { TOOLS } from './paths.js';
+import { TESTCLUSTER } from './paths.js';
 
 export interface SecondCluster {
   /** Its kubeconfig file. */
@@ -20,7 +20,7 @@ export interface SecondCluster {
 /** Starts it; `args` are more flags of `testcluster up` (e.g. `--feature-gates`, `HPAScaleToZero=true`). */
 export async function startSecondCluster(name: string, args: readonly string[] = []): Promise<SecondCluster> {
   const dir = await mkdtemp(join(tmpdir(), `kr-${name}-`));
-  const child = spawn(join(TOOLS, 'testcluster'), ['up', '--tier', 'a', '--dir', dir, ...args], {
+  const child = spawn(TESTCLUSTER, ['up', '--tier', 'a', '--dir', dir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const kubeconfig = await new Promise<string>((resolve, reject) => {

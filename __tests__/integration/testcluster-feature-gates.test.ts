@@ -1,16 +1,15 @@
 // `testcluster up --feature-gates`: a repository that needs a Kubernetes feature gate can be tried on
-// the test cluster. An HPA with minReplicas: 0 (HPAScaleToZero, alpha, off by default) is refused by
-// the shared cluster and accepted, and applied by a reconcile, on a second cluster started with the
-// gate; a malformed or unknown gate stops `up` before anything starts.
+// the test cluster. An HPA with minReplicas: 0 (HPAScaleToZero: alpha, off by default, up to 1.36; beta,
+// on, from 1.37) is refused by a cluster started with the gate off and accepted, and applied by a
+// reconcile, on one started with it on; a malformed or unknown gate stops `up` before anything starts.
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClusterClient } from '../../src/cluster/client.js';
-import { adminClient, freshNamespace, writeTree } from '../helpers/cluster.js';
+import { freshNamespace, writeTree } from '../helpers/cluster.js';
 import { kustomizationYaml } from '../helpers/manifests.js';
-import { TOOLS } from '../helpers/paths.js';
+import { TESTCLUSTER } from '../helpers/paths.js';
 import { reconcileTree } from '../helpers/reconcile.js';
 import { startSecondCluster, type SecondCluster } from '../helpers/second-cluster.js';
 
@@ -33,39 +32,40 @@ const hpa = (ns: string) => ({
 const hpaPath = (ns: string) => `/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers`;
 
 describe('testcluster up --feature-gates', () => {
-  let shared: ClusterClient;
-  let gated: SecondCluster;
+  let off: SecondCluster | undefined;
+  let gated: SecondCluster | undefined;
 
   beforeAll(async () => {
-    shared = await adminClient();
-    gated = await startSecondCluster('feature-gates', ['--feature-gates', 'HPAScaleToZero=true']);
+    [off, gated] = await Promise.all([
+      startSecondCluster('feature-gates-off', ['--feature-gates', 'HPAScaleToZero=false']),
+      startSecondCluster('feature-gates', ['--feature-gates', 'HPAScaleToZero=true']),
+    ]);
   }, 180_000);
   afterAll(async () => {
-    shared.close();
-    await gated.stop();
+    await Promise.all([off?.stop(), gated?.stop()]);
   });
 
-  it('without the gate an HPA with minReplicas: 0 is refused', async () => {
-    const ns = await freshNamespace(shared);
-    await expect(shared.request('POST', hpaPath(ns), { body: hpa(ns), query: { dryRun: 'All' } })).rejects.toThrow(
+  it('with HPAScaleToZero=false an HPA with minReplicas: 0 is refused', async () => {
+    const ns = await freshNamespace(off!.client);
+    await expect(off.client.request('POST', hpaPath(ns), { body: hpa(ns), query: { dryRun: 'All' } })).rejects.toThrow(
       /minReplicas/,
     );
   });
 
   it('with --feature-gates HPAScaleToZero=true it is accepted', async () => {
-    const ns = await freshNamespace(gated.client);
-    await gated.client.request('POST', hpaPath(ns), { body: hpa(ns) });
-    const got = await gated.client.request<{ spec: { minReplicas: number } }>('GET', `${hpaPath(ns)}/scale-to-zero`);
+    const ns = await freshNamespace(gated!.client);
+    await gated!.client.request('POST', hpaPath(ns), { body: hpa(ns) });
+    const got = await gated!.client.request<{ spec: { minReplicas: number } }>('GET', `${hpaPath(ns)}/scale-to-zero`);
     expect(got.spec.minReplicas).toBe(0);
   });
 
   it('a repository with such an HPA applies on the gated cluster', async () => {
-    const ns = await freshNamespace(gated.client);
+    const ns = await freshNamespace(gated!.client);
     const root = await writeTree({
       'ks.yaml': kustomizationYaml({ name: 'app', namespace: ns, path: './app', prune: true }),
       'app/hpa.yaml': JSON.stringify(hpa(ns)),
     });
-    const report = await reconcileTree(root, { kubeconfig: { kind: 'path', path: gated.kubeconfig } });
+    const report = await reconcileTree(root, { kubeconfig: { kind: 'path', path: gated!.kubeconfig } });
     expect(report.error).toBeUndefined();
     expect(report.changeset.map((e) => [e.subject, e.action])).toEqual([
       [`HorizontalPodAutoscaler/${ns}/scale-to-zero`, 'created'],
@@ -93,7 +93,7 @@ describe('testcluster up refuses a bad --feature-gates before starting anything'
     },
   ])('$why', async ({ value, message }) => {
     const dir = await mkdtemp(join(tmpdir(), 'kr-bad-gates-'));
-    const run = spawnSync(join(TOOLS, 'testcluster'), ['up', '--tier', 'a', '--dir', dir, '--feature-gates', value], {
+    const run = spawnSync(TESTCLUSTER, ['up', '--tier', 'a', '--dir', dir, '--feature-gates', value], {
       encoding: 'utf8',
       timeout: 60_000,
     });

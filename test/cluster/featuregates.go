@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-logr/logr"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/component-base/featuregate"
 )
 
 // featureGateName is how Kubernetes names a feature gate (HPAScaleToZero, AllAlpha).
@@ -52,7 +51,10 @@ func knownFeatureGates(gates string) error {
 	// A copy: nothing is set in this process. Its warnings (a GA gate set) are the apiserver's to log.
 	gate := utilfeature.DefaultMutableFeatureGate.DeepCopy()
 	var err error
-	if quiet, ok := gate.(featuregate.MutableFeatureGateWithLogger); ok {
+	// SetWithLogger exists from Kubernetes 1.35 (MutableFeatureGateWithLogger); a 1.34 build only has Set.
+	if quiet, ok := gate.(interface {
+		SetWithLogger(logr.Logger, string) error
+	}); ok {
 		err = quiet.SetWithLogger(logr.Discard(), gates)
 	} else {
 		err = gate.Set(gates)

@@ -3,6 +3,7 @@
 // It is a multi-call binary: the first argument picks the component.
 //
 //	testcluster up --tier a|b --dir DIR [--feature-gates Name=bool,...]
+//	               [--publish-issuer] [--authentication-config FILE]
 //	                                       start a cluster, print KUBECONFIG=<path>, run until SIGTERM
 //	testcluster down --dir DIR             stop the cluster started in DIR
 //	testcluster etcd|apiserver|controller-manager|scheduler|kwok [flags]   one component (used by up)
@@ -46,6 +47,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage: testcluster up --tier a|b --dir DIR [--feature-gates Name=true|false,...]
+                       [--publish-issuer] [--authentication-config FILE]
        testcluster down --dir DIR
        testcluster etcd|apiserver|controller-manager|scheduler|kwok [component flags]
        testcluster version`)

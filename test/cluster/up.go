@@ -21,6 +21,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,8 @@ type cluster struct {
 	dir        string
 	tier       string
 	features   string // --feature-gates as the components take it, or ""
+	authConfig string // --authentication-config for kube-apiserver (absolute), or ""
+	publish    bool   // the service-account issuer is this cluster's own address, its discovery open to anyone
 	self       string
 	components []*component
 	exited     chan *component
@@ -84,6 +87,8 @@ func runUp(args []string) int {
 	fs := flag.NewFlagSet("up", flag.ContinueOnError)
 	tier := fs.String("tier", "a", "a = etcd + kube-apiserver; b = also controller-manager, scheduler and kwok (a fake kubelet with one Ready node)")
 	dir := fs.String("dir", "", "directory for certificates, data, logs and the kubeconfig (made if missing; required)")
+	authConfig := fs.String("authentication-config", "", "an AuthenticationConfiguration file for kube-apiserver's --authentication-config (structured authentication: e.g. a JWT authenticator that trusts another cluster's service-account issuer)")
+	publish := fs.Bool("publish-issuer", false, "make the service-account issuer this cluster's own https address and let anyone read its discovery document and keys (/.well-known/openid-configuration, /openid/v1/jwks), so that another cluster can trust its tokens")
 	gates := fs.String("feature-gates", "", "Kubernetes feature gates for kube-apiserver (and, in tier b, controller-manager and scheduler): comma-separated Name=true|false, e.g. HPAScaleToZero=true")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -118,7 +123,16 @@ func runUp(args []string) int {
 		fmt.Fprintf(os.Stderr, "testcluster up: finding own binary: %v\n", err)
 		return 1
 	}
-	c := &cluster{dir: abs, tier: *tier, features: features, self: self, exited: make(chan *component, 8)}
+	c := &cluster{dir: abs, tier: *tier, features: features, self: self, exited: make(chan *component, 8), publish: *publish}
+	if *authConfig != "" {
+		if c.authConfig, err = filepath.Abs(*authConfig); err == nil {
+			_, err = os.Stat(c.authConfig)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testcluster up: --authentication-config: %v\n", err)
+			return 2
+		}
+	}
 
 	// A hangup stops the cluster, unless it was started to survive one (nohup): Go would stop
 	// ignoring SIGHUP once it is asked for, and a step of a workflow under act (on a pty) that starts
@@ -198,6 +212,12 @@ func (c *cluster) start(ctx context.Context) (string, error) {
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdClient)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
 	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
+	issuer := "https://kubernetes.default.svc.cluster.local"
+	if c.publish {
+		// The discovery document ({issuer}/.well-known/openid-configuration) and the keys it points
+		// at ({issuer}/openid/v1/jwks) are then served where the issuer says, reachable from this host.
+		issuer = server
+	}
 
 	if err := c.spawn("etcd",
 		"--name=testcluster", "--data-dir="+filepath.Join(c.dir, "etcd"),
@@ -218,7 +238,7 @@ func (c *cluster) start(ctx context.Context) (string, error) {
 		"--tls-cert-file=" + p.path("apiserver.crt"), "--tls-private-key-file=" + p.path("apiserver.key"),
 		"--client-ca-file=" + p.path("ca.crt"),
 		"--authorization-mode=RBAC",
-		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-issuer=" + issuer,
 		"--service-account-key-file=" + p.path("sa.pub"), "--service-account-signing-key-file=" + p.path("sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
 		"--enable-priority-and-fairness=false", "--profiling=false", "--endpoint-reconciler-type=none",
@@ -230,6 +250,9 @@ func (c *cluster) start(ctx context.Context) (string, error) {
 		// This plugin taints new nodes not-ready until the node-lifecycle controller clears
 		// it; that controller is not run, so the fake node would stay unschedulable.
 		apiArgs = append(apiArgs, "--disable-admission-plugins=TaintNodesByCondition")
+	}
+	if c.authConfig != "" {
+		apiArgs = append(apiArgs, "--authentication-config="+c.authConfig)
 	}
 	if err := c.spawn("apiserver", withFeatureGates(apiArgs, c.features)...); err != nil {
 		return "", err
@@ -251,6 +274,11 @@ func (c *cluster) start(ctx context.Context) (string, error) {
 		return "", err
 	}
 
+	if c.publish {
+		if err := publishIssuer(ctx, components); err != nil {
+			return "", err
+		}
+	}
 	if c.tier == "b" {
 		if err := c.startTierB(ctx, p, components, kwokServer, kwokNode); err != nil {
 			return "", err
@@ -335,6 +363,29 @@ func (c *cluster) startTierB(ctx context.Context, p *pki, kubeconfig string, kwo
 		_, err := client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})
+}
+
+// publishIssuer lets unauthenticated clients read the service-account issuer's discovery document
+// and keys, as a cluster whose tokens others trust does (the bootstrap role is only bound to
+// service accounts).
+func publishIssuer(ctx context.Context, kubeconfig string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "testcluster:service-account-issuer-discovery:unauthenticated"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:service-account-issuer-discovery"},
+		Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "Group", Name: "system:unauthenticated"}},
+	}
+	if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("opening the service-account issuer discovery to anyone: %w", err)
+	}
+	return nil
 }
 
 // spawn starts this binary as one component, its output in DIR/logs/NAME.log.
