@@ -2,6 +2,7 @@
 // log becomes jobs and outcomes, and the token a workflow's permissions give.
 import { describe, expect, it } from 'vitest';
 import {
+  grantsIdToken,
   injectedCommands,
   jobSummary,
   mapWorkflow,
@@ -27,6 +28,19 @@ describe('mapWorkflow', () => {
       ['actions/cache@v3=/s/cache', 'actions/cache@v4=/s/cache'],
     ],
     ['a run step', '      - run: echo hi\n', []],
+    [
+      'the cloud logins of the README recipes, under their owner',
+      '      - uses: aws-actions/configure-aws-credentials@v6\n      - uses: google-github-actions/auth@v3\n',
+      [
+        'aws-actions/configure-aws-credentials@v6=/s/aws-actions/configure-aws-credentials',
+        'google-github-actions/auth@v3=/s/google-github-actions/auth',
+      ],
+    ],
+    [
+      'an owner spelt in capitals, as GitHub takes it',
+      '      - uses: Azure/aks-set-context@v5\n',
+      ['Azure/aks-set-context@v5=/s/azure/aks-set-context'],
+    ],
   ])('%s', (_, steps, local) => {
     const m = mapWorkflow(wf(steps), '/a', '/s');
     expect(m.localRepositories).toEqual(local);
@@ -137,5 +151,23 @@ describe('injectedCommands', () => {
     ['plain output', line({ jobID: 'preview', msg: 'kr-pwned', raw_output: true }), 0],
   ])('%s', (_, log, n) => {
     expect(injectedCommands(log, 'kr-pwned')).toHaveLength(n);
+  });
+});
+
+describe('grantsIdToken', () => {
+  it.each<[string, string, boolean]>([
+    ['at the top level', 'permissions:\n  contents: read\n  id-token: write\n', true],
+    ['read only', 'permissions:\n  id-token: read\n', false],
+    ['not named', 'permissions:\n  contents: read\n', false],
+    ['write-all', 'permissions: write-all\n', true],
+    ['no permissions at all (the default has none)', '', false],
+  ])('%s', (_, extra, granted) => {
+    expect(grantsIdToken(wf('      - run: "true"\n', extra))).toBe(granted);
+  });
+
+  it('in one job', () => {
+    const yaml =
+      'on: push\njobs:\n  a:\n    runs-on: x\n    permissions: {id-token: write}\n    steps: [{run: "true"}]\n';
+    expect(grantsIdToken(yaml)).toBe(true);
   });
 });

@@ -26,6 +26,14 @@ describe('workflowBlocks', () => {
   it('finds every workflow the README prints', async () => {
     const { readFile } = await import('node:fs/promises');
     const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(workflowBlocks(readme).map((b) => b.name)).toEqual(['deploy', 'preview', 'drift', 'deploy']);
+    expect(workflowBlocks(readme).map((b) => b.name)).toEqual([
+      'deploy',
+      'preview',
+      'drift',
+      'deploy',
+      'deploy-eks',
+      'deploy-gke',
+      'deploy-aks',
+    ]);
   });
 });

@@ -5,7 +5,11 @@ import { parse } from 'yaml';
 /** The owner the README's `<owner>/kustomize-reconcile@v1` is replaced with: the action is a local copy. */
 export const ACTION_OWNER = 'kr-test';
 
-/** Third-party actions with a stand-in under test/act/actions (by name, any version). */
+/**
+ * Third-party actions with a stand-in under test/act/actions (by name, any version, owner in any
+ * case as GitHub takes it): actions/NAME in NAME/, the cloud logins of the README's recipes in
+ * OWNER/NAME/.
+ */
 export const STAND_INS = [
   'actions/checkout',
   'actions/upload-artifact',
@@ -13,7 +17,20 @@ export const STAND_INS = [
   'actions/setup-go',
   'actions/setup-node',
   'actions/cache',
+  'aws-actions/configure-aws-credentials',
+  'google-github-actions/auth',
+  'google-github-actions/setup-gcloud',
+  'azure/login',
+  'azure/use-kubelogin',
+  'azure/aks-set-context',
 ] as const;
+
+/** The directory of an action's stand-in under `standIns`, if it has one. */
+export function standInDir(repo: string, standIns: string): string | undefined {
+  const name = repo.toLowerCase();
+  if (!(STAND_INS as readonly string[]).includes(name)) return undefined;
+  return `${standIns}/${name.startsWith('actions/') ? name.slice('actions/'.length) : name}`;
+}
 
 export interface Mapping {
   /** The workflow text to run: only the action reference changed. */
@@ -36,8 +53,7 @@ export function mapWorkflow(yaml: string, actionDir: string, standIns: string): 
     if (!m) throw new Error(`uses: ${uses}: not an owner/name@ref reference`);
     const [, repo = '', ref = ''] = m;
     if (repo === `${ACTION_OWNER}/kustomize-reconcile`) local.add(`${repo}@${ref}=${actionDir}`);
-    else if ((STAND_INS as readonly string[]).includes(repo))
-      local.add(`${repo}@${ref}=${standIns}/${repo.slice('actions/'.length)}`);
+    else if (standInDir(repo, standIns)) local.add(`${repo}@${ref}=${standInDir(repo, standIns)!}`);
     else throw new Error(`uses: ${uses}: no stand-in under test/act/actions, and github.com is out of reach`);
   }
   return { yaml: text, localRepositories: [...local].sort() };
@@ -177,6 +193,20 @@ export function permissionsOf(yaml: string): Partial<Record<Permission, Access>>
       }
   }
   return out;
+}
+
+/**
+ * Whether a workflow's jobs may ask GitHub for an OIDC token (`permissions: id-token: write` at the
+ * top level or in a job, or `write-all`): GitHub then gives the job ACTIONS_ID_TOKEN_REQUEST_URL and
+ * ACTIONS_ID_TOKEN_REQUEST_TOKEN, which the cloud login actions need.
+ */
+export function grantsIdToken(yaml: string): boolean {
+  const doc = parse(yaml) as { permissions?: unknown; jobs?: Record<string, { permissions?: unknown }> };
+  return [doc.permissions, ...Object.values(doc.jobs ?? {}).map((j) => j.permissions)].some(
+    (b) =>
+      b === 'write-all' ||
+      (typeof b === 'object' && b !== null && (b as Record<string, unknown>)['id-token'] === 'write'),
+  );
 }
 
 /** Workflow commands that change the job: a tree's text must never issue one. */

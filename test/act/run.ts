@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startFakeGitHub, type GitHubAccess, type GitHubPermission } from '../../__tests__/helpers/github-server.ts';
 import { ACT, actionCopy, REPO, runAct, startCluster, type Cluster, type RunOptions } from './act.ts';
+import { cloudRuns } from './cloud-runs.ts';
 import { forkRuns } from './fork-runs.ts';
 import { hostileRuns, hostileSecretRuns } from './hostile-runs.ts';
 import { ownRuns } from './own-runs.ts';
@@ -14,7 +15,8 @@ import { readmeRuns, readmeWorkflows, type Checked } from './readme-runs.ts';
 import { jobSummary, permissionsOf } from './results.ts';
 
 /**
- * Runs them all, or only `only` ('readme' or 'own'); each run's whole act log is written to
+ * Runs them all, or only `only` ('readme', 'cloud': the README's cloud recipes alone, or 'own'); each
+ * run's whole act log is written to
  * `logs/NN.log` when `logs` is set (npm run workflows: reports/workflows/).
  */
 export async function runWorkflows(
@@ -101,13 +103,15 @@ export async function runWorkflows(
         return token;
       },
     };
-    if (opts.only !== 'own') {
+    if (opts.only === 'cloud') await cloudRuns(env, done);
+    else if (opts.only !== 'own') {
       await readmeRuns(env, done);
+      await cloudRuns(env, done);
       await forkRuns(env, done);
       await hostileRuns(env, readmeWorkflows().preview, done);
       await hostileSecretRuns(env, readmeWorkflows().preview, done);
     }
-    if (opts.only !== 'readme') await ownRuns(env, done);
+    if (opts.only !== 'readme' && opts.only !== 'cloud') await ownRuns(env, done);
   } catch (e) {
     failed++;
     print(`workflows: the runs stopped: ${(e as Error).stack ?? String(e)}`);
