@@ -142,6 +142,39 @@ describe('a remote cluster from spec.kubeConfig.configMapRef (provider generic)'
     expect(live.metadata.managedFields.map((f) => f.manager)).toContain('kustomize-controller');
   });
 
+  it('a ServiceAccount that opts in by annotation (Flux v1.10 object identity) chooses the audiences', async () => {
+    const ns = await namespaceFor('annotated');
+    await home.client.request('PATCH', `/api/v1/namespaces/${ns}/serviceaccounts/annotated`, {
+      body: {
+        metadata: {
+          annotations: {
+            'credential.auth.fluxcd.io/provider': 'kubernetes',
+            'credential.auth.fluxcd.io/audiences': AUDIENCE,
+          },
+        },
+      },
+      contentType: 'application/merge-patch+json',
+    });
+    // The legacy key names an audience edge does not trust: it is not read once the annotation is there.
+    await identityConfigMap(ns, 'edge-identity', {
+      provider: 'generic',
+      address: edge.server,
+      'ca.crt': edge.ca,
+      audiences: 'not-trusted-by-edge',
+      serviceAccountName: 'annotated',
+    });
+    const root = await writeTree({
+      'ks.yaml': ks(ns, 'edge-identity'),
+      'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: by-annotation, namespace: ${ns}}\n`,
+    });
+    const report = await reconcileTree(root, { kubeconfig: { kind: 'path', path: home.kubeconfig } });
+    expect(report.error).toBeUndefined();
+    const notes = report.notes.join('\n');
+    expect(notes).toContain(`a token of ServiceAccount ${ns}/annotated for audience ${AUDIENCE}`);
+    expect(notes).toContain("key 'audiences' is not read");
+    expect(await exists(edge.client, `/api/v1/namespaces/${ns}/configmaps/by-annotation`)).toBe(true);
+  });
+
   it('without serviceAccountName, uses the action’s own ServiceAccount (Flux: the controller’s)', async () => {
     const ns = await namespaceFor('runner');
     // The action runs as ServiceAccount runner of home, allowed everything there.

@@ -1,7 +1,13 @@
 // Issue 51: spec.kubeConfig.configMapRef's ConfigMap read as Flux's generic provider reads it
 // (fluxcd/pkg auth/utils/restconfig.go, auth/restconfig.go, auth/generic/provider.go).
 import { describe, expect, it } from 'vitest';
-import { audiencesOf, canonicalAddress, identityTarget, serviceAccountOf } from '../../src/cluster/identity-config.js';
+import {
+  audiencesOf,
+  canonicalAddress,
+  identityAudiences,
+  identityTarget,
+  serviceAccountOf,
+} from '../../src/cluster/identity-config.js';
 import { isUserError } from '../../src/util/user-error.js';
 
 const W = 'spec.kubeConfig.configMapRef: ConfigMap apps/edge';
@@ -68,6 +74,7 @@ describe('identityTarget', () => {
         server: 'https://edge.example:443',
         address: 'https://edge.example',
         audiences: ['remote', 'other'],
+        legacyAudiences: true,
         ca: CA,
         serviceAccountName: 'deployer',
       },
@@ -135,5 +142,52 @@ describe('serviceAccountOf', () => {
     ['system:node:kwok-node-0', undefined],
   ])('%s', (user, want) => {
     expect(serviceAccountOf(user)).toEqual(want);
+  });
+});
+
+describe('identityAudiences (Flux v1.10: the ServiceAccount opts in by annotation)', () => {
+  const target = identityTarget({ provider: 'generic', address: 'https://edge:6443', audiences: 'legacy' }, W);
+  const plain = identityTarget({ provider: 'generic', address: 'https://edge:6443' }, W);
+  const P = 'credential.auth.fluxcd.io/provider';
+  const A = 'credential.auth.fluxcd.io/audiences';
+  it.each<{ why: string; t: typeof target; ann: Record<string, string> | undefined; want: string[]; note: boolean }>([
+    { why: 'no annotation: the ConfigMap key', t: target, ann: undefined, want: ['legacy'], note: false },
+    { why: 'no key, no annotation: the address', t: plain, ann: {}, want: ['https://edge:6443'], note: false },
+    {
+      why: 'opted in: the annotation',
+      t: target,
+      ann: { [P]: 'kubernetes', [A]: 'a, b\nc' },
+      want: ['a', 'b', 'c'],
+      note: true,
+    },
+    {
+      why: 'opted in without audiences: the address',
+      t: plain,
+      ann: { [P]: 'kubernetes' },
+      want: ['https://edge:6443'],
+      note: false,
+    },
+    {
+      why: 'audiences without opting in: the ConfigMap key',
+      t: target,
+      ann: { [A]: 'x' },
+      want: ['legacy'],
+      note: false,
+    },
+  ])('$why', ({ t, ann, want, note }) => {
+    const got = identityAudiences(t, t.legacyAudiences === true, ann, W);
+    expect(got.audiences).toEqual(want);
+    expect(got.note !== undefined).toBe(note);
+  });
+
+  it('refuses a credential provider other than kubernetes, naming it', () => {
+    let err: unknown;
+    try {
+      identityAudiences(plain, false, { [P]: 'spiffe' }, W);
+    } catch (e) {
+      err = e;
+    }
+    expect(isUserError(err)).toBe(true);
+    expect((err as Error).message).toContain('"spiffe" is not supported');
   });
 });

@@ -27,6 +27,8 @@ export interface IdentityTarget {
   ca?: string;
   /** The ServiceAccount (in the Kustomization's namespace) whose token is requested; absent: the action's own. */
   serviceAccountName?: string;
+  /** Whether the ConfigMap has the legacy `audiences` key. */
+  legacyAudiences?: boolean;
 }
 
 /** What each cloud provider needs that the run cannot do, for the refusal. */
@@ -117,6 +119,7 @@ export function identityTarget(data: Readonly<Record<string, string>>, where: st
     server,
     address,
     audiences: audiences.length > 0 ? audiences : [address],
+    ...(audiences.length > 0 ? { legacyAudiences: true } : {}),
     ...(ca !== undefined && ca !== '' ? { ca } : {}),
     ...(sa !== undefined ? { serviceAccountName: sa } : {}),
   };
@@ -128,4 +131,42 @@ export function serviceAccountOf(username: string): { namespace: string; name: s
   if (parts.length !== 4 || parts[0] !== 'system' || parts[1] !== 'serviceaccount') return undefined;
   if (!parts[2] || !parts[3]) return undefined;
   return { namespace: parts[2], name: parts[3] };
+}
+
+/** Flux v1.10's object identity: the ServiceAccount's annotations choose the credential and its audiences. */
+export const CREDENTIAL_PROVIDER_ANNOTATION = 'credential.auth.fluxcd.io/provider';
+export const CREDENTIAL_AUDIENCES_ANNOTATION = 'credential.auth.fluxcd.io/audiences';
+
+/**
+ * The audiences of the token, as kustomize-controller v1.10 takes them: a ServiceAccount that opts in
+ * with `credential.auth.fluxcd.io/provider` gets `credential.auth.fluxcd.io/audiences` (comma- or
+ * line-separated; else the address), and the ConfigMap's legacy `audiences` key is not read; without
+ * the annotation, the ConfigMap's. Only the `kubernetes` credential provider (TokenRequest) is built.
+ */
+export function identityAudiences(
+  target: IdentityTarget,
+  legacy: boolean,
+  annotations: Readonly<Record<string, string>> | undefined,
+  where: string,
+): { audiences: string[]; note?: string } {
+  const provider = annotations?.[CREDENTIAL_PROVIDER_ANNOTATION];
+  if (provider === undefined) return { audiences: target.audiences };
+  if (provider !== 'kubernetes') {
+    throw new UserError(
+      `${where}: the ServiceAccount's annotation ${CREDENTIAL_PROVIDER_ANNOTATION}: ${JSON.stringify(provider.slice(0, 60))} ` +
+        "is not supported: only 'kubernetes' (a token from the TokenRequest API) is; 'spiffe' needs Flux's SPIFFE broker",
+    );
+  }
+  const listed = (annotations?.[CREDENTIAL_AUDIENCES_ANNOTATION] ?? '')
+    .split(/[,\n]/)
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  return {
+    audiences: listed.length > 0 ? listed : [target.address],
+    ...(legacy
+      ? {
+          note: `${where}: key 'audiences' is not read, since the ServiceAccount sets ${CREDENTIAL_PROVIDER_ANNOTATION} (use ${CREDENTIAL_AUDIENCES_ANNOTATION}, as Flux v1.10)`,
+        }
+      : {}),
+  };
 }

@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { UserError } from '../util/user-error.js';
 import type { ClusterClient } from './client.js';
 import { isNotFound } from './errors.js';
-import { identityTarget, serviceAccountOf, type IdentityTarget } from './identity-config.js';
+import { identityAudiences, identityTarget, serviceAccountOf, type IdentityTarget } from './identity-config.js';
 
 const CM_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
@@ -101,10 +101,21 @@ export async function identityKubeConfig(
     }
     sa = own.sa;
   }
-  const token = await requestToken(management, sa, target.audiences, where);
+  // Flux v1.10's object identity: the ServiceAccount's annotations may choose the audiences. A read the
+  // action may not make leaves the ConfigMap's (the TokenRequest then says what is wrong with the account).
+  const account = await management
+    .request<{ metadata?: { annotations?: Record<string, string> } }>(
+      'GET',
+      `/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}`,
+    )
+    .catch(() => undefined);
+  const chosen = identityAudiences(target, target.legacyAudiences === true, account?.metadata?.annotations, where);
+  if (chosen.note !== undefined) note(chosen.note);
+  const audiences = chosen.audiences;
+  const token = await requestToken(management, sa, audiences, where);
   note(
     `${where}: provider generic, a token of ServiceAccount ${sa.namespace}/${sa.name} for ` +
-      `audience${target.audiences.length === 1 ? '' : 's'} ${target.audiences.join(', ')} presented to ${target.server}`,
+      `audience${audiences.length === 1 ? '' : 's'} ${audiences.join(', ')} presented to ${target.server}`,
   );
   const kc = new KubeConfig();
   kc.loadFromOptions({
