@@ -47,7 +47,7 @@ describe('testcluster up --feature-gates', () => {
 
   it('with HPAScaleToZero=false an HPA with minReplicas: 0 is refused', async () => {
     const ns = await freshNamespace(off!.client);
-    await expect(off.client.request('POST', hpaPath(ns), { body: hpa(ns), query: { dryRun: 'All' } })).rejects.toThrow(
+    await expect(off!.client.request('POST', hpaPath(ns), { body: hpa(ns), query: { dryRun: 'All' } })).rejects.toThrow(
       /minReplicas/,
     );
   });
