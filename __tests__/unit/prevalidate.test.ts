@@ -101,8 +101,14 @@ describe('a Service name by the server version (RelaxedServiceNameValidation)', 
   });
 
   it.each([
-    [{ major: '1', minor: '34' }, { major: 1, minor: 34 }],
-    [{ major: '1', minor: '31+' }, { major: 1, minor: 31 }],
+    [
+      { major: '1', minor: '34' },
+      { major: 1, minor: 34 },
+    ],
+    [
+      { major: '1', minor: '31+' },
+      { major: 1, minor: 31 },
+    ],
     [{ major: '1', minor: '' }, undefined],
     [{ major: 1, minor: 34 }, undefined],
     [{}, undefined],
