@@ -23,12 +23,14 @@ export async function startSecondCluster(name: string, args: readonly string[] =
   const child = spawn(TESTCLUSTER, ['up', '--tier', 'a', '--dir', dir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const stderr: string[] = [];
+  child.stderr.on('data', (d: Buffer) => stderr.push(d.toString()));
   const kubeconfig = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       if (line.startsWith('KUBECONFIG=')) resolve(line.slice('KUBECONFIG='.length));
     });
     child.on('exit', (code) => {
-      reject(new Error(`the ${name} test cluster exited with ${code}`));
+      reject(new Error(`the ${name} test cluster (${TESTCLUSTER}) exited with ${code}:\n${stderr.join('')}`));
     });
   });
   const client = new ClusterClient(await loadKubeConfig({ kind: 'path', path: kubeconfig }));
