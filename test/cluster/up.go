@@ -322,11 +322,7 @@ func (c *cluster) startTierB(ctx context.Context, p *pki, kubeconfig string, kwo
 		return err
 	}
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := clientFor(kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -365,15 +361,20 @@ func (c *cluster) startTierB(ctx context.Context, p *pki, kubeconfig string, kwo
 	})
 }
 
+// clientFor is a client of the cluster the kubeconfig file names (the admin one `up` writes).
+func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
 // publishIssuer lets unauthenticated clients read the service-account issuer's discovery document
 // and keys, as a cluster whose tokens others trust does (the bootstrap role is only bound to
 // service accounts).
 func publishIssuer(ctx context.Context, kubeconfig string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := clientFor(kubeconfig)
 	if err != nil {
 		return err
 	}
